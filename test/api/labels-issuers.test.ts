@@ -1,0 +1,75 @@
+import t from 'tap';
+import { type Issuer, isIssuerReady, issuerTypeOf } from '../../src/api/issuer.js';
+import { defaultIssuerRef, isCertManagerGroup } from '../../src/api/issuer-ref.js';
+import { hashIdentifier } from '../../src/api/labels.js';
+import { apiVersionOf, objectKey, splitObjectKey } from '../../src/api/meta.js';
+import { SecretKind, secretValue } from '../../src/api/secret.js';
+
+t.test('hashIdentifier matches csi-lib (FNV-1, digit alphabet)', async (t) => {
+  t.equal(hashIdentifier('test-node'), 'f56fd9f8b');
+  t.match(hashIdentifier('csi-0123456789abcdef'), /^[bcdfghjklmnpqrstvwxz2456789]+$/);
+  t.not(hashIdentifier('node-a'), hashIdentifier('node-b'));
+});
+
+t.test('issuerRef defaults are kind Issuer and group cert-manager.io', async (t) => {
+  t.same(defaultIssuerRef({ name: 'x' }), { name: 'x', kind: 'Issuer', group: 'cert-manager.io' });
+  t.same(defaultIssuerRef({ name: 'x', kind: 'ClusterIssuer', group: 'example.com' }), {
+    name: 'x',
+    kind: 'ClusterIssuer',
+    group: 'example.com',
+  });
+  t.ok(isCertManagerGroup({ name: 'x' }));
+  t.ok(isCertManagerGroup({ name: 'x', group: 'cert-manager.io' }));
+  t.notOk(isCertManagerGroup({ name: 'x', group: 'awspca.cert-manager.io' }));
+});
+
+function issuer(spec: Issuer['spec'], ready?: 'True' | 'False'): Issuer {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Issuer',
+    metadata: { name: 'i', namespace: 'ns' },
+    spec,
+    ...(ready ? { status: { conditions: [{ type: 'Ready', status: ready }] } } : {}),
+  };
+}
+
+t.test('issuer type and readiness', async (t) => {
+  t.equal(issuerTypeOf(issuer({ ca: { secretName: 's' } })), 'ca');
+  t.equal(issuerTypeOf(issuer({ selfSigned: {} })), 'selfSigned');
+  t.equal(issuerTypeOf(issuer({ acme: {} })), 'acme');
+  t.equal(issuerTypeOf(issuer({})), undefined);
+  t.ok(isIssuerReady(issuer({ selfSigned: {} }, 'True')));
+  t.notOk(isIssuerReady(issuer({ selfSigned: {} }, 'False')));
+  t.notOk(isIssuerReady(issuer({ selfSigned: {} })));
+});
+
+t.test('secret values decode base64 data and prefer stringData', async (t) => {
+  const secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'ns' },
+    data: { a: Buffer.from('from-data').toString('base64'), b: 'eA==' },
+    stringData: { b: 'from-string-data' },
+  };
+  t.equal(secretValue(secret, 'a'), 'from-data');
+  t.equal(secretValue(secret, 'b'), 'from-string-data');
+  t.equal(secretValue(secret, 'missing'), undefined);
+});
+
+t.test('object keys and api versions', async (t) => {
+  t.equal(apiVersionOf(SecretKind), 'v1');
+  t.equal(
+    apiVersionOf({
+      group: 'cert-manager.io',
+      version: 'v1',
+      kind: 'X',
+      plural: 'xs',
+      namespaced: true,
+    }),
+    'cert-manager.io/v1',
+  );
+  t.equal(objectKey('ns', 'a'), 'ns/a');
+  t.equal(objectKey(undefined, 'a'), 'a');
+  t.same(splitObjectKey('ns/a'), { namespace: 'ns', name: 'a' });
+  t.same(splitObjectKey('a'), { name: 'a' });
+});

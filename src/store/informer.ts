@@ -1,0 +1,279 @@
+import { type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
+import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { isStoreError } from './errors.js';
+import { byNamespaceAndName } from './object-order.js';
+import type { ListOptions, ResourceStore, Watch, WatchEvent } from './resource-store.js';
+import { isNewerResourceVersion } from './resource-version.js';
+
+export interface InformerOptions {
+  /** Watch one namespace; omitted watches all of them. */
+  namespace?: string;
+  labelSelector?: string;
+  /** Every resyncMs, fire update(obj, obj) for every cached object; omitted: never. */
+  resyncMs?: number;
+  clock?: Clock;
+  /** First retry delay after a failed list or watch (default 1 s); doubles on each failure. */
+  relistBackoffMs?: number;
+  /** Cap of the retry delay (default 30 s). */
+  maxRelistBackoffMs?: number;
+  /**
+   * Told about list and watch failures (retried anyway) and handler exceptions. Without it a
+   * handler exception is rethrown outside the informer, so bugs are not swallowed.
+   */
+  onError?: (err: Error) => void;
+}
+
+/** The handlers an informer calls, by event name. */
+export interface InformerHandlers<T> {
+  add: (obj: T) => void;
+  update: (oldObj: T, newObj: T) => void;
+  delete: (obj: T) => void;
+}
+
+const DEFAULT_RELIST_BACKOFF_MS = 1_000;
+const DEFAULT_MAX_RELIST_BACKOFF_MS = 30_000;
+
+/**
+ * A list+watch cache of one kind, built only on the ResourceStore interface. It lists, fires
+ * add for each object, then watches from the list's resourceVersion. A Gone watch relists at
+ * once and turns the difference into add/update/delete; any other failure retries after an
+ * exponential backoff. Handlers never see an object older than one they already saw.
+ *
+ * Cached objects (from get, list and handler arguments) are deeply frozen and shared:
+ * callers must not mutate them (in strict mode it throws). Copy before changing.
+ */
+export class Informer<T extends KubeObject> {
+  private readonly cache = new Map<string, T>();
+  private readonly handlers: { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> } = {
+    add: new Set(),
+    update: new Set(),
+    delete: new Set(),
+  };
+  private readonly clock: Clock;
+  private readonly listOptions: ListOptions;
+  private running = false;
+  private synced = false;
+  private syncWaiters: Array<{ resolve: () => void; reject: (err: Error) => void }> = [];
+  // Bumped by every list+watch attempt and by stop, so late callbacks of an old attempt
+  // are recognised and ignored.
+  private attempt = 0;
+  private watch: Watch | undefined;
+  private retryTimer: TimerHandle | undefined;
+  private resyncTimer: TimerHandle | undefined;
+  private failures = 0;
+
+  constructor(
+    private readonly store: ResourceStore,
+    private readonly kind: ResourceKind,
+    private readonly options: InformerOptions = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.listOptions = {
+      ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
+      ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
+    };
+  }
+
+  /** Registers a handler (before start, to see the initial adds); returns its removal. */
+  on<E extends keyof InformerHandlers<T>>(event: E, handler: InformerHandlers<T>[E]): () => void {
+    const set = this.handlers[event] as Set<InformerHandlers<T>[E]>;
+    set.add(handler);
+    return () => set.delete(handler);
+  }
+
+  /** Starts listing and watching in the background; see waitForSync. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.listAndWatch();
+  }
+
+  /** Stops watching and retrying; the cache keeps its content and start() may resume. */
+  stop(): void {
+    this.running = false;
+    this.attempt++;
+    this.watch?.stop();
+    this.watch = undefined;
+    this.cancelTimer('retryTimer');
+    this.cancelTimer('resyncTimer');
+    const waiters = this.syncWaiters;
+    this.syncWaiters = [];
+    for (const waiter of waiters) {
+      waiter.reject(new Error(`informer for ${this.kind.kind} stopped before its cache synced`));
+    }
+  }
+
+  /** True once the first list has filled the cache. */
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves once the first list has filled the cache; rejects if stopped before that. */
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+  }
+
+  /** The cached object (frozen; do not mutate), or undefined. */
+  get(name: string, namespace?: string): T | undefined {
+    return this.cache.get(objectKey(namespace, name));
+  }
+
+  /** The cached objects (frozen; do not mutate) of one namespace or all, by namespace and name. */
+  list(namespace?: string): T[] {
+    const items: T[] = [];
+    for (const item of this.cache.values()) {
+      if (namespace === undefined || item.metadata.namespace === namespace) items.push(item);
+    }
+    return items.sort(byNamespaceAndName);
+  }
+
+  private async listAndWatch(): Promise<void> {
+    const attempt = ++this.attempt;
+    let listed: { items: T[]; resourceVersion: string };
+    try {
+      listed = await this.store.list<T>(this.kind, this.listOptions);
+    } catch (err) {
+      if (attempt === this.attempt) this.retryLater(err as Error);
+      return;
+    }
+    if (attempt !== this.attempt) return;
+    this.replace(listed.items);
+    this.markSynced();
+    const watchStarted = this.clock.now();
+    this.watch = this.store.watch<T>(
+      this.kind,
+      { ...this.listOptions, resourceVersion: listed.resourceVersion },
+      {
+        onEvent: (event) => {
+          if (attempt !== this.attempt) return;
+          this.failures = 0;
+          this.handleEvent(event);
+        },
+        onError: (err) => {
+          if (attempt !== this.attempt) return;
+          this.watch = undefined;
+          if (isStoreError(err, 'Gone')) {
+            // The cache missed changes it can no longer replay: relist and diff.
+            void this.listAndWatch();
+            return;
+          }
+          // A watch that stayed healthy for a while was not part of a failing streak.
+          const maxBackoff = this.options.maxRelistBackoffMs ?? DEFAULT_MAX_RELIST_BACKOFF_MS;
+          if (this.clock.now() - watchStarted >= maxBackoff) this.failures = 0;
+          this.retryLater(err);
+        },
+      },
+    );
+  }
+
+  private retryLater(err: Error): void {
+    this.options.onError?.(err);
+    const base = this.options.relistBackoffMs ?? DEFAULT_RELIST_BACKOFF_MS;
+    const max = this.options.maxRelistBackoffMs ?? DEFAULT_MAX_RELIST_BACKOFF_MS;
+    const delay = Math.min(max, base * 2 ** this.failures);
+    this.failures++;
+    this.retryTimer = this.clock.setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.listAndWatch();
+    }, delay);
+  }
+
+  private markSynced(): void {
+    if (!this.synced) {
+      this.synced = true;
+      const waiters = this.syncWaiters;
+      this.syncWaiters = [];
+      for (const waiter of waiters) waiter.resolve();
+    }
+    if (this.options.resyncMs !== undefined && this.resyncTimer === undefined)
+      this.scheduleResync();
+  }
+
+  private scheduleResync(): void {
+    const period = this.options.resyncMs ?? 0;
+    this.resyncTimer = this.clock.setTimeout(() => {
+      this.scheduleResync();
+      for (const item of this.cache.values()) this.emit('update', item, item);
+    }, period);
+  }
+
+  /** Makes the cache equal to a fresh list, firing the differences. */
+  private replace(items: T[]): void {
+    const listed = new Set<string>();
+    for (const item of items) {
+      const key = objectKey(item.metadata.namespace, item.metadata.name);
+      listed.add(key);
+      this.upsert(key, item);
+    }
+    for (const [key, item] of [...this.cache]) {
+      if (listed.has(key)) continue;
+      this.cache.delete(key);
+      this.emit('delete', item);
+    }
+  }
+
+  private handleEvent(event: WatchEvent<T>): void {
+    const key = objectKey(event.object.metadata.namespace, event.object.metadata.name);
+    if (event.type !== 'DELETED') {
+      this.upsert(key, event.object);
+      return;
+    }
+    const cached = this.cache.get(key);
+    if (!cached || !isNewer(event.object, cached)) return;
+    this.cache.delete(key);
+    this.emit('delete', deepFreeze(event.object));
+  }
+
+  private upsert(key: string, item: T): void {
+    const cached = this.cache.get(key);
+    if (cached && !isNewer(item, cached)) return;
+    const frozen = deepFreeze(item);
+    this.cache.set(key, frozen);
+    if (cached) this.emit('update', cached, frozen);
+    else this.emit('add', frozen);
+  }
+
+  private emit<E extends keyof InformerHandlers<T>>(
+    event: E,
+    ...args: Parameters<InformerHandlers<T>[E]>
+  ): void {
+    for (const handler of this.handlers[event]) {
+      try {
+        (handler as (...a: Parameters<InformerHandlers<T>[E]>) => void)(...args);
+      } catch (err) {
+        this.reportHandlerError(err);
+      }
+    }
+  }
+
+  private reportHandlerError(err: unknown): void {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (this.options.onError) this.options.onError(error);
+    else
+      queueMicrotask(() => {
+        throw error;
+      });
+  }
+
+  private cancelTimer(which: 'retryTimer' | 'resyncTimer'): void {
+    const timer = this[which];
+    if (timer !== undefined) this.clock.clearTimeout(timer);
+    this[which] = undefined;
+  }
+}
+
+function isNewer(candidate: KubeObject, current: KubeObject): boolean {
+  return isNewerResourceVersion(
+    candidate.metadata.resourceVersion,
+    current.metadata.resourceVersion,
+  );
+}
+
+function deepFreeze<V>(value: V): V {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

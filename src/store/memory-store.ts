@@ -1,0 +1,517 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { apiVersionOf, type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
+import { ChangeHistory, type ChangeRecord } from './change-history.js';
+import { type Clock, systemClock } from './clock.js';
+import { CommitSequencer } from './commit-sequencer.js';
+import { isStoreError, StoreError } from './errors.js';
+import { jsonEqual, toJsonCopy } from './json-value.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { parseLabelSelector } from './label-selector.js';
+import { MemoryWatch, type WatchFilter } from './memory-watch.js';
+import { byNamespaceAndName } from './object-order.js';
+import {
+  alreadyExists,
+  checkKind,
+  checkName,
+  checkNamespace,
+  conflict,
+  notFound,
+  resourceNameOf,
+} from './object-rules.js';
+import type {
+  ListOptions,
+  ListResult,
+  ResourceStore,
+  Watch,
+  WatchEventType,
+  WatchHandlers,
+  WatchOptions,
+} from './resource-store.js';
+import { parseResourceVersion } from './resource-version.js';
+import { type CorruptFileHandler, type ObjectLocation, StateDirectory } from './state-directory.js';
+
+export interface MemoryStoreOptions {
+  /** Persist every object under this directory (see StateDirectory); use MemoryStore.open. */
+  stateDir?: string;
+  /** How many changes a watch can resume from (default 10,000). */
+  historySize?: number;
+  clock?: Clock;
+  /** Told about state files that could not be read; they are moved aside, not fatal. */
+  onCorrupt?: CorruptFileHandler;
+  /** The random part of generated names; tests replace it to force collisions. */
+  randomSuffix?: () => string;
+}
+
+const DEFAULT_HISTORY_SIZE = 10_000;
+// The API server's alphabet and lengths for generateName (no vowels: no accidental words).
+const NAME_SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+const NAME_SUFFIX_LENGTH = 5;
+const MAX_GENERATED_PREFIX_LENGTH = 63 - NAME_SUFFIX_LENGTH;
+const GENERATE_NAME_ATTEMPTS = 8;
+// Fields the server owns; update keeps the stored values whatever the caller sends.
+const SYSTEM_METADATA = ['uid', 'creationTimestamp', 'generation', 'deletionTimestamp'] as const;
+
+type Change =
+  | { type: WatchEventType; object: KubeObject; previous: KubeObject | undefined }
+  | { type: 'UNCHANGED'; object: KubeObject };
+
+/** Decides a change from the current stored state (undefined when absent); throws to refuse. */
+type ChangePlan = (current: KubeObject | undefined) => Change;
+
+type Fields = Record<string, unknown>;
+
+/**
+ * An in-process ResourceStore with the API server's semantics: one resourceVersion counter
+ * for every kind, optimistic concurrency, generateName, a status subresource, label
+ * selectors and watches that resume from a resourceVersion. With a stateDir every change
+ * is durable before its promise resolves and before anyone can see it; changes become
+ * visible (to get, list and watches) strictly in resourceVersion order.
+ */
+export class MemoryStore implements ResourceStore {
+  private readonly objects = new Map<string, Map<string, KubeObject>>();
+  private readonly watches = new Map<string, Set<MemoryWatch>>();
+  private readonly mutex = new KeyedMutex();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly clock: Clock;
+  private readonly historySize: number;
+  private readonly randomSuffix: () => string;
+  private readonly state: StateDirectory | undefined;
+  private readonly loading: Promise<void>;
+  private history: ChangeHistory;
+  private sequencer = new CommitSequencer();
+  private appliedRv = 0;
+  private loaded: boolean;
+  private closed = false;
+
+  /** Opens a store; with a stateDir, prefer MemoryStore.open, which waits for the load. */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.historySize = options.historySize ?? DEFAULT_HISTORY_SIZE;
+    this.randomSuffix = options.randomSuffix ?? randomNameSuffix;
+    this.history = new ChangeHistory(this.historySize);
+    if (options.stateDir === undefined) {
+      this.loaded = true;
+      this.loading = Promise.resolve();
+    } else {
+      this.state = new StateDirectory(options.stateDir, this.clock, options.onCorrupt);
+      this.loaded = false;
+      this.loading = this.load(this.state);
+      // Every operation waits for the load and reports its failure; none is lost.
+      this.loading.catch(() => undefined);
+    }
+  }
+
+  /** Creates a store and loads its state directory, if any, before resolving. */
+  static async open(options: MemoryStoreOptions = {}): Promise<MemoryStore> {
+    const store = new MemoryStore(options);
+    await store.loading;
+    return store;
+  }
+
+  /** The resourceVersion of the last change that took effect. */
+  get resourceVersion(): string {
+    return String(this.appliedRv);
+  }
+
+  /** Returns a copy of the object; NotFound when missing. */
+  async get<T extends KubeObject>(
+    kind: ResourceKind,
+    name: string,
+    namespace?: string,
+  ): Promise<T> {
+    if (!this.loaded) await this.loading;
+    checkKind(kind);
+    const scope = checkNamespace(kind, namespace, true);
+    const found = this.bucket(kind).get(objectKey(scope, name));
+    if (!found) throw notFound(kind, scope, name);
+    return structuredClone(found) as T;
+  }
+
+  /** Copies of the matching objects sorted by namespace and name, and the current resourceVersion. */
+  async list<T extends KubeObject>(
+    kind: ResourceKind,
+    options: ListOptions = {},
+  ): Promise<ListResult<T>> {
+    if (!this.loaded) await this.loading;
+    checkKind(kind);
+    const scope = checkNamespace(kind, options.namespace, false);
+    const selector = parseLabelSelector(options.labelSelector ?? '');
+    const items = [...this.bucket(kind).values()]
+      .filter(
+        (item) =>
+          (scope === undefined || item.metadata.namespace === scope) &&
+          selector.matches(item.metadata.labels),
+      )
+      .sort(byNamespaceAndName)
+      .map((item) => structuredClone(item) as T);
+    return { items, resourceVersion: String(this.appliedRv) };
+  }
+
+  /** Creates obj (status is dropped, as with a status subresource); AlreadyExists when taken. */
+  async create<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    if (!this.loaded) await this.loading;
+    const input = this.prepare(kind, obj);
+    const scope = checkNamespace(kind, input.metadata.namespace, true);
+    const build =
+      (name: string): ChangePlan =>
+      (current) => {
+        if (current) throw alreadyExists(kind, scope, name);
+        const object = { ...input, metadata: { ...input.metadata, name } } as KubeObject & Fields;
+        delete object.status;
+        delete object.metadata.resourceVersion;
+        delete object.metadata.deletionTimestamp;
+        object.metadata.uid = randomUUID();
+        object.metadata.creationTimestamp = kubernetesTimestamp(this.clock.now());
+        object.metadata.generation = 1;
+        return { type: 'ADDED', object, previous: undefined };
+      };
+    if (input.metadata.name) {
+      checkName(kind, input.metadata.name);
+      return (await this.commit(kind, scope, input.metadata.name, build(input.metadata.name))) as T;
+    }
+    const prefix = input.metadata.generateName;
+    if (!prefix) {
+      throw new StoreError(
+        'Invalid',
+        `${kind.kind} is invalid: metadata.name: Required value: name or generateName is required`,
+      );
+    }
+    for (let attempt = 1; ; attempt++) {
+      const name = `${prefix.slice(0, MAX_GENERATED_PREFIX_LENGTH)}${this.randomSuffix()}`;
+      checkName(kind, name, `metadata.generateName "${prefix}"`);
+      try {
+        return (await this.commit(kind, scope, name, build(name))) as T;
+      } catch (err) {
+        // Another object took the generated name: try a fresh one, as the API server does.
+        if (!isStoreError(err, 'AlreadyExists') || attempt >= GENERATE_NAME_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** Replaces all but status and server-owned metadata; a stale resourceVersion is Conflict. */
+  async update<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    if (!this.loaded) await this.loading;
+    const input = this.prepare(kind, obj);
+    const { scope, name } = this.identify(kind, input);
+    return (await this.commit(kind, scope, name, (current) => {
+      if (!current) throw notFound(kind, scope, name);
+      checkPrecondition(kind, scope, input, current);
+      const next = { ...input, metadata: { ...input.metadata } } as KubeObject & Fields;
+      copyField(current.metadata, next.metadata, 'resourceVersion');
+      for (const field of SYSTEM_METADATA) copyField(current.metadata, next.metadata, field);
+      copyField(current, next, 'status');
+      if (jsonEqual(next, current)) return { type: 'UNCHANGED', object: current };
+      // Metadata and status edits do not change what the object asks for; anything else does.
+      if (!jsonEqual(specOf(next), specOf(current))) {
+        next.metadata.generation = (current.metadata.generation ?? 0) + 1;
+      }
+      return { type: 'MODIFIED', object: next, previous: current };
+    })) as T;
+  }
+
+  /** Replaces only status, keeping everything else stored; a stale resourceVersion is Conflict. */
+  async updateStatus<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    if (!this.loaded) await this.loading;
+    const input = this.prepare(kind, obj);
+    const { scope, name } = this.identify(kind, input);
+    return (await this.commit(kind, scope, name, (current) => {
+      if (!current) throw notFound(kind, scope, name);
+      checkPrecondition(kind, scope, input, current);
+      const next = { ...current, metadata: { ...current.metadata } } as KubeObject & Fields;
+      copyField(input, next, 'status');
+      if (jsonEqual(next, current)) return { type: 'UNCHANGED', object: current };
+      return { type: 'MODIFIED', object: next, previous: current };
+    })) as T;
+  }
+
+  /** Deletes the object; watches get DELETED with its last state. NotFound when missing. */
+  async delete(kind: ResourceKind, name: string, namespace?: string): Promise<void> {
+    if (!this.loaded) await this.loading;
+    checkKind(kind);
+    const scope = checkNamespace(kind, namespace, true);
+    await this.commit(kind, scope, name, (current) => {
+      if (!current) throw notFound(kind, scope, name);
+      const last = { ...current, metadata: { ...current.metadata } };
+      return { type: 'DELETED', object: last, previous: current };
+    });
+  }
+
+  /**
+   * Delivers every later change to matching objects, in order, exactly once and never
+   * synchronously. From a resourceVersion N (other than "0"), changes after N are replayed
+   * first; if some are no longer held, onError gets Gone.
+   */
+  watch<T extends KubeObject>(
+    kind: ResourceKind,
+    options: WatchOptions,
+    handlers: WatchHandlers<T>,
+  ): Watch {
+    const generic = handlers as unknown as WatchHandlers<KubeObject>;
+    let filter: WatchFilter;
+    let fromRv: number | undefined;
+    try {
+      checkKind(kind);
+      filter = {
+        resource: resourceNameOf(kind),
+        namespace: checkNamespace(kind, options.namespace, false),
+        selector: parseLabelSelector(options.labelSelector ?? ''),
+      };
+      const rv = options.resourceVersion ? parseResourceVersion(options.resourceVersion) : 0;
+      fromRv = rv === 0 ? undefined : rv;
+    } catch (err) {
+      const failed = new MemoryWatch(
+        { resource: '', namespace: undefined, selector: parseLabelSelector('') },
+        generic,
+        () => undefined,
+      );
+      failed.fail(err as Error);
+      return failed;
+    }
+    const watch = new MemoryWatch(filter, generic, (stopped) => {
+      this.watches.get(filter.resource)?.delete(stopped);
+    });
+    if (this.loaded) {
+      this.attach(watch, filter, fromRv);
+    } else {
+      this.loading.then(
+        () => this.attach(watch, filter, fromRv),
+        (err: Error) => watch.fail(err),
+      );
+    }
+    return watch;
+  }
+
+  /**
+   * Ends every watch (silently: the owner is shutting down), refuses later writes, and
+   * resolves once writes in flight are durable.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const watches of this.watches.values()) {
+      for (const watch of [...watches]) watch.stop();
+    }
+    await this.loading.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async load(state: StateDirectory): Promise<void> {
+    const loaded = await state.load();
+    for (const { location, object } of loaded.objects) {
+      this.bucket(location).set(objectKey(location.namespace, location.name), object);
+    }
+    // Watch history is not persisted: resuming from before the restart is Gone.
+    this.sequencer = new CommitSequencer(loaded.resourceVersion);
+    this.history = new ChangeHistory(this.historySize, loaded.resourceVersion);
+    this.appliedRv = loaded.resourceVersion;
+    this.loaded = true;
+  }
+
+  private attach(watch: MemoryWatch, filter: WatchFilter, fromRv: number | undefined): void {
+    if (watch.isStopped) return;
+    if (this.closed) {
+      watch.fail(new StoreError('InternalError', 'the store is closed'));
+      return;
+    }
+    if (fromRv === undefined) {
+      watch.startAfter(this.appliedRv);
+    } else {
+      const replay = this.history.since(fromRv);
+      if (!replay) {
+        watch.fail(
+          new StoreError('Gone', `too old resource version: ${fromRv} (${this.history.startRv})`),
+        );
+        return;
+      }
+      watch.startAfter(fromRv);
+      for (const record of replay) watch.offer(record);
+    }
+    let watches = this.watches.get(filter.resource);
+    if (!watches) {
+      watches = new Set();
+      this.watches.set(filter.resource, watches);
+    }
+    watches.add(watch);
+  }
+
+  private bucket(kind: Pick<ResourceKind, 'group' | 'plural'>): Map<string, KubeObject> {
+    const resource = resourceNameOf(kind);
+    let bucket = this.objects.get(resource);
+    if (!bucket) {
+      bucket = new Map();
+      this.objects.set(resource, bucket);
+    }
+    return bucket;
+  }
+
+  /** A JSON copy of obj with apiVersion and kind checked against kind. */
+  private prepare(kind: ResourceKind, obj: KubeObject): KubeObject & Fields {
+    checkKind(kind);
+    const input = toJsonCopy(obj, `${kind.kind} object`) as KubeObject & Fields;
+    if (typeof input?.metadata !== 'object' || input.metadata === null) {
+      throw new StoreError('Invalid', `${kind.kind} is invalid: metadata: Required value`);
+    }
+    const apiVersion = apiVersionOf(kind);
+    if (input.apiVersion && input.apiVersion !== apiVersion) {
+      throw new StoreError(
+        'Invalid',
+        `${kind.kind} "${input.metadata.name ?? ''}" is invalid: apiVersion "${input.apiVersion}" does not match ${apiVersion}`,
+      );
+    }
+    if (input.kind && input.kind !== kind.kind) {
+      throw new StoreError(
+        'Invalid',
+        `${kind.kind} "${input.metadata.name ?? ''}" is invalid: kind "${input.kind}" does not match ${kind.kind}`,
+      );
+    }
+    input.apiVersion = apiVersion;
+    input.kind = kind.kind;
+    return input;
+  }
+
+  private identify(
+    kind: ResourceKind,
+    input: KubeObject,
+  ): { scope: string | undefined; name: string } {
+    const scope = checkNamespace(kind, input.metadata.namespace, true);
+    if (!input.metadata.name) {
+      throw new StoreError('Invalid', `${kind.kind} is invalid: metadata.name: Required value`);
+    }
+    return { scope, name: input.metadata.name };
+  }
+
+  private commit(
+    kind: ResourceKind,
+    namespace: string | undefined,
+    name: string,
+    plan: ChangePlan,
+  ): Promise<KubeObject> {
+    if (this.closed) {
+      return Promise.reject(
+        new StoreError(
+          'InternalError',
+          `the store is closed: cannot change ${resourceNameOf(kind)} "${name}"`,
+        ),
+      );
+    }
+    const state = this.state;
+    if (!state) {
+      // Nothing to wait for: decide and apply in this very call, so changes take effect in
+      // call order.
+      try {
+        const location = { group: kind.group, plural: kind.plural, namespace, name };
+        const change = plan(this.bucket(kind).get(objectKey(namespace, name)));
+        if (change.type === 'UNCHANGED') return Promise.resolve(structuredClone(change.object));
+        return Promise.resolve(this.apply(location, change, this.sequencer.begin()));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    const pending = this.commitDurably(state, kind, namespace, name, plan);
+    this.inFlight.add(pending);
+    const forget = () => this.inFlight.delete(pending);
+    pending.then(forget, forget);
+    return pending;
+  }
+
+  // Per object, one change at a time (so the last state always wins on disk); across
+  // objects the writes overlap but take effect in resourceVersion order.
+  private async commitDurably(
+    state: StateDirectory,
+    kind: ResourceKind,
+    namespace: string | undefined,
+    name: string,
+    plan: ChangePlan,
+  ): Promise<KubeObject> {
+    const location = { group: kind.group, plural: kind.plural, namespace, name };
+    const release = await this.mutex.lock(state.objectPath(location));
+    try {
+      const change = plan(this.bucket(kind).get(objectKey(namespace, name)));
+      if (change.type === 'UNCHANGED') return structuredClone(change.object);
+      const rv = this.sequencer.begin();
+      change.object.metadata.resourceVersion = String(rv);
+      try {
+        if (change.type === 'DELETED') {
+          // No object file carries a deletion's resourceVersion: the counter must, or a
+          // restart could hand it out again.
+          await state.saveResourceVersion(rv);
+          await state.removeObject(location);
+        } else {
+          await state.writeObject(location, change.object);
+        }
+      } catch (err) {
+        this.sequencer.finish(rv);
+        throw new StoreError(
+          'InternalError',
+          `could not persist ${change.type} of ${resourceNameOf(kind)} "${name}"${namespace ? ` in namespace "${namespace}"` : ''} at resourceVersion ${rv}: ${(err as Error).message}`,
+        );
+      }
+      await this.sequencer.waitTurn(rv);
+      return this.apply(location, change, rv);
+    } finally {
+      release();
+    }
+  }
+
+  private apply(
+    location: ObjectLocation,
+    change: { type: WatchEventType; object: KubeObject; previous: KubeObject | undefined },
+    rv: number,
+  ): KubeObject {
+    change.object.metadata.resourceVersion = String(rv);
+    const bucket = this.bucket(location);
+    const key = objectKey(location.namespace, location.name);
+    if (change.type === 'DELETED') bucket.delete(key);
+    else bucket.set(key, change.object);
+    this.appliedRv = rv;
+    const record: ChangeRecord = {
+      resourceVersion: rv,
+      resource: resourceNameOf(location),
+      type: change.type,
+      object: change.object,
+      previous: change.previous,
+    };
+    this.history.append(record);
+    for (const watch of this.watches.get(record.resource) ?? []) watch.offer(record);
+    this.sequencer.finish(rv);
+    return structuredClone(change.object);
+  }
+}
+
+function checkPrecondition(
+  kind: ResourceKind,
+  namespace: string | undefined,
+  input: KubeObject,
+  current: KubeObject,
+): void {
+  const given = input.metadata.resourceVersion;
+  if (given && given !== current.metadata.resourceVersion) {
+    throw conflict(kind, namespace, input.metadata.name, given, current.metadata.resourceVersion);
+  }
+}
+
+/** Sets to[field] to from[field], or removes it when from has none. */
+function copyField<S extends object, D extends object>(from: S, to: D, field: string): void {
+  const source = from as Fields;
+  const target = to as Fields;
+  if (source[field] === undefined) delete target[field];
+  else target[field] = source[field];
+}
+
+/** Everything the object asks for: all but metadata and status (spec, or a Secret's data). */
+function specOf(obj: KubeObject): Fields {
+  const { metadata: _metadata, status: _status, ...rest } = obj as KubeObject & Fields;
+  return rest;
+}
+
+/** RFC 3339 with second precision, as Kubernetes writes timestamps: `2026-11-21T10:00:00Z`. */
+function kubernetesTimestamp(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 19)}Z`;
+}
+
+function randomNameSuffix(): string {
+  let suffix = '';
+  for (let i = 0; i < NAME_SUFFIX_LENGTH; i++) {
+    suffix += NAME_SUFFIX_ALPHABET.charAt(randomInt(NAME_SUFFIX_ALPHABET.length));
+  }
+  return suffix;
+}

@@ -1,0 +1,125 @@
+import type { KubeObject } from '../api/meta.js';
+import type { ChangeRecord } from './change-history.js';
+import { StoreError } from './errors.js';
+import type { LabelSelector } from './label-selector.js';
+import type { Watch, WatchEvent, WatchHandlers } from './resource-store.js';
+
+/** What a watch selects: one resource, optionally one namespace, and a label selector. */
+export interface WatchFilter {
+  resource: string;
+  namespace: string | undefined;
+  selector: LabelSelector;
+}
+
+type Delivery = { event: WatchEvent<KubeObject> } | { error: Error };
+
+/**
+ * One watch on the memory store. The store offers it every committed change in
+ * resourceVersion order; it keeps the ones it selects in its own FIFO and hands them to the
+ * handlers from a microtask, so handlers never run inside the store call that caused them
+ * and always see changes in commit order.
+ */
+export class MemoryWatch implements Watch {
+  private queue: Delivery[] = [];
+  private head = 0;
+  private scheduled = false;
+  private stopped = false;
+  private afterRv = Number.POSITIVE_INFINITY;
+
+  constructor(
+    private readonly filter: WatchFilter,
+    private readonly handlers: WatchHandlers<KubeObject>,
+    private readonly onStop: (watch: MemoryWatch) => void,
+  ) {}
+
+  /** True once stopped, by the caller, an error or the store closing. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Selects changes with a resourceVersion above rv from now on (until then none are). */
+  startAfter(rv: number): void {
+    this.afterRv = rv;
+  }
+
+  /** Queues the change if this watch selects it. */
+  offer(record: ChangeRecord): void {
+    if (this.stopped || record.resourceVersion <= this.afterRv) return;
+    if (record.resource !== this.filter.resource) return;
+    if (this.filter.namespace !== undefined) {
+      if (record.object.metadata.namespace !== this.filter.namespace) return;
+    }
+    const event = this.toEvent(record);
+    if (event) this.enqueue({ event });
+  }
+
+  /** Ends the watch with err, delivered after the events already queued. */
+  fail(err: Error): void {
+    if (this.stopped) return;
+    this.enqueue({ error: err });
+  }
+
+  /** Ends delivery at once: no handler runs after stop returns. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.queue = [];
+    this.head = 0;
+    this.onStop(this);
+  }
+
+  // A selector watch sees an object enter (ADDED) and leave (DELETED, with its previous
+  // content and the change's resourceVersion), as the API server's watch cache reports it.
+  private toEvent(record: ChangeRecord): WatchEvent<KubeObject> | undefined {
+    const selector = this.filter.selector;
+    const before =
+      record.type === 'DELETED'
+        ? selector.matches(record.object.metadata.labels)
+        : record.previous !== undefined && selector.matches(record.previous.metadata.labels);
+    const after = record.type !== 'DELETED' && selector.matches(record.object.metadata.labels);
+    if (after) {
+      return { type: before ? 'MODIFIED' : 'ADDED', object: structuredClone(record.object) };
+    }
+    if (!before) return undefined;
+    if (record.type === 'DELETED')
+      return { type: 'DELETED', object: structuredClone(record.object) };
+    // Only a MODIFIED change can leave the selection, and it always has a previous state.
+    const left = structuredClone(record.previous as KubeObject);
+    left.metadata.resourceVersion = String(record.resourceVersion);
+    return { type: 'DELETED', object: left };
+  }
+
+  private enqueue(delivery: Delivery): void {
+    this.queue.push(delivery);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => this.drain());
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    while (!this.stopped && this.head < this.queue.length) {
+      const delivery = this.queue[this.head++] as Delivery;
+      if ('error' in delivery) {
+        this.stop();
+        this.handlers.onError(delivery.error);
+        return;
+      }
+      try {
+        this.handlers.onEvent(delivery.event);
+      } catch (err) {
+        // A throwing handler would otherwise lose the rest of the queue silently; end the
+        // watch and say why, so the owner can relist.
+        this.stop();
+        const error = new StoreError(
+          'InternalError',
+          `watch on ${this.filter.resource} stopped: its handler threw: ${String(err)}`,
+        );
+        this.handlers.onError(Object.assign(error, { cause: err }));
+        return;
+      }
+    }
+    this.queue = [];
+    this.head = 0;
+  }
+}

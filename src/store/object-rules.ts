@@ -1,0 +1,105 @@
+import type { ResourceKind } from '../api/meta.js';
+import { isDns1123Label, isDns1123Subdomain } from './dns-names.js';
+import { StoreError } from './errors.js';
+
+/** The API server's name for a resource: `plural.group`, or `plural` in the core group. */
+export function resourceNameOf(kind: Pick<ResourceKind, 'group' | 'plural'>): string {
+  return kind.group === '' ? kind.plural : `${kind.plural}.${kind.group}`;
+}
+
+/** Rejects a kind whose group or plural could not be a resource (and so not a directory name). */
+export function checkKind(kind: ResourceKind): void {
+  if ((kind.group !== '' && !isDns1123Subdomain(kind.group)) || !isDns1123Label(kind.plural)) {
+    throw new StoreError(
+      'Invalid',
+      `invalid resource kind ${kind.kind}: group "${kind.group}" must be empty or a DNS subdomain and plural "${kind.plural}" a DNS label`,
+    );
+  }
+}
+
+/**
+ * The namespace to use for kind: required and valid for namespaced kinds (unless optional,
+ * as when listing every namespace), absent for cluster-scoped ones.
+ */
+export function checkNamespace(
+  kind: ResourceKind,
+  namespace: string | undefined,
+  required: boolean,
+): string | undefined {
+  const resource = resourceNameOf(kind);
+  if (!kind.namespaced) {
+    if (namespace) {
+      throw new StoreError(
+        'Invalid',
+        `${resource} is cluster-scoped: namespace "${namespace}" must be empty`,
+      );
+    }
+    return undefined;
+  }
+  if (!namespace) {
+    if (!required) return undefined;
+    throw new StoreError('Invalid', `${resource} is namespaced: metadata.namespace is required`);
+  }
+  if (!isDns1123Label(namespace)) {
+    throw new StoreError(
+      'Invalid',
+      `${resource}: namespace "${namespace}" is invalid: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters`,
+    );
+  }
+  return namespace;
+}
+
+/** Rejects a name that is not a DNS-1123 subdomain, as the API server does for most kinds. */
+export function checkName(kind: ResourceKind, name: string, field = 'metadata.name'): void {
+  if (!isDns1123Subdomain(name)) {
+    throw new StoreError(
+      'Invalid',
+      `${kind.kind} "${name}" is invalid: ${field}: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters`,
+    );
+  }
+}
+
+/** `certificaterequests.cert-manager.io "x"`, the way the API server names an object in errors. */
+function quoted(kind: ResourceKind, name: string): string {
+  return `${resourceNameOf(kind)} "${name}"`;
+}
+
+function inNamespace(namespace: string | undefined): string {
+  return namespace ? ` (namespace "${namespace}")` : '';
+}
+
+/** The API server's NotFound, plus the namespace. */
+export function notFound(
+  kind: ResourceKind,
+  namespace: string | undefined,
+  name: string,
+): StoreError {
+  return new StoreError('NotFound', `${quoted(kind, name)} not found${inNamespace(namespace)}`);
+}
+
+/** The API server's AlreadyExists, plus the namespace. */
+export function alreadyExists(
+  kind: ResourceKind,
+  namespace: string | undefined,
+  name: string,
+): StoreError {
+  return new StoreError(
+    'AlreadyExists',
+    `${quoted(kind, name)} already exists${inNamespace(namespace)}`,
+  );
+}
+
+/** The API server's Conflict for a stale resourceVersion, plus the versions involved. */
+export function conflict(
+  kind: ResourceKind,
+  namespace: string | undefined,
+  name: string,
+  given: string,
+  current: string | undefined,
+): StoreError {
+  const where = namespace ? `namespace "${namespace}", ` : '';
+  return new StoreError(
+    'Conflict',
+    `Operation cannot be fulfilled on ${quoted(kind, name)}: the object has been modified; please apply your changes to the latest version and try again (${where}resourceVersion "${given}", current "${current ?? ''}")`,
+  );
+}

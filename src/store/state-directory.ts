@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KubeObject } from '../api/meta.js';
+import {
+  ensureDirDurably,
+  isAtomicTempFile,
+  removeFileDurably,
+  renameDurably,
+  writeFileAtomic,
+} from './atomic-file.js';
+import type { Clock } from './clock.js';
+import { StoreError } from './errors.js';
+import { parseResourceVersion } from './resource-version.js';
+
+/** Where an object lives: its API group (empty for core), plural, namespace and name. */
+export interface ObjectLocation {
+  group: string;
+  plural: string;
+  namespace: string | undefined;
+  name: string;
+}
+
+/** One object read back from disk. */
+export interface StoredObject {
+  location: ObjectLocation;
+  object: KubeObject;
+}
+
+/** Everything load() found. */
+export interface LoadedState {
+  objects: StoredObject[];
+  /** The larger of the saved counter and the newest object's resourceVersion. */
+  resourceVersion: number;
+}
+
+/** Told about a file that could not be read; the file has been renamed to movedTo. */
+export type CorruptFileHandler = (error: StoreError, path: string, movedTo: string) => void;
+
+const CORE_GROUP_DIR = 'core';
+const CLUSTER_SCOPE_DIR = '_cluster';
+const COUNTER_FILE = 'resource-version';
+const OBJECT_SUFFIX = '.json';
+// Names may be 253 characters but file names only 255 bytes, so long names are stored under
+// a hash; '_' cannot occur in an object name, so the two forms never collide.
+const MAX_PLAIN_NAME_LENGTH = 200;
+const HASHED_NAME_PREFIX = '_sha256-';
+
+/**
+ * A state directory holding one JSON file per object,
+ * `<dir>/<group or core>/<plural>/<namespace or _cluster>/<name>.json`, and the
+ * resourceVersion counter in `<dir>/resource-version`. Every write is atomic and durable.
+ */
+export class StateDirectory {
+  private readonly knownDirs = new Set<string>();
+  private counterTarget = 0;
+  private counterWritten = 0;
+  private counterWrite: Promise<void> | undefined;
+
+  constructor(
+    readonly root: string,
+    private readonly clock: Clock,
+    private readonly onCorrupt: CorruptFileHandler | undefined,
+  ) {}
+
+  /** The file that holds the object at location. */
+  objectPath(location: ObjectLocation): string {
+    return join(this.dirOf(location), fileNameOf(location.name));
+  }
+
+  /** Reads every object and the counter; unreadable files are moved aside and reported. */
+  async load(): Promise<LoadedState> {
+    await ensureDirDurably(this.root);
+    const objects: StoredObject[] = [];
+    let resourceVersion = await this.loadCounter();
+    for (const groupDir of await subdirectories(this.root)) {
+      const group = groupDir === CORE_GROUP_DIR ? '' : groupDir;
+      for (const plural of await subdirectories(join(this.root, groupDir))) {
+        for (const namespaceDir of await subdirectories(join(this.root, groupDir, plural))) {
+          const namespace = namespaceDir === CLUSTER_SCOPE_DIR ? undefined : namespaceDir;
+          const dir = join(this.root, groupDir, plural, namespaceDir);
+          const loaded = await Promise.all(
+            (await readdir(dir)).map((file) =>
+              this.loadObject(dir, file, group, plural, namespace),
+            ),
+          );
+          for (const stored of loaded) {
+            if (!stored) continue;
+            objects.push(stored);
+            const rv = parseResourceVersion(stored.object.metadata.resourceVersion ?? '0');
+            resourceVersion = Math.max(resourceVersion, rv);
+          }
+        }
+      }
+    }
+    this.counterTarget = resourceVersion;
+    this.counterWritten = resourceVersion;
+    return { objects, resourceVersion };
+  }
+
+  /** Writes obj durably at location, replacing the previous state. */
+  async writeObject(location: ObjectLocation, obj: KubeObject): Promise<void> {
+    const dir = this.dirOf(location);
+    if (!this.knownDirs.has(dir)) {
+      await ensureDirDurably(dir);
+      this.knownDirs.add(dir);
+    }
+    await writeFileAtomic(this.objectPath(location), `${JSON.stringify(obj, null, 2)}\n`);
+  }
+
+  /** Removes the object's file durably (a missing file is fine). */
+  async removeObject(location: ObjectLocation): Promise<void> {
+    await removeFileDurably(this.objectPath(location));
+  }
+
+  /**
+   * Makes the saved counter at least rv. Concurrent calls share writes: each resolves once a
+   * write of a value at least as large is durable.
+   */
+  async saveResourceVersion(rv: number): Promise<void> {
+    this.counterTarget = Math.max(this.counterTarget, rv);
+    while (this.counterWritten < rv) {
+      this.counterWrite ??= this.writeCounter();
+      await this.counterWrite;
+    }
+  }
+
+  private async writeCounter(): Promise<void> {
+    const value = this.counterTarget;
+    try {
+      await writeFileAtomic(join(this.root, COUNTER_FILE), `${value}\n`);
+      this.counterWritten = Math.max(this.counterWritten, value);
+    } finally {
+      this.counterWrite = undefined;
+    }
+  }
+
+  private dirOf(location: ObjectLocation): string {
+    return join(
+      this.root,
+      location.group === '' ? CORE_GROUP_DIR : location.group,
+      location.plural,
+      location.namespace ?? CLUSTER_SCOPE_DIR,
+    );
+  }
+
+  private async loadCounter(): Promise<number> {
+    const path = join(this.root, COUNTER_FILE);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return 0;
+      // Something that is not a file is in the way: corrupt, not fatal. Other errors
+      // (permissions, I/O) are real problems and stop the load.
+      if (code !== 'EISDIR') throw err;
+      await this.moveAside(path, 'not a file');
+      return 0;
+    }
+    try {
+      return parseResourceVersion(text.trim());
+    } catch (err) {
+      await this.moveAside(path, (err as Error).message);
+      return 0;
+    }
+  }
+
+  private async loadObject(
+    dir: string,
+    file: string,
+    group: string,
+    plural: string,
+    namespace: string | undefined,
+  ): Promise<StoredObject | undefined> {
+    const path = join(dir, file);
+    if (isAtomicTempFile(file)) {
+      // A write that a crash interrupted; the previous state is still in place.
+      await unlink(path).catch(() => undefined);
+      return undefined;
+    }
+    if (!file.endsWith(OBJECT_SUFFIX)) return undefined;
+    let object: KubeObject;
+    try {
+      object = parseStoredObject(await readFile(path, 'utf8'));
+      if (fileNameOf(object.metadata.name) !== file) {
+        throw new Error(`metadata.name "${object.metadata.name}" does not match the file name`);
+      }
+      if (object.metadata.namespace !== namespace) {
+        throw new Error(
+          `metadata.namespace "${object.metadata.namespace ?? ''}" does not match the directory`,
+        );
+      }
+    } catch (err) {
+      await this.moveAside(path, (err as Error).message);
+      return undefined;
+    }
+    return { location: { group, plural, namespace, name: object.metadata.name }, object };
+  }
+
+  private async moveAside(path: string, reason: string): Promise<void> {
+    const stamp = new Date(this.clock.now()).toISOString().replace(/[:.]/g, '-');
+    const movedTo = `${path}.corrupt-${stamp}`;
+    await renameDurably(path, movedTo);
+    this.onCorrupt?.(
+      new StoreError('InternalError', `corrupt state file ${path} moved to ${movedTo}: ${reason}`),
+      path,
+      movedTo,
+    );
+  }
+}
+
+function fileNameOf(name: string): string {
+  if (name.length <= MAX_PLAIN_NAME_LENGTH) return `${name}${OBJECT_SUFFIX}`;
+  return `${HASHED_NAME_PREFIX}${createHash('sha256').update(name).digest('hex')}${OBJECT_SUFFIX}`;
+}
+
+function parseStoredObject(text: string): KubeObject {
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Error('not a JSON object');
+  }
+  const metadata = (value as { metadata?: unknown }).metadata;
+  if (typeof metadata !== 'object' || metadata === null) throw new Error('no metadata');
+  const { name, resourceVersion } = metadata as { name?: unknown; resourceVersion?: unknown };
+  if (typeof name !== 'string' || name === '') throw new Error('no metadata.name');
+  if (typeof resourceVersion !== 'string') throw new Error('no metadata.resourceVersion');
+  parseResourceVersion(resourceVersion);
+  return value as KubeObject;
+}
+
+async function subdirectories(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name)
+    .sort();
+}

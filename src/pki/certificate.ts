@@ -1,0 +1,238 @@
+import { createHash, type KeyObject, randomBytes } from 'node:crypto';
+import { readCertificateFields } from './certificate-fields.js';
+import type { ParsedCsr } from './csr.js';
+import { asBytes, childrenOf, contentOf, readSingle, Tag } from './der.js';
+import { PkiError } from './errors.js';
+import {
+  decodeSubjectKeyIdentifier,
+  ExtensionOid,
+  encodeAuthorityInfoAccess,
+  encodeAuthorityKeyIdentifier,
+  encodeBasicConstraints,
+  encodeCrlDistributionPoints,
+  encodeExtKeyUsage,
+  encodeKeyUsage,
+  encodeSubjectKeyIdentifier,
+  type RawExtension,
+} from './extensions.js';
+import { publicKeysEqual, signingAlgorithmFor, spkiOf, toCryptoKeyPair } from './keys.js';
+import { decodePemBlocks, encodePem } from './pem.js';
+import { isEmptyName, subjectToDer } from './subject.js';
+import { usagesToExtensions } from './usages.js';
+import { x509 } from './x509-provider.js';
+
+/** What the issuer decides about a certificate, beyond what the CSR says. */
+export interface CertificateTemplate {
+  durationMs: number;
+  isCA: boolean;
+  usages: readonly string[];
+  crlDistributionPoints?: string[];
+  ocspServers?: string[];
+  issuingCertificateURLs?: string[];
+}
+
+/** A CA signer: its certificate PEM (the first certificate is the signer) and private key. */
+export interface SignerKeyPair {
+  certificatePem: string;
+  key: KeyObject;
+}
+
+/** Everything needed to sign one certificate; both the CSR path and the CA bootstrap build this. */
+interface IssueInput {
+  subjectDer: Uint8Array;
+  spkiDer: Uint8Array;
+  issuerDer: Uint8Array;
+  authorityKeyId: Uint8Array;
+  signingKey: KeyObject;
+  template: CertificateTemplate;
+  sanExtension?: { critical: boolean; der: ArrayBuffer } | undefined;
+  nameConstraints?: { critical: boolean; der: ArrayBuffer } | undefined;
+  now: Date;
+}
+
+/** RFC 5280 4.2.1.2 method 1: SHA-1 of the subjectPublicKey BIT STRING contents (what Go and OpenSSL use). */
+export function subjectKeyIdOf(spkiDer: Uint8Array): Uint8Array {
+  const [, bitString] = childrenOf(
+    spkiDer,
+    readSingle(spkiDer),
+    Tag.SEQUENCE,
+    'SubjectPublicKeyInfo',
+  );
+  if (bitString?.tag !== Tag.BIT_STRING) throw new PkiError('malformed DER: bad public key');
+  // The first content byte counts unused bits; the key itself follows.
+  const keyBits = contentOf(spkiDer, bitString).subarray(1);
+  return new Uint8Array(createHash('sha1').update(keyBits).digest());
+}
+
+/** A random positive serial like Go's x509.CreateCertificate: 20 bytes with the top bit cleared, never zero. */
+export function randomSerialNumber(random: (size: number) => Buffer = randomBytes): string {
+  for (;;) {
+    const bytes = random(20);
+    bytes.writeUInt8(bytes.readUInt8(0) & 0x7f, 0);
+    if (bytes.some((b) => b !== 0)) return bytes.toString('hex');
+  }
+}
+
+// Order follows Go's buildCertExtensions: KU, EKU, BC, SKI, AKI, AIA, SAN, NC, CRL DP.
+function buildExtensions(input: IssueInput): RawExtension[] {
+  const { template } = input;
+  const { keyUsage, extKeyUsages } = usagesToExtensions(template.usages, template.isCA);
+  const exts: RawExtension[] = [];
+  if (keyUsage !== 0)
+    exts.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(keyUsage) });
+  if (extKeyUsages.length > 0) {
+    exts.push({
+      oid: ExtensionOid.extKeyUsage,
+      critical: false,
+      value: encodeExtKeyUsage(extKeyUsages),
+    });
+  }
+  exts.push({
+    oid: ExtensionOid.basicConstraints,
+    critical: true,
+    value: encodeBasicConstraints(template.isCA),
+  });
+  exts.push({
+    oid: ExtensionOid.subjectKeyIdentifier,
+    critical: false,
+    value: encodeSubjectKeyIdentifier(subjectKeyIdOf(input.spkiDer)),
+  });
+  exts.push({
+    oid: ExtensionOid.authorityKeyIdentifier,
+    critical: false,
+    value: encodeAuthorityKeyIdentifier(input.authorityKeyId),
+  });
+  const ocsp = template.ocspServers ?? [];
+  const caIssuers = template.issuingCertificateURLs ?? [];
+  if (ocsp.length > 0 || caIssuers.length > 0) {
+    exts.push({
+      oid: ExtensionOid.authorityInfoAccess,
+      critical: false,
+      value: encodeAuthorityInfoAccess(ocsp, caIssuers),
+    });
+  }
+  if (input.sanExtension) {
+    // Copied raw so names we do not model (otherName, ...) survive; critical iff the subject is empty (RFC 5280 4.2.1.6).
+    exts.push({
+      oid: ExtensionOid.subjectAltName,
+      critical: isEmptyName(input.subjectDer),
+      value: asBytes(input.sanExtension.der),
+    });
+  }
+  if (input.nameConstraints) {
+    exts.push({
+      oid: ExtensionOid.nameConstraints,
+      critical: input.nameConstraints.critical,
+      value: asBytes(input.nameConstraints.der),
+    });
+  }
+  const crl = template.crlDistributionPoints ?? [];
+  if (crl.length > 0) {
+    exts.push({
+      oid: ExtensionOid.crlDistributionPoints,
+      critical: false,
+      value: encodeCrlDistributionPoints(crl),
+    });
+  }
+  return exts;
+}
+
+async function issue(input: IssueInput): Promise<string> {
+  const { durationMs } = input.template;
+  if (!Number.isFinite(durationMs) || durationMs <= 0) {
+    throw new PkiError(`certificate duration must be positive, got ${durationMs} ms`);
+  }
+  const extensions = buildExtensions(input).map(
+    (e) => new x509.Extension(e.oid, e.critical, e.value),
+  );
+  const signingAlgorithm = signingAlgorithmFor(input.signingKey, 'certificate');
+  const { privateKey } = await toCryptoKeyPair(input.signingKey, signingAlgorithm);
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerialNumber(),
+    subject: new x509.Name(input.subjectDer),
+    issuer: new x509.Name(input.issuerDer),
+    // No backdating, like cert-manager; DER times have whole seconds.
+    notBefore: input.now,
+    notAfter: new Date(input.now.getTime() + durationMs),
+    publicKey: input.spkiDer,
+    signingKey: privateKey,
+    signingAlgorithm,
+    extensions,
+  });
+  return encodePem('CERTIFICATE', new Uint8Array(cert.rawData));
+}
+
+function signerFields(signer: SignerKeyPair): {
+  issuerDer: Uint8Array;
+  authorityKeyId: Uint8Array;
+} {
+  const first = decodePemBlocks(signer.certificatePem).find((b) => b.label === 'CERTIFICATE');
+  if (!first) throw new PkiError('signer certificate PEM holds no certificate');
+  const fields = readCertificateFields(first.der);
+  if (!spkiOf(signer.key).equals(fields.spkiDer)) {
+    throw new PkiError('signer private key does not match the signer certificate');
+  }
+  const ski = fields.extensions.get(ExtensionOid.subjectKeyIdentifier);
+  return {
+    issuerDer: fields.subjectDer,
+    // Without an SKI on the signer there is nothing to copy; derive it the same way instead.
+    authorityKeyId: ski ? decodeSubjectKeyIdentifier(ski.value) : subjectKeyIdOf(fields.spkiDer),
+  };
+}
+
+/** Signs a leaf for a parsed CSR like cert-manager's CA and SelfSigned issuers (reference §3.2, §3.3); returns the leaf PEM. */
+export async function signCertificate(
+  csr: ParsedCsr,
+  template: CertificateTemplate,
+  signer: SignerKeyPair | { selfSigned: KeyObject },
+  now: Date = new Date(),
+): Promise<string> {
+  const subjectDer = asBytes(csr.subjectDer);
+  const spkiDer = new Uint8Array(spkiOf(csr.publicKey));
+  let signing: { issuerDer: Uint8Array; authorityKeyId: Uint8Array; signingKey: KeyObject };
+  if ('selfSigned' in signer) {
+    if (!publicKeysEqual(signer.selfSigned, csr.publicKey)) {
+      throw new PkiError('CSR not signed by referenced private key');
+    }
+    signing = {
+      issuerDer: subjectDer,
+      authorityKeyId: subjectKeyIdOf(spkiDer),
+      signingKey: signer.selfSigned,
+    };
+  } else {
+    signing = { ...signerFields(signer), signingKey: signer.key };
+  }
+  return issue({
+    ...signing,
+    subjectDer,
+    spkiDer,
+    template,
+    sanExtension: csr.sanExtension,
+    nameConstraints: csr.nameConstraints,
+    now,
+  });
+}
+
+/** Creates a self-signed CA certificate (CA:TRUE; cert sign, CRL sign, digital signature) for the embedded CA and tests. */
+export async function createSelfSignedCa(opts: {
+  key: KeyObject;
+  commonName: string;
+  durationMs: number;
+  now?: Date;
+}): Promise<string> {
+  const subjectDer = new Uint8Array(subjectToDer({ commonName: opts.commonName }));
+  const spkiDer = new Uint8Array(spkiOf(opts.key));
+  return issue({
+    subjectDer,
+    spkiDer,
+    issuerDer: subjectDer,
+    authorityKeyId: subjectKeyIdOf(spkiDer),
+    signingKey: opts.key,
+    template: {
+      durationMs: opts.durationMs,
+      isCA: true,
+      usages: ['digital signature', 'cert sign', 'crl sign'],
+    },
+    now: opts.now ?? new Date(),
+  });
+}

@@ -1,0 +1,194 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import {
+  childrenOf,
+  contentOf,
+  decodeOid,
+  rawOf,
+  readSingle,
+  Tag,
+  type Tlv,
+  toArrayBuffer,
+} from './der.js';
+import { PkiError } from './errors.js';
+import {
+  decodeBasicConstraints,
+  decodeExtensions,
+  decodeExtKeyUsage,
+  decodeKeyUsage,
+  ExtensionOid,
+  type RawExtension,
+} from './extensions.js';
+import { signingAlgorithmFor, toCryptoKeyPair } from './keys.js';
+import { decodePemBlocks, encodePem, pemText } from './pem.js';
+import {
+  decodeSubjectAltNames,
+  encodeSubjectAltNames,
+  hasSubjectAltNames,
+  type SubjectAltNames,
+} from './san.js';
+import {
+  describeSubject,
+  parseLiteralSubject,
+  type SubjectFields,
+  subjectToDer,
+} from './subject.js';
+import { x509 } from './x509-provider.js';
+
+/** What goes into a CSR; a non-empty literalSubject replaces subject entirely. */
+export interface CsrRequest {
+  key: KeyObject;
+  subject?: SubjectFields;
+  literalSubject?: string;
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  uris?: string[];
+  emailAddresses?: string[];
+}
+
+/** A verified CSR with the parts an issuer copies into the certificate. */
+export interface ParsedCsr {
+  pem: string;
+  subjectDer: ArrayBuffer;
+  subject: string;
+  publicKey: KeyObject;
+  sans: SubjectAltNames;
+  sanExtension?: { critical: boolean; der: ArrayBuffer };
+  basicConstraints?: { isCA: boolean };
+  /** KeyUsage bit flags as in @peculiar/x509 KeyUsageFlags. */
+  keyUsage?: number;
+  /** ExtendedKeyUsage OIDs. */
+  extKeyUsages?: string[];
+  nameConstraints?: { critical: boolean; der: ArrayBuffer };
+}
+
+const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
+
+// Signature algorithms Go's CheckSignature accepts; SHA-1 ones are refused as insecure.
+const ACCEPTED_SIGNATURES = new Set([
+  '1.2.840.113549.1.1.11', // sha256WithRSAEncryption
+  '1.2.840.113549.1.1.12', // sha384WithRSAEncryption
+  '1.2.840.113549.1.1.13', // sha512WithRSAEncryption
+  '1.2.840.113549.1.1.10', // RSASSA-PSS
+  '1.2.840.10045.4.3.2', // ecdsa-with-SHA256
+  '1.2.840.10045.4.3.3', // ecdsa-with-SHA384
+  '1.2.840.10045.4.3.4', // ecdsa-with-SHA512
+  '1.3.101.112', // Ed25519
+]);
+
+/** Creates a PEM `CERTIFICATE REQUEST` like Go's x509.CreateCertificateRequest: only a SAN extension, omitted when there are no SANs. */
+export async function createCsr(req: CsrRequest): Promise<string> {
+  const subjectDer = req.literalSubject
+    ? parseLiteralSubject(req.literalSubject)
+    : subjectToDer(req.subject ?? {});
+  const extensions = hasSubjectAltNames(req)
+    ? [new x509.Extension(ExtensionOid.subjectAltName, false, encodeSubjectAltNames(req))]
+    : [];
+  const signingAlgorithm = signingAlgorithmFor(req.key, 'csr');
+  const keys = await toCryptoKeyPair(req.key, signingAlgorithm);
+  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: new x509.Name(subjectDer),
+    extensions,
+    signingAlgorithm,
+    keys,
+  });
+  return encodePem('CERTIFICATE REQUEST', new Uint8Array(csr.rawData));
+}
+
+function requestedExtensions(
+  buf: Uint8Array,
+  attributes: Tlv | undefined,
+): Map<string, RawExtension> {
+  const out = new Map<string, RawExtension>();
+  if (!attributes) return out;
+  for (const attr of childrenOf(buf, attributes, 0xa0, 'attributes')) {
+    const [type, values] = childrenOf(buf, attr, Tag.SEQUENCE, 'attribute');
+    if (type?.tag !== Tag.OID || !values) throw new PkiError('malformed DER: bad attribute');
+    if (decodeOid(contentOf(buf, type)) !== EXTENSION_REQUEST) continue;
+    for (const list of childrenOf(buf, values, Tag.SET, 'attribute values')) {
+      for (const [oid, ext] of decodeExtensions(buf, list)) {
+        if (out.has(oid)) throw new PkiError(`duplicate extension ${oid}`);
+        out.set(oid, ext);
+      }
+    }
+  }
+  return out;
+}
+
+function csrDer(pem: string | Buffer): Uint8Array {
+  const block = decodePemBlocks(pemText(pem))[0];
+  if (!block) throw new PkiError('no PEM block found');
+  if (block.label !== 'CERTIFICATE REQUEST' && block.label !== 'NEW CERTIFICATE REQUEST') {
+    throw new PkiError(`unexpected PEM block "${block.label}"`);
+  }
+  return block.der;
+}
+
+function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & { signatureOid: string } {
+  const [info, sigAlg, signature, extra] = childrenOf(der, readSingle(der), Tag.SEQUENCE, 'CSR');
+  if (!info || !sigAlg || signature?.tag !== Tag.BIT_STRING || extra) {
+    throw new PkiError('malformed DER: bad CertificationRequest');
+  }
+  const [version, subject, spki, attributes] = childrenOf(der, info, Tag.SEQUENCE, 'CSR info');
+  if (version?.tag !== Tag.INTEGER || subject?.tag !== Tag.SEQUENCE || spki?.tag !== Tag.SEQUENCE) {
+    throw new PkiError('malformed DER: bad CertificationRequestInfo');
+  }
+  const [sigOid] = childrenOf(der, sigAlg, Tag.SEQUENCE, 'signature algorithm');
+  if (sigOid?.tag !== Tag.OID) throw new PkiError('malformed DER: bad signature algorithm');
+  const subjectDer = toArrayBuffer(rawOf(der, subject));
+  let publicKey: KeyObject;
+  try {
+    publicKey = createPublicKey({
+      key: Buffer.from(rawOf(der, spki)),
+      format: 'der',
+      type: 'spki',
+    });
+  } catch (err) {
+    throw new PkiError(`bad public key: ${(err as Error).message}`);
+  }
+  const exts = requestedExtensions(der, attributes);
+  const san = exts.get(ExtensionOid.subjectAltName);
+  const bc = exts.get(ExtensionOid.basicConstraints);
+  const ku = exts.get(ExtensionOid.keyUsage);
+  const eku = exts.get(ExtensionOid.extKeyUsage);
+  const nc = exts.get(ExtensionOid.nameConstraints);
+  return {
+    signatureOid: decodeOid(contentOf(der, sigOid)),
+    subjectDer,
+    subject: describeSubject(subjectDer),
+    publicKey,
+    sans: san
+      ? decodeSubjectAltNames(san.value)
+      : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [] },
+    ...(san && { sanExtension: { critical: san.critical, der: toArrayBuffer(san.value) } }),
+    ...(bc && { basicConstraints: decodeBasicConstraints(bc.value) }),
+    ...(ku && { keyUsage: decodeKeyUsage(ku.value) }),
+    ...(eku && { extKeyUsages: decodeExtKeyUsage(eku.value) }),
+    ...(nc && { nameConstraints: { critical: nc.critical, der: toArrayBuffer(nc.value) } }),
+  };
+}
+
+/** Parses a PEM CSR and verifies its signature; throws PkiError for non-PEM, bad DER or a bad signature. */
+export async function parseCsr(pem: string | Buffer): Promise<ParsedCsr> {
+  let der: Uint8Array;
+  let parsed: ReturnType<typeof parseStructure>;
+  try {
+    der = csrDer(pem);
+    parsed = parseStructure(der);
+  } catch (err) {
+    throw new PkiError(`cannot parse certificate request: ${(err as Error).message}`);
+  }
+  const { signatureOid, ...fields } = parsed;
+  if (!ACCEPTED_SIGNATURES.has(signatureOid)) {
+    throw new PkiError(
+      `certificate request signature is invalid: unsupported algorithm ${signatureOid}`,
+    );
+  }
+  let valid = false;
+  try {
+    valid = await new x509.Pkcs10CertificateRequest(der).verify();
+  } catch {
+    // The signature could not be checked at all (key and algorithm mismatch); that is invalid too.
+  }
+  if (!valid) throw new PkiError('certificate request signature is invalid');
+  return { pem: encodePem('CERTIFICATE REQUEST', der), ...fields };
+}

@@ -1,0 +1,205 @@
+import { PkiError } from './errors.js';
+
+// A deliberately small DER codec. The pki layer needs byte-exact control over a
+// few structures (names, SANs, extension values) that must be copied verbatim
+// or encoded exactly like Go does; a schema library would re-encode them.
+
+/** Universal and common tags used by the pki layer (single-byte identifiers). */
+export const Tag = {
+  BOOLEAN: 0x01,
+  INTEGER: 0x02,
+  BIT_STRING: 0x03,
+  OCTET_STRING: 0x04,
+  NULL: 0x05,
+  OID: 0x06,
+  UTF8_STRING: 0x0c,
+  NUMERIC_STRING: 0x12,
+  PRINTABLE_STRING: 0x13,
+  T61_STRING: 0x14,
+  IA5_STRING: 0x16,
+  UTC_TIME: 0x17,
+  GENERALIZED_TIME: 0x18,
+  VISIBLE_STRING: 0x1a,
+  UNIVERSAL_STRING: 0x1c,
+  BMP_STRING: 0x1e,
+  SEQUENCE: 0x30,
+  SET: 0x31,
+} as const;
+
+/** One decoded TLV: offsets into the buffer it was read from. */
+export interface Tlv {
+  tag: number;
+  start: number;
+  contentStart: number;
+  end: number;
+}
+
+/** Concatenates byte arrays. */
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const p of parts) {
+    out.set(p, offset);
+    offset += p.length;
+  }
+  return out;
+}
+
+function encodeLength(length: number): Uint8Array {
+  if (length < 0x80) return Uint8Array.of(length);
+  const bytes: number[] = [];
+  for (let n = length; n > 0; n = Math.floor(n / 256)) bytes.unshift(n % 256);
+  return Uint8Array.of(0x80 | bytes.length, ...bytes);
+}
+
+/** Encodes one TLV with a single-byte identifier. */
+export function encodeTlv(tag: number, content: Uint8Array): Uint8Array {
+  return concat([Uint8Array.of(tag), encodeLength(content.length), content]);
+}
+
+/** Encodes a SEQUENCE of already encoded elements. */
+export function sequence(elements: readonly Uint8Array[]): Uint8Array {
+  return encodeTlv(Tag.SEQUENCE, concat(elements));
+}
+
+/** Encodes a SET OF with its elements sorted as DER (X.690 11.6) and Go's encoding/asn1 require. */
+export function setOf(elements: readonly Uint8Array[]): Uint8Array {
+  return encodeTlv(Tag.SET, concat([...elements].sort(Buffer.compare)));
+}
+
+/** Encodes a context-specific tag [n], constructed or primitive. */
+export function contextTag(n: number, content: Uint8Array, constructed: boolean): Uint8Array {
+  return encodeTlv((constructed ? 0xa0 : 0x80) | n, content);
+}
+
+/** Encodes a BOOLEAN. */
+export function encodeBoolean(value: boolean): Uint8Array {
+  return encodeTlv(Tag.BOOLEAN, Uint8Array.of(value ? 0xff : 0x00));
+}
+
+/** Encodes an OCTET STRING. */
+export function encodeOctetString(content: Uint8Array): Uint8Array {
+  return encodeTlv(Tag.OCTET_STRING, content);
+}
+
+/** Encodes a string type whose content is the UTF-8 (or ASCII) bytes of value. */
+export function encodeString(tag: number, value: string): Uint8Array {
+  return encodeTlv(tag, new TextEncoder().encode(value));
+}
+
+/** Encodes an OBJECT IDENTIFIER from dotted-decimal text; throws PkiError if it is not one. */
+export function encodeOid(dotted: string): Uint8Array {
+  if (!/^[0-2](\.(0|[1-9][0-9]*))+$/.test(dotted)) {
+    throw new PkiError(`invalid object identifier "${dotted}"`);
+  }
+  const arcs = dotted.split('.').map((a) => BigInt(a));
+  const [first = 0n, second = 0n, ...rest] = arcs;
+  if (first < 2n && second >= 40n) {
+    throw new PkiError(`invalid object identifier "${dotted}"`);
+  }
+  const out: number[] = [];
+  for (const arc of [first * 40n + second, ...rest]) {
+    const chunk: number[] = [Number(arc & 0x7fn)];
+    for (let v = arc >> 7n; v > 0n; v >>= 7n) chunk.unshift(Number(v & 0x7fn) | 0x80);
+    out.push(...chunk);
+  }
+  return encodeTlv(Tag.OID, Uint8Array.from(out));
+}
+
+/** Decodes the content octets of an OBJECT IDENTIFIER to dotted-decimal text. */
+export function decodeOid(content: Uint8Array): string {
+  const arcs: bigint[] = [];
+  let v = 0n;
+  let pending = false;
+  for (const b of content) {
+    if (!pending && b === 0x80) throw new PkiError('malformed DER: non-minimal object identifier');
+    v = (v << 7n) | BigInt(b & 0x7f);
+    pending = (b & 0x80) !== 0;
+    if (!pending) {
+      arcs.push(v);
+      v = 0n;
+    }
+  }
+  const [head, ...rest] = arcs;
+  if (head === undefined || pending)
+    throw new PkiError('malformed DER: truncated object identifier');
+  const first = head < 80n ? head / 40n : 2n;
+  return [first, head - first * 40n, ...rest].join('.');
+}
+
+/** Reads one TLV starting at offset, bounded by limit; throws PkiError on malformed or non-DER lengths. */
+export function readTlv(buf: Uint8Array, offset: number, limit = buf.length): Tlv {
+  if (offset + 2 > limit) throw new PkiError('malformed DER: truncated element');
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const tag = view.readUInt8(offset);
+  if ((tag & 0x1f) === 0x1f) throw new PkiError('malformed DER: multi-byte tags are not supported');
+  const first = view.readUInt8(offset + 1);
+  let length = first;
+  let contentStart = offset + 2;
+  if (first & 0x80) {
+    const n = first & 0x7f;
+    if (n === 0) throw new PkiError('malformed DER: indefinite length');
+    if (n > 4 || contentStart + n > limit) throw new PkiError('malformed DER: bad length');
+    length = view.readUIntBE(contentStart, n);
+    if (length < 0x80 || view.readUInt8(contentStart) === 0) {
+      throw new PkiError('malformed DER: non-minimal length');
+    }
+    contentStart += n;
+  }
+  const end = contentStart + length;
+  if (end > limit) throw new PkiError('malformed DER: length exceeds data');
+  return { tag, start: offset, contentStart, end };
+}
+
+/** Reads a buffer that must hold exactly one TLV. */
+export function readSingle(buf: Uint8Array): Tlv {
+  const tlv = readTlv(buf, 0);
+  if (tlv.end !== buf.length) throw new PkiError('malformed DER: trailing data');
+  return tlv;
+}
+
+/** Reads the TLVs inside a constructed element. */
+export function readChildren(buf: Uint8Array, parent: Tlv): Tlv[] {
+  const out: Tlv[] = [];
+  for (let offset = parent.contentStart; offset < parent.end; ) {
+    const child = readTlv(buf, offset, parent.end);
+    out.push(child);
+    offset = child.end;
+  }
+  return out;
+}
+
+/** Reads the children of a constructed element after checking its tag; throws PkiError naming what was expected. */
+export function childrenOf(buf: Uint8Array, parent: Tlv, tag: number, what: string): Tlv[] {
+  if (parent.tag !== tag) throw new PkiError(`malformed DER: expected ${what}`);
+  return readChildren(buf, parent);
+}
+
+/** Returns the content octets of a TLV. */
+export function contentOf(buf: Uint8Array, tlv: Tlv): Uint8Array {
+  return buf.subarray(tlv.contentStart, tlv.end);
+}
+
+/** Returns the whole encoding (tag, length and content) of a TLV. */
+export function rawOf(buf: Uint8Array, tlv: Tlv): Uint8Array {
+  return buf.subarray(tlv.start, tlv.end);
+}
+
+/** Copies bytes into a fresh ArrayBuffer (public API returns ArrayBuffer, not a view into a larger buffer). */
+export function toArrayBuffer(bytes: Uint8Array): ArrayBuffer {
+  const out = new ArrayBuffer(bytes.length);
+  new Uint8Array(out).set(bytes);
+  return out;
+}
+
+/** Views an ArrayBuffer or Node Buffer as Uint8Array without copying. */
+export function asBytes(data: ArrayBuffer | Uint8Array): Uint8Array {
+  return data instanceof Uint8Array ? data : new Uint8Array(data);
+}
+
+/** True when every character is ASCII (what IA5String can hold). */
+export function isAscii(text: string): boolean {
+  return /^\p{ASCII}*$/u.test(text);
+}

@@ -1,0 +1,4 @@
+/** The one error type of the pki layer; its message names what is wrong and never holds key material. */
+export class PkiError extends Error {
+  override readonly name = 'PkiError';
+}

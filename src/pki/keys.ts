@@ -1,0 +1,238 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  type KeyObject,
+  webcrypto,
+  X509Certificate,
+} from 'node:crypto';
+import { promisify } from 'node:util';
+import { PkiError } from './errors.js';
+import { decodePemBlocks, pemText } from './pem.js';
+
+/** Key algorithms, spelled as cert-manager's `privateKey.algorithm`. */
+export type KeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
+
+/** Algorithm and size of a key; size is bits for RSA and the curve size for ECDSA. */
+export interface KeySpec {
+  algorithm: KeyAlgorithm;
+  size?: number;
+}
+
+/** Private key PEM encodings, spelled as the csi-driver `key-encoding` attribute. */
+export type KeyEncoding = 'PKCS1' | 'PKCS8';
+
+/** Hashes used for signatures. */
+export type HashName = 'SHA-256' | 'SHA-384' | 'SHA-512';
+
+/** A WebCrypto signing algorithm as @peculiar/x509 expects it. */
+export type SigningAlgorithm =
+  | { name: 'RSASSA-PKCS1-v1_5'; hash: HashName }
+  | { name: 'ECDSA'; hash: HashName }
+  | { name: 'Ed25519' };
+
+export const RSA_MIN_BITS = 2048;
+export const RSA_MAX_BITS = 8192;
+export const RSA_DEFAULT_BITS = 2048;
+
+/** ECDSA sizes, named by their curve's bit size. */
+export type EcdsaSize = 256 | 384 | 521;
+export const ECDSA_DEFAULT_SIZE: EcdsaSize = 256;
+
+/** A checked key spec with its size filled in. */
+export type NormalizedKeySpec =
+  | { algorithm: 'RSA'; size: number }
+  | { algorithm: 'ECDSA'; size: EcdsaSize }
+  | { algorithm: 'Ed25519' };
+
+const CURVES: Record<EcdsaSize, { node: string; web: string; hash: HashName }> = {
+  256: { node: 'prime256v1', web: 'P-256', hash: 'SHA-256' },
+  384: { node: 'secp384r1', web: 'P-384', hash: 'SHA-384' },
+  521: { node: 'secp521r1', web: 'P-521', hash: 'SHA-512' },
+};
+
+const isEcdsaSize = (size: number): size is EcdsaSize =>
+  size === 256 || size === 384 || size === 521;
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+/** Checks a key spec and fills in the default size; throws PkiError naming the problem. */
+export function normalizeKeySpec(spec: KeySpec): NormalizedKeySpec {
+  switch (spec.algorithm) {
+    case 'RSA': {
+      const size = spec.size ?? RSA_DEFAULT_BITS;
+      if (!Number.isInteger(size) || size < RSA_MIN_BITS || size > RSA_MAX_BITS) {
+        throw new PkiError(
+          `RSA key size must be between ${RSA_MIN_BITS} and ${RSA_MAX_BITS}, got ${size}`,
+        );
+      }
+      return { algorithm: 'RSA', size };
+    }
+    case 'ECDSA': {
+      const size = spec.size ?? ECDSA_DEFAULT_SIZE;
+      if (!isEcdsaSize(size)) {
+        throw new PkiError(`ECDSA key size must be 256, 384 or 521, got ${size}`);
+      }
+      return { algorithm: 'ECDSA', size };
+    }
+    case 'Ed25519':
+      if (spec.size !== undefined) {
+        throw new PkiError(`Ed25519 keys have no size, got ${spec.size}`);
+      }
+      return { algorithm: 'Ed25519' };
+    default:
+      throw new PkiError(`unsupported key algorithm "${String(spec.algorithm)}"`);
+  }
+}
+
+/** Generates a private key off the event loop (async generateKeyPair: RSA-4096 would block for seconds). */
+export async function generatePrivateKey(spec: KeySpec): Promise<KeyObject> {
+  const normalized = normalizeKeySpec(spec);
+  if (normalized.algorithm === 'RSA') {
+    const pair = await generateKeyPairAsync('rsa', {
+      modulusLength: normalized.size,
+      publicExponent: 0x10001,
+    });
+    return pair.privateKey;
+  }
+  if (normalized.algorithm === 'ECDSA') {
+    const pair = await generateKeyPairAsync('ec', { namedCurve: CURVES[normalized.size].node });
+    return pair.privateKey;
+  }
+  const pair = await generateKeyPairAsync('ed25519', {});
+  return pair.privateKey;
+}
+
+function requirePrivate(key: KeyObject): void {
+  if (key.type !== 'private')
+    throw new PkiError(`a private key is required, got a ${key.type} key`);
+}
+
+/** Encodes a private key as PEM: PKCS1 (`RSA PRIVATE KEY`, RSA only) or PKCS8 (`PRIVATE KEY`). */
+export function encodePrivateKey(key: KeyObject, encoding: KeyEncoding): string {
+  requirePrivate(key);
+  if (encoding === 'PKCS1') {
+    if (key.asymmetricKeyType !== 'rsa') {
+      throw new PkiError(`PKCS1 encoding requires an RSA key, got ${key.asymmetricKeyType}`);
+    }
+    return String(key.export({ type: 'pkcs1', format: 'pem' }));
+  }
+  if (encoding === 'PKCS8') return String(key.export({ type: 'pkcs8', format: 'pem' }));
+  throw new PkiError(`unsupported private key encoding "${String(encoding)}"`);
+}
+
+const KEY_TYPE_BY_LABEL: Record<string, 'pkcs1' | 'sec1' | 'pkcs8'> = {
+  'RSA PRIVATE KEY': 'pkcs1',
+  'EC PRIVATE KEY': 'sec1',
+  'PRIVATE KEY': 'pkcs8',
+};
+
+/** Decodes a PKCS#1, SEC1 or PKCS#8 PEM private key (the first key block; `EC PARAMETERS` blocks are skipped). */
+export function decodePrivateKey(pem: string | Buffer): KeyObject {
+  let blocks: ReturnType<typeof decodePemBlocks>;
+  try {
+    blocks = decodePemBlocks(pemText(pem));
+  } catch (err) {
+    throw new PkiError(`cannot decode private key: ${(err as Error).message}`);
+  }
+  if (blocks.some((b) => b.label === 'ENCRYPTED PRIVATE KEY')) {
+    throw new PkiError('cannot decode private key: encrypted private keys are not supported');
+  }
+  const block = blocks.find((b) => KEY_TYPE_BY_LABEL[b.label] !== undefined);
+  const type = block && KEY_TYPE_BY_LABEL[block.label];
+  if (!block || !type)
+    throw new PkiError('cannot decode private key: no private key PEM block found');
+  try {
+    return createPrivateKey({ key: Buffer.from(block.der), format: 'der', type });
+  } catch (err) {
+    // OpenSSL's reason strings name the failing decoder, never the key bytes.
+    throw new PkiError(`cannot decode private key: ${(err as Error).message}`);
+  }
+}
+
+/** Returns the algorithm and size of a private or public key; throws PkiError for unsupported keys. */
+export function keySpecOf(key: KeyObject): NormalizedKeySpec {
+  const details = key.asymmetricKeyDetails ?? {};
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return { algorithm: 'RSA', size: Number(details.modulusLength) };
+    case 'ec':
+      for (const size of [256, 384, 521] as const) {
+        if (CURVES[size].node === details.namedCurve) return { algorithm: 'ECDSA', size };
+      }
+      throw new PkiError(`unsupported elliptic curve ${String(details.namedCurve)}`);
+    case 'ed25519':
+      return { algorithm: 'Ed25519' };
+    default:
+      throw new PkiError(`unsupported key type ${String(key.asymmetricKeyType)}`);
+  }
+}
+
+/** Returns the SubjectPublicKeyInfo DER of a private or public key. */
+export function spkiOf(key: KeyObject): Buffer {
+  const pub = key.type === 'private' ? createPublicKey(key) : key;
+  return pub.export({ type: 'spki', format: 'der' });
+}
+
+/** True when both keys (private or public) have the same public key. */
+export function publicKeysEqual(a: KeyObject, b: KeyObject): boolean {
+  return spkiOf(a).equals(spkiOf(b));
+}
+
+/** True when the key's public half is the public key of the first certificate in certPem. */
+export function keyMatchesCertificate(key: KeyObject, certPem: string): boolean {
+  const first = decodePemBlocks(certPem).find((b) => b.label === 'CERTIFICATE');
+  if (!first) throw new PkiError('no certificate PEM block found');
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(first.der);
+  } catch (err) {
+    throw new PkiError(`cannot parse certificate: ${(err as Error).message}`);
+  }
+  return publicKeysEqual(key, cert.publicKey);
+}
+
+/** The signature algorithm for a signer key: CSRs use Go's key default (SHA-256 for RSA), certificates use cert-manager's CA choice (RSA hash grows with key size). */
+export function signingAlgorithmFor(
+  key: KeyObject,
+  purpose: 'csr' | 'certificate',
+): SigningAlgorithm {
+  const spec = keySpecOf(key);
+  if (spec.algorithm === 'Ed25519') return { name: 'Ed25519' };
+  if (spec.algorithm === 'ECDSA') return { name: 'ECDSA', hash: CURVES[spec.size].hash };
+  let hash: HashName = 'SHA-256';
+  if (purpose === 'certificate' && spec.size >= 4096) hash = 'SHA-512';
+  else if (purpose === 'certificate' && spec.size >= 3072) hash = 'SHA-384';
+  return { name: 'RSASSA-PKCS1-v1_5', hash };
+}
+
+/**
+ * Imports a KeyObject into WebCrypto (Node 20 has no KeyObject.toCryptoKey).
+ * An RSA CryptoKey carries its hash and @peculiar/x509 signs with the key's hash,
+ * not the requested one, so RSA keys are imported with `algorithm`'s hash.
+ */
+export async function toCryptoKeyPair(
+  key: KeyObject,
+  algorithm: SigningAlgorithm = signingAlgorithmFor(key, 'csr'),
+): Promise<{ privateKey: webcrypto.CryptoKey; publicKey: webcrypto.CryptoKey }> {
+  requirePrivate(key);
+  const spec = keySpecOf(key);
+  let params: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams | webcrypto.Algorithm;
+  if (spec.algorithm === 'RSA') {
+    params = {
+      name: 'RSASSA-PKCS1-v1_5',
+      hash: 'hash' in algorithm ? algorithm.hash : 'SHA-256',
+    };
+  } else if (spec.algorithm === 'ECDSA') {
+    params = { name: 'ECDSA', namedCurve: CURVES[spec.size].web };
+  } else {
+    params = { name: 'Ed25519' };
+  }
+  const subtle = webcrypto.subtle;
+  const pkcs8 = key.export({ type: 'pkcs8', format: 'der' });
+  const [privateKey, publicKey] = await Promise.all([
+    subtle.importKey('pkcs8', pkcs8, params, false, ['sign']),
+    subtle.importKey('spki', spkiOf(key), params, true, ['verify']),
+  ]);
+  return { privateKey, publicKey };
+}

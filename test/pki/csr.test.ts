@@ -1,0 +1,405 @@
+import t from 'tap';
+import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import {
+  concat,
+  contextTag,
+  encodeOid,
+  encodeTlv,
+  rawOf,
+  readChildren,
+  readSingle,
+  sequence,
+  setOf,
+  Tag,
+} from '../../src/pki/der.js';
+import {
+  encodePrivateKey,
+  generatePrivateKey,
+  type KeySpec,
+  publicKeysEqual,
+  toCryptoKeyPair,
+} from '../../src/pki/keys.js';
+import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
+import { subjectToDer } from '../../src/pki/subject.js';
+import { x509 } from '../../src/pki/x509-provider.js';
+import { openssl } from './fixtures/openssl.js';
+
+const fullRequest = {
+  subject: {
+    commonName: 'my-service',
+    organizations: ['Example Inc.'],
+    organizationalUnits: ['team-a', 'team-b'],
+    countries: ['DE'],
+    provinces: ['Berlin'],
+    localities: ['Berlin'],
+    streetAddresses: ['1 Main St'],
+    postalCodes: ['10115'],
+    serialNumber: '42',
+  },
+  dnsNames: ['svc.example', 'svc.ns.svc.cluster.local'],
+  ipAddresses: ['10.0.0.7', 'fd00::7'],
+  uris: ['spiffe://cluster.local/ns/default/sa/app'],
+  emailAddresses: ['me@example.com'],
+};
+
+t.test(
+  'CSRs for every key type carry the subject and all SAN types; openssl verifies them',
+  async (t) => {
+    const specs: KeySpec[] = [
+      { algorithm: 'RSA' },
+      { algorithm: 'ECDSA' },
+      { algorithm: 'ECDSA', size: 384 },
+      { algorithm: 'ECDSA', size: 521 },
+      { algorithm: 'Ed25519' },
+    ];
+    const sigAlgs = [
+      'sha256WithRSAEncryption',
+      'ecdsa-with-SHA256',
+      'ecdsa-with-SHA384',
+      'ecdsa-with-SHA512',
+      'ED25519',
+    ];
+    for (const [i, spec] of specs.entries()) {
+      const key = await generatePrivateKey(spec);
+      const pem = await createCsr({ key, ...fullRequest });
+      t.match(
+        pem,
+        /^-----BEGIN CERTIFICATE REQUEST-----\n(?:[A-Za-z0-9+/=]{64}\n)*[A-Za-z0-9+/=]{1,64}\n-----END CERTIFICATE REQUEST-----\n$/,
+      );
+      const text = await openssl(['req', '-in', '{csr}', '-verify', '-noout', '-text'], {
+        csr: pem,
+      });
+      t.match(text, /verify OK/, `${spec.algorithm} ${spec.size ?? ''} verifies`);
+      t.match(text, `Signature Algorithm: ${sigAlgs[i]}`);
+      t.match(
+        text,
+        'DNS:svc.example, DNS:svc.ns.svc.cluster.local, email:me@example.com, IP Address:10.0.0.7, IP Address:FD00:0:0:0:0:0:0:7, URI:spiffe://cluster.local/ns/default/sa/app',
+      );
+      t.notMatch(text, /Key Usage|Basic Constraints/, 'only the SAN extension');
+
+      const parsed = await parseCsr(pem);
+      t.equal(parsed.pem, pem);
+      t.ok(publicKeysEqual(parsed.publicKey, key));
+      t.same(Buffer.from(parsed.subjectDer), Buffer.from(subjectToDer(fullRequest.subject)));
+      t.equal(
+        parsed.subject,
+        'serialNumber=42,CN=my-service,OU=team-a+OU=team-b,O=Example Inc.,postalCode=10115,street=1 Main St,L=Berlin,ST=Berlin,C=DE',
+      );
+      t.same(parsed.sans, {
+        dnsNames: fullRequest.dnsNames,
+        ipAddresses: fullRequest.ipAddresses,
+        uris: fullRequest.uris,
+        emailAddresses: fullRequest.emailAddresses,
+      });
+      t.equal(parsed.sanExtension?.critical, false);
+      t.equal(parsed.basicConstraints, undefined);
+      t.equal(parsed.keyUsage, undefined);
+      t.equal(parsed.extKeyUsages, undefined);
+      t.equal(parsed.nameConstraints, undefined);
+    }
+  },
+);
+
+t.test('the subject printed by openssl is in Go order', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'Ed25519' });
+  const pem = await createCsr({ key, ...fullRequest });
+  const out = await openssl(['req', '-in', '{csr}', '-noout', '-subject', '-nameopt', 'RFC2253'], {
+    csr: pem,
+  });
+  t.equal(
+    out.trim(),
+    // openssl's DN_REV reverses every entry, so it prints a multi-valued RDN backwards too.
+    'subject=serialNumber=42,CN=my-service,OU=team-b+OU=team-a,O=Example Inc.,postalCode=10115,street=1 Main St,L=Berlin,ST=Berlin,C=DE',
+  );
+});
+
+t.test('no SANs: no extension request at all; empty subject is allowed', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await createCsr({ key, subject: { commonName: 'only-cn' } });
+  const asn1 = await openssl(['asn1parse', '-in', '{csr}'], { csr: pem });
+  t.match(asn1, /cont \[ 0 \]\s*\n/, 'attributes are an empty [0]');
+  t.notMatch(asn1, /Extension Request/);
+  const parsed = await parseCsr(pem);
+  t.same(parsed.sans, { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [] });
+  t.equal(parsed.sanExtension, undefined);
+
+  const empty = await parseCsr(await createCsr({ key, dnsNames: ['x.example'] }));
+  t.equal(empty.subject, '');
+  t.equal(Buffer.from(empty.subjectDer).toString('hex'), '3000');
+});
+
+t.test('a literal subject replaces the subject fields', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const parsed = await parseCsr(
+    await createCsr({ key, subject: { commonName: 'ignored' }, literalSubject: 'CN=lit,O=x' }),
+  );
+  t.equal(parsed.subject, 'CN=lit,O=x');
+  const fallback = await parseCsr(
+    await createCsr({ key, subject: { commonName: 'used' }, literalSubject: '' }),
+  );
+  t.equal(fallback.subject, 'CN=used');
+});
+
+t.test('bad SANs are refused when the CSR is built', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  await t.rejects(createCsr({ key, ipAddresses: ['10.0.0.300'] }), {
+    name: 'PkiError',
+    message: 'invalid IP address "10.0.0.300"',
+  });
+  await t.rejects(createCsr({ key, uris: ['not-a-uri'] }), { message: 'invalid URI "not-a-uri"' });
+  await t.rejects(createCsr({ key, literalSubject: 'XX=1' }), {
+    message: /unknown attribute type "XX"/,
+  });
+});
+
+t.test('a tampered CSR is rejected', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await createCsr({ key, subject: { commonName: 'aaaa' }, dnsNames: ['x.example'] });
+  const der = Buffer.from(decodePemBlocks(pem)[0]?.der ?? []);
+  const at = der.indexOf('aaaa');
+  der[at] = 'b'.charCodeAt(0);
+  await t.rejects(parseCsr(encodePem('CERTIFICATE REQUEST', der)), {
+    name: 'PkiError',
+    message: 'certificate request signature is invalid',
+  });
+  // A CSR whose signature was made by another key is just as invalid.
+  const other = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const otherDer = Buffer.from(
+    decodePemBlocks(
+      await createCsr({ key: other, subject: { commonName: 'aaaa' }, dnsNames: ['x.example'] }),
+    )[0]?.der ?? [],
+  );
+  const spliced = Buffer.from(der);
+  // Same lengths for P-256 public keys: swap the SPKI bytes in.
+  const spkiOf = (b: Buffer) => b.indexOf(Buffer.from('3059301306072a8648ce3d0201', 'hex'));
+  otherDer.copy(spliced, spkiOf(spliced), spkiOf(otherDer), spkiOf(otherDer) + 91);
+  await t.rejects(parseCsr(encodePem('CERTIFICATE REQUEST', spliced)), {
+    message: 'certificate request signature is invalid',
+  });
+  // Ed25519 signature with one bit flipped.
+  const ed = await generatePrivateKey({ algorithm: 'Ed25519' });
+  const edDer = Buffer.from(decodePemBlocks(await createCsr({ key: ed }))[0]?.der ?? []);
+  edDer[edDer.length - 1] = (edDer[edDer.length - 1] ?? 0) ^ 1;
+  await t.rejects(parseCsr(encodePem('CERTIFICATE REQUEST', edDer)), {
+    message: 'certificate request signature is invalid',
+  });
+});
+
+t.test('non-PEM, wrong PEM and bad DER are rejected', async (t) => {
+  const cases: Array<[string | Buffer, RegExp]> = [
+    ['', /^cannot parse certificate request: no PEM block found$/],
+    [Buffer.from('hello'), /no PEM block found/],
+    [
+      '-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n',
+      /unexpected PEM block "CERTIFICATE"/,
+    ],
+    [
+      '-----BEGIN CERTIFICATE REQUEST-----\nMAA=\n-----END CERTIFICATE REQUEST-----\n',
+      /^cannot parse certificate request: malformed DER/,
+    ],
+    [
+      '-----BEGIN CERTIFICATE REQUEST-----\nMAM=\n-----END CERTIFICATE REQUEST-----\n',
+      /malformed DER/,
+    ],
+    [
+      '-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n-----END CERTIFICATE REQUEST-----\n',
+      /malformed DER/,
+    ],
+  ];
+  for (const [input, message] of cases) {
+    await t.rejects(parseCsr(input), { name: 'PkiError', message }, String(input).slice(0, 40));
+  }
+});
+
+t.test('reads BasicConstraints, KeyUsage, EKU and NameConstraints from openssl CSRs', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const keyPem = encodePrivateKey(key, 'PKCS8');
+  const pem = await openssl(
+    [
+      'req',
+      '-new',
+      '-key',
+      '{key}',
+      '-subj',
+      '/CN=ext-test',
+      '-sha256',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE,pathlen:1',
+      '-addext',
+      'keyUsage=critical,digitalSignature,keyCertSign,cRLSign,decipherOnly',
+      '-addext',
+      'extendedKeyUsage=serverAuth,1.2.3.4',
+      '-addext',
+      'nameConstraints=critical,permitted;DNS:.example.com',
+      '-addext',
+      'subjectAltName=DNS:a.example.com,otherName:1.2.3.4;UTF8:other,IP:::ffff:10.0.0.1',
+    ],
+    { key: keyPem },
+  );
+  const parsed = await parseCsr(pem);
+  t.same(parsed.basicConstraints, { isCA: true });
+  t.equal(parsed.keyUsage, 1 | 32 | 64 | 256);
+  t.same(parsed.extKeyUsages, ['1.3.6.1.5.5.7.3.1', '1.2.3.4']);
+  t.equal(parsed.nameConstraints?.critical, true);
+  t.ok((parsed.nameConstraints?.der.byteLength ?? 0) > 0);
+  t.same(parsed.sans.dnsNames, ['a.example.com']);
+  t.same(parsed.sans.ipAddresses, ['::ffff:10.0.0.1'], 'a 16-byte mapped address is shown as IPv6');
+  t.equal(parsed.subject, 'CN=ext-test');
+
+  const leafish = await openssl(
+    [
+      'req',
+      '-new',
+      '-key',
+      '{key}',
+      '-subj',
+      '/CN=x',
+      '-addext',
+      'basicConstraints=CA:FALSE',
+      '-addext',
+      'keyUsage=keyEncipherment',
+    ],
+    { key: keyPem },
+  );
+  const p2 = await parseCsr(leafish);
+  t.same(p2.basicConstraints, { isCA: false });
+  t.equal(p2.keyUsage, 4);
+});
+
+t.test('SHA-1 and unknown signature algorithms are refused', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'RSA' });
+  const pem = await openssl(['req', '-new', '-key', '{key}', '-subj', '/CN=old', '-sha1'], {
+    key: encodePrivateKey(key, 'PKCS1'),
+  });
+  await t.rejects(parseCsr(pem), {
+    name: 'PkiError',
+    message: 'certificate request signature is invalid: unsupported algorithm 1.2.840.113549.1.1.5',
+  });
+  const sha512 = await openssl(['req', '-new', '-key', '{key}', '-subj', '/CN=new', '-sha512'], {
+    key: encodePrivateKey(key, 'PKCS1'),
+  });
+  t.equal((await parseCsr(sha512)).subject, 'CN=new');
+  const pss = await openssl(
+    [
+      'req',
+      '-new',
+      '-key',
+      '{key}',
+      '-subj',
+      '/CN=pss',
+      '-sha256',
+      '-sigopt',
+      'rsa_padding_mode:pss',
+    ],
+    { key: encodePrivateKey(key, 'PKCS1') },
+  );
+  t.equal((await parseCsr(pss)).subject, 'CN=pss', 'RSA-PSS signatures are accepted, as Go does');
+});
+
+t.test('duplicate extensions and malformed extension values are rejected', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  // openssl's config keeps only the last of two equal keys, so build the CSR with x509 directly.
+  const ext = new x509.Extension('1.2.3.4', false, Uint8Array.of(0x05, 0x00));
+  const dup = await x509.Pkcs10CertificateRequestGenerator.create({
+    name: 'CN=dup',
+    extensions: [ext, ext],
+    signingAlgorithm: { name: 'ECDSA', hash: 'SHA-256' },
+    keys: await toCryptoKeyPair(key),
+  });
+  const pem = encodePem('CERTIFICATE REQUEST', new Uint8Array(dup.rawData));
+  await t.rejects(parseCsr(pem), { name: 'PkiError', message: /duplicate extension 1\.2\.3\.4/ });
+  const badKu = await openssl(
+    ['req', '-new', '-key', '{key}', '-subj', '/CN=bad', '-config', '{cnf}', '-reqexts', 'ext'],
+    {
+      key: encodePrivateKey(key, 'PKCS8'),
+      cnf: '[req]\ndistinguished_name=dn\n[dn]\n[ext]\n2.5.29.15=DER:0500\n',
+    },
+  );
+  await t.rejects(parseCsr(badKu), {
+    name: 'PkiError',
+    message: /cannot parse certificate request: malformed DER/,
+  });
+});
+
+t.test('structurally broken CSRs are rejected with the part that is wrong', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const der =
+    decodePemBlocks(await createCsr({ key, subject: { commonName: 'x' }, dnsNames: ['a'] }))[0]
+      ?.der ?? new Uint8Array();
+  const [info, sigAlg, sig] = readChildren(der, readSingle(der)).map((c) => rawOf(der, c));
+  const infoTlv = readSingle(info ?? new Uint8Array());
+  const [version, subject, spki, attrs] = readChildren(info ?? new Uint8Array(), infoTlv).map((c) =>
+    rawOf(info ?? new Uint8Array(), c),
+  );
+  const csr = (parts: Array<Uint8Array | undefined>) =>
+    encodePem(
+      'CERTIFICATE REQUEST',
+      sequence(parts.filter((p): p is Uint8Array => p !== undefined)),
+    );
+  const withInfo = (parts: Array<Uint8Array | undefined>) =>
+    csr([sequence(parts.filter((p): p is Uint8Array => p !== undefined)), sigAlg, sig]);
+  const cases: Array<[string, RegExp]> = [
+    [csr([info, sigAlg]), /bad CertificationRequest$/],
+    [csr([info, sigAlg, sig, sig]), /bad CertificationRequest$/],
+    [withInfo([subject, spki, attrs]), /bad CertificationRequestInfo/],
+    [
+      csr([info, sequence([encodeTlv(Tag.NULL, new Uint8Array())]), sig]),
+      /bad signature algorithm/,
+    ],
+    [
+      withInfo([
+        version,
+        subject,
+        sequence([sequence([encodeOid('1.2.3.4')]), encodeTlv(Tag.BIT_STRING, Uint8Array.of(0))]),
+        attrs,
+      ]),
+      /^cannot parse certificate request: bad public key: /,
+    ],
+    [
+      withInfo([
+        version,
+        subject,
+        spki,
+        contextTag(0, sequence([encodeTlv(Tag.NULL, new Uint8Array())]), true),
+      ]),
+      /bad attribute/,
+    ],
+  ];
+  for (const [pem, message] of cases) {
+    await t.rejects(parseCsr(pem), { name: 'PkiError', message });
+  }
+  // Structure is checked before the signature: these get as far as the signature check.
+  await t.rejects(parseCsr(withInfo([version, subject, spki])), {
+    message: 'certificate request signature is invalid',
+  });
+  const san = sequence([encodeOid('2.5.29.17'), encodeTlv(Tag.OCTET_STRING, sequence([]))]);
+  const extReq = sequence([encodeOid('1.2.840.113549.1.9.14'), setOf([sequence([san])])]);
+  await t.rejects(
+    parseCsr(withInfo([version, subject, spki, contextTag(0, concat([extReq, extReq]), true)])),
+    {
+      message: /duplicate extension 2\.5\.29\.17/,
+    },
+  );
+  // An ECDSA signature labelled as RSA cannot even be checked: still just "invalid".
+  await t.rejects(
+    parseCsr(
+      csr([
+        info,
+        sequence([encodeOid('1.2.840.113549.1.1.11'), encodeTlv(Tag.NULL, new Uint8Array())]),
+        sig,
+      ]),
+    ),
+    {
+      message: 'certificate request signature is invalid',
+    },
+  );
+  // Attributes other than extensionRequest are ignored.
+  const challenge = await openssl(
+    ['req', '-new', '-key', '{key}', '-subj', '/CN=cp', '-config', '{cnf}'],
+    {
+      key: encodePrivateKey(key, 'PKCS8'),
+      cnf: '[req]\ndistinguished_name=dn\nattributes=attrs\nprompt=no\n[dn]\nCN=cp\n[attrs]\nchallengePassword=secret123\n',
+    },
+  );
+  t.equal((await parseCsr(challenge)).subject, 'CN=cp');
+});

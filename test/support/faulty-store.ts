@@ -24,6 +24,9 @@ export class FaultyStore implements ResourceStore {
   readonly listErrors: Error[] = [];
   lists = 0;
   readonly watchCalls: WatchOptions[] = [];
+  /** Errors thrown, one per call, by the next updateStatus calls. */
+  readonly statusErrors: Error[] = [];
+  statusUpdates = 0;
   private readonly active = new Set<ActiveWatch>();
   private held: Array<() => void> | undefined;
   private dropping = false;
@@ -52,7 +55,10 @@ export class FaultyStore implements ResourceStore {
     return this.inner.update(kind, obj);
   }
 
-  updateStatus<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+  async updateStatus<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    this.statusUpdates++;
+    const error = this.statusErrors.shift();
+    if (error) throw error;
     return this.inner.updateStatus(kind, obj);
   }
 

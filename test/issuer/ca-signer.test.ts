@@ -1,0 +1,126 @@
+import t from 'tap';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import type { Issuer } from '../../src/api/issuer.js';
+import type { Secret } from '../../src/api/secret.js';
+import { signWithCA } from '../../src/issuer/ca-signer.js';
+import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
+import type { SignContext } from '../../src/issuer/signer.js';
+import { signCertificate } from '../../src/pki/certificate.js';
+import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
+import {
+  certificateRequest,
+  issuer,
+  keyAndCsr,
+  makeCA,
+  tlsSecret,
+} from '../support/issuer-fixtures.js';
+
+const caIssuer = issuer('ca', 'ns', { ca: { secretName: 'ca' } });
+
+function context(secrets: Secret[]): SignContext {
+  return {
+    secret: (namespace, name) =>
+      secrets.find((s) => s.metadata.namespace === namespace && s.metadata.name === name),
+    resourceNamespace: (i: Issuer) => i.metadata.namespace ?? 'kube-system',
+    events: new MemoryEventRecorder(),
+    now: new Date(),
+  };
+}
+
+async function request(duration?: string): Promise<CertificateRequest> {
+  const { csrPem } = await keyAndCsr({ algorithm: 'ECDSA', size: 256 });
+  return certificateRequest('ns', 'r', csrPem, {
+    issuerRef: { name: 'ca' },
+    ...(duration ? { duration } : {}),
+  });
+}
+
+t.test('a missing CA secret is Pending SecretMissing naming namespace/name', async (t) => {
+  const outcome = await signWithCA(await request(), caIssuer, context([]));
+  t.same(outcome, {
+    outcome: 'pending',
+    reason: 'SecretMissing',
+    message: 'Referenced secret ns/ca not found: secrets "ca" not found',
+  });
+});
+
+t.test('an unparsable CA secret is Pending SecretInvalidData', async (t) => {
+  const ca = await makeCA();
+  const other = await makeCA();
+  const cases: Array<[string, Record<string, string>, RegExp]> = [
+    ['no tls.crt', { 'tls.key': ca.keyPem }, /secret has no "tls.crt"/],
+    ['no tls.key', { 'tls.crt': ca.certificatePem }, /secret has no "tls.key"/],
+    [
+      'junk certificate',
+      { 'tls.crt': 'junk', 'tls.key': ca.keyPem },
+      /holds no certificate|certificate/,
+    ],
+    ['junk key', { 'tls.crt': ca.certificatePem, 'tls.key': 'junk' }, /private key/],
+    [
+      'key of another CA',
+      { 'tls.crt': ca.certificatePem, 'tls.key': other.keyPem },
+      /private key does not match certificate/,
+    ],
+  ];
+  for (const [name, data, cause] of cases) {
+    const outcome = await signWithCA(
+      await request(),
+      caIssuer,
+      context([tlsSecret('ns', 'ca', data)]),
+    );
+    t.equal(outcome.outcome, 'pending', name);
+    if (outcome.outcome !== 'pending') continue;
+    t.equal(outcome.reason, 'SecretInvalidData', name);
+    t.match(outcome.message, /^Failed to parse signing CA keypair from secret ns\/ca: /, name);
+    t.match(outcome.message, cause, name);
+    t.notMatch(outcome.message, /PRIVATE KEY/, `${name}: no key material in the message`);
+  }
+});
+
+t.test('a zero or malformed duration is a final SigningError', async (t) => {
+  const ca = await makeCA();
+  const secrets = [tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem })];
+  for (const duration of ['0s', '-1h', '1d']) {
+    const outcome = await signWithCA(await request(duration), caIssuer, context(secrets));
+    t.equal(outcome.outcome, 'failed', duration);
+    if (outcome.outcome === 'failed') {
+      t.equal(outcome.reason, 'SigningError');
+      t.match(outcome.message, /^Error generating certificate template: /);
+    }
+  }
+});
+
+t.test('ca.crt from the secret becomes the CA of an intermediate-signed chain', async (t) => {
+  const root = await makeCA();
+  // The signer is an intermediate issued by root; status.ca must be the root.
+  const intermediateKey = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
+  const intermediateCsr = await parseCsr(
+    await createCsr({ key: intermediateKey, subject: { commonName: 'intermediate' } }),
+  );
+  const intermediatePem = await signCertificate(
+    intermediateCsr,
+    { durationMs: 3600_000 * 24, isCA: true, usages: [] },
+    { certificatePem: root.certificatePem, key: decodePrivateKey(root.keyPem) },
+  );
+  const secrets = [
+    tlsSecret('ns', 'ca', {
+      'tls.crt': intermediatePem,
+      'tls.key': encodePrivateKey(intermediateKey, 'PKCS8'),
+      'ca.crt': root.certificatePem,
+    }),
+  ];
+  const outcome = await signWithCA(await request('1h'), caIssuer, context(secrets));
+  t.equal(outcome.outcome, 'issued');
+  if (outcome.outcome !== 'issued') return;
+  t.equal(outcome.caPem.trim(), root.certificatePem.trim(), 'ca.crt is the top-most certificate');
+  t.equal(
+    (outcome.certificatePem.match(/BEGIN CERTIFICATE/g) ?? []).length,
+    2,
+    'leaf + intermediate',
+  );
+  t.notOk(
+    outcome.certificatePem.includes(root.certificatePem.trim()),
+    'the root is not in the chain',
+  );
+});

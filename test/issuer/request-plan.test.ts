@@ -1,0 +1,148 @@
+import t from 'tap';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import type { Condition } from '../../src/api/conditions.js';
+import type { Issuer } from '../../src/api/issuer.js';
+import { type IssuerLookup, planRequestSync } from '../../src/issuer/request-plan.js';
+
+const approved: Condition = { type: 'Approved', status: 'True', reason: 'cert-manager.io' };
+
+function cr(
+  conditions: Condition[],
+  extra: { group?: string; kind?: string; certificate?: string; failureTime?: string } = {},
+): CertificateRequest {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: { name: 'r', namespace: 'ns' },
+    spec: {
+      request: '',
+      issuerRef: {
+        name: 'i',
+        ...(extra.group !== undefined ? { group: extra.group } : {}),
+        ...(extra.kind !== undefined ? { kind: extra.kind } : {}),
+      },
+    },
+    status: {
+      conditions,
+      ...(extra.certificate ? { certificate: extra.certificate } : {}),
+      ...(extra.failureTime ? { failureTime: extra.failureTime } : {}),
+    },
+  };
+}
+
+function readyIssuer(spec: Issuer['spec'], ready = true): Issuer {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Issuer',
+    metadata: { name: 'i', namespace: 'ns' },
+    spec,
+    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+  };
+}
+
+const handlesOurs = (type: string) => type === 'ca' || type === 'selfSigned';
+const found =
+  (issuer: Issuer): (() => IssuerLookup) =>
+  () => ({ issuer });
+const missing = () => ({ notFound: 'issuer.cert-manager.io "i" not found' });
+const neverLooked = (): IssuerLookup => {
+  throw new Error('the issuer must not be looked up at this step');
+};
+
+t.test('the sync order of the reference, step by step', async (t) => {
+  const ca = readyIssuer({ ca: { secretName: 's' } });
+  const cases: Array<[string, CertificateRequest, () => IssuerLookup, unknown]> = [
+    ['external group', cr([approved], { group: 'example.com' }), neverLooked, { step: 'ignore' }],
+    ['denied', cr([{ type: 'Denied', status: 'True' }]), neverLooked, { step: 'deny' }],
+    [
+      'denied and already reported',
+      cr(
+        [
+          { type: 'Denied', status: 'True' },
+          { type: 'Ready', status: 'False', reason: 'Denied' },
+        ],
+        { failureTime: '2026-01-01T00:00:00Z' },
+      ),
+      neverLooked,
+      { step: 'ignore' },
+    ],
+    [
+      'invalid request',
+      cr([{ type: 'InvalidRequest', status: 'True' }]),
+      neverLooked,
+      { step: 'ignore' },
+    ],
+    ['not approved', cr([]), neverLooked, { step: 'waitForApproval' }],
+    [
+      'already failed',
+      cr([approved, { type: 'Ready', status: 'False', reason: 'Failed' }]),
+      neverLooked,
+      { step: 'ignore' },
+    ],
+    [
+      'already issued',
+      cr([approved, { type: 'Ready', status: 'True', reason: 'Issued' }]),
+      neverLooked,
+      { step: 'ignore' },
+    ],
+    [
+      'issuer not found',
+      cr([approved]),
+      missing,
+      {
+        step: 'pending',
+        reason: 'IssuerNotFound',
+        message: 'Referenced "Issuer" not found: issuer.cert-manager.io "i" not found',
+      },
+    ],
+    [
+      'cluster issuer not found',
+      cr([approved], { kind: 'ClusterIssuer' }),
+      () => ({ notFound: 'clusterissuer.cert-manager.io "i" not found' }),
+      {
+        step: 'pending',
+        reason: 'IssuerNotFound',
+        message:
+          'Referenced "ClusterIssuer" not found: clusterissuer.cert-manager.io "i" not found',
+      },
+    ],
+    [
+      'issuer type missing',
+      cr([approved]),
+      found(readyIssuer({})),
+      { step: 'pending', reason: 'IssuerTypeMissing', message: 'Missing issuer type' },
+    ],
+    [
+      "another controller's type",
+      cr([approved]),
+      found(readyIssuer({ acme: {} })),
+      { step: 'ignore' },
+    ],
+    [
+      'issuer not ready',
+      cr([approved]),
+      found(readyIssuer({ ca: { secretName: 's' } }, false)),
+      {
+        step: 'pending',
+        reason: 'IssuerNotReady',
+        message: 'Referenced issuer does not have a Ready status condition',
+      },
+    ],
+    [
+      'certificate already set',
+      cr([approved], { certificate: 'eA==' }),
+      found(ca),
+      { step: 'ignore' },
+    ],
+    ['sign', cr([approved]), found(ca), { step: 'sign', issuer: ca, issuerType: 'ca' }],
+    [
+      'pending requests are retried',
+      cr([approved, { type: 'Ready', status: 'False', reason: 'Pending' }]),
+      found(ca),
+      { step: 'sign', issuer: ca, issuerType: 'ca' },
+    ],
+  ];
+  for (const [name, request, lookup, expected] of cases) {
+    t.same(planRequestSync(request, lookup, handlesOurs), expected, name);
+  }
+});

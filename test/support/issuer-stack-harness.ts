@@ -1,0 +1,83 @@
+import type { Test } from 'tap';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+  decodeBytes,
+} from '../../src/api/certificate-request.js';
+import { findCondition } from '../../src/api/conditions.js';
+import type { Issuer } from '../../src/api/issuer.js';
+import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
+import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
+import { type IssuerStackOptions, startIssuerStack } from '../../src/issuer/stack.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import type { ResourceStore } from '../../src/store/resource-store.js';
+import { waitForObject } from './wait-for-object.js';
+
+/** A memory store with the controller stack running on it, stopped when the test ends. */
+export interface StackHarness {
+  store: MemoryStore;
+  events: MemoryEventRecorder;
+  /** Waits until the request's Ready condition has the given reason. */
+  readyReason(namespace: string, name: string, reason: string): Promise<CertificateRequest>;
+  /** Waits until the issuer's Ready condition has the given reason. */
+  issuerReason(namespace: string | undefined, name: string, reason: string): Promise<Issuer>;
+  /** Waits until predicate holds for the request. */
+  request(
+    namespace: string,
+    name: string,
+    predicate: (cr: CertificateRequest) => boolean,
+  ): Promise<CertificateRequest>;
+}
+
+/** Starts a stack for one test. */
+export async function startHarness(
+  t: Test,
+  options: Partial<IssuerStackOptions> & {
+    /** Wraps the store the controllers see, e.g. to inject faults. */
+    wrap?: (store: MemoryStore) => ResourceStore;
+  } = {},
+): Promise<StackHarness> {
+  const store = new MemoryStore();
+  const events = new MemoryEventRecorder();
+  const { wrap, ...stackOptions } = options;
+  const stack = await startIssuerStack({
+    events,
+    retryBaseDelayMs: 20,
+    ...stackOptions,
+    store: wrap ? wrap(store) : store,
+  });
+  t.teardown(async () => {
+    await stack.stop();
+    await store.close();
+  });
+  return {
+    store,
+    events,
+    readyReason: (namespace, name, reason) =>
+      waitForObject<CertificateRequest>(
+        store,
+        CertificateRequestKind,
+        name,
+        namespace,
+        (cr) => findCondition(cr.status?.conditions, 'Ready')?.reason === reason,
+      ),
+    issuerReason: (namespace, name, reason) =>
+      waitForObject<Issuer>(
+        store,
+        namespace ? IssuerKind : ClusterIssuerKind,
+        name,
+        namespace,
+        (issuer) => findCondition(issuer.status?.conditions, 'Ready')?.reason === reason,
+      ),
+    request: (namespace, name, predicate) =>
+      waitForObject<CertificateRequest>(store, CertificateRequestKind, name, namespace, predicate),
+  };
+}
+
+/** The issued chain and CA of a request, decoded. */
+export function issuedPem(cr: CertificateRequest): { certificate: string; ca: string } {
+  return {
+    certificate: decodeBytes(cr.status?.certificate) ?? '',
+    ca: decodeBytes(cr.status?.ca) ?? '',
+  };
+}

@@ -1,0 +1,53 @@
+import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
+import type { ResourceStore } from '../../src/store/resource-store.js';
+
+/**
+ * Resolves with the object once `predicate` holds, learning of changes through a watch
+ * (no polling). Rejects after timeoutMs with the last state seen, so a failing test says why.
+ */
+export async function waitForObject<T extends KubeObject>(
+  store: ResourceStore,
+  kind: ResourceKind,
+  name: string,
+  namespace: string | undefined,
+  predicate: (obj: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
+  // List rather than get: its resourceVersion lets the watch start exactly where the
+  // list ended, even when the object does not exist yet.
+  const listed = await store.list<T>(kind, namespace ? { namespace } : {});
+  let last = listed.items.find((item) => item.metadata.name === name);
+  if (last && predicate(last)) return last;
+  return await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      watch.stop();
+      reject(
+        new Error(
+          `timed out waiting for ${kind.kind} ${namespace ?? ''}/${name}; last seen: ${JSON.stringify(last?.['status' as keyof T] ?? last)}`,
+        ),
+      );
+    }, timeoutMs);
+    const watch = store.watch<T>(
+      kind,
+      {
+        ...(namespace ? { namespace } : {}),
+        resourceVersion: listed.resourceVersion,
+      },
+      {
+        onEvent: (event) => {
+          if (event.object.metadata.name !== name || event.type === 'DELETED') return;
+          last = event.object;
+          if (predicate(event.object)) {
+            clearTimeout(timer);
+            watch.stop();
+            resolve(event.object);
+          }
+        },
+        onError: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      },
+    );
+  });
+}

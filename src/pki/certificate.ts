@@ -1,4 +1,4 @@
-import { createHash, type KeyObject, randomBytes } from 'node:crypto';
+import { createHash, type KeyObject, randomBytes, type webcrypto } from 'node:crypto';
 import { readCertificateFields } from './certificate-fields.js';
 import type { ParsedCsr } from './csr.js';
 import { asBytes, childrenOf, contentOf, readSingle, Tag } from './der.js';
@@ -44,6 +44,8 @@ interface IssueInput {
   issuerDer: Uint8Array;
   authorityKeyId: Uint8Array;
   signingKey: KeyObject;
+  /** The signing key already imported into WebCrypto (a prepared signer); imported per call otherwise. */
+  cryptoKey?: webcrypto.CryptoKey;
   template: CertificateTemplate;
   sanExtension?: { critical: boolean; der: ArrayBuffer } | undefined;
   nameConstraints?: { critical: boolean; der: ArrayBuffer } | undefined;
@@ -146,7 +148,8 @@ async function issue(input: IssueInput): Promise<string> {
     (e) => new x509.Extension(e.oid, e.critical, e.value),
   );
   const signingAlgorithm = signingAlgorithmFor(input.signingKey, 'certificate');
-  const { privateKey } = await toCryptoKeyPair(input.signingKey, signingAlgorithm);
+  const privateKey =
+    input.cryptoKey ?? (await toCryptoKeyPair(input.signingKey, signingAlgorithm)).privateKey;
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerialNumber(),
     subject: new x509.Name(input.subjectDer),
@@ -180,16 +183,43 @@ function signerFields(signer: SignerKeyPair): {
   };
 }
 
+/** A CA signer whose certificate is read and whose key is imported once, for many signatures. */
+export interface PreparedSigner {
+  readonly prepared: true;
+  readonly issuerDer: Uint8Array;
+  readonly authorityKeyId: Uint8Array;
+  readonly signingKey: KeyObject;
+  readonly cryptoKey: webcrypto.CryptoKey;
+}
+
+/**
+ * Checks a CA key pair and does the per-signer work up front: parsing the certificate and
+ * importing the key cost more than the signature itself (measured in bench/publish.ts).
+ */
+export async function prepareSigner(signer: SignerKeyPair): Promise<PreparedSigner> {
+  const fields = signerFields(signer);
+  const { privateKey } = await toCryptoKeyPair(
+    signer.key,
+    signingAlgorithmFor(signer.key, 'certificate'),
+  );
+  return { prepared: true, ...fields, signingKey: signer.key, cryptoKey: privateKey };
+}
+
 /** Signs a leaf for a parsed CSR like cert-manager's CA and SelfSigned issuers (reference §3.2, §3.3); returns the leaf PEM. */
 export async function signCertificate(
   csr: ParsedCsr,
   template: CertificateTemplate,
-  signer: SignerKeyPair | { selfSigned: KeyObject },
+  signer: SignerKeyPair | PreparedSigner | { selfSigned: KeyObject },
   now: Date = new Date(),
 ): Promise<string> {
   const subjectDer = asBytes(csr.subjectDer);
   const spkiDer = new Uint8Array(spkiOf(csr.publicKey));
-  let signing: { issuerDer: Uint8Array; authorityKeyId: Uint8Array; signingKey: KeyObject };
+  let signing: {
+    issuerDer: Uint8Array;
+    authorityKeyId: Uint8Array;
+    signingKey: KeyObject;
+    cryptoKey?: webcrypto.CryptoKey;
+  };
   if ('selfSigned' in signer) {
     if (!publicKeysEqual(signer.selfSigned, csr.publicKey)) {
       throw new PkiError('CSR not signed by referenced private key');
@@ -199,11 +229,16 @@ export async function signCertificate(
       authorityKeyId: subjectKeyIdOf(spkiDer),
       signingKey: signer.selfSigned,
     };
+  } else if ('prepared' in signer) {
+    signing = signer;
   } else {
     signing = { ...signerFields(signer), signingKey: signer.key };
   }
   return issue({
-    ...signing,
+    issuerDer: signing.issuerDer,
+    authorityKeyId: signing.authorityKeyId,
+    signingKey: signing.signingKey,
+    ...(signing.cryptoKey ? { cryptoKey: signing.cryptoKey } : {}),
     subjectDer,
     spkiDer,
     template,

@@ -1,0 +1,309 @@
+import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+} from 'node:fs/promises';
+import { join } from 'node:path';
+import { fsyncDir } from '../store/atomic-file.js';
+import { errnoCode, messageOf, VolumeError } from './errors.js';
+
+/** The symlink naming the current generation. */
+export const DATA_LINK = '..data';
+/** The symlink built next to DATA_LINK and renamed over it. */
+export const DATA_TMP_LINK = '..data_tmp';
+
+/** File modes and ownership of a generation. */
+export interface AtomicWriteOptions {
+  /** Group of every file and of the generation dir; unset leaves the writer's group. */
+  gid?: number;
+  /** Mode of every file; 0440 by default. */
+  fileMode?: number;
+}
+
+/** Files to write: name (one path segment) to content. */
+export type AtomicPayload = ReadonlyMap<string, Uint8Array> | Record<string, Uint8Array>;
+
+const GENERATION = /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.[A-Za-z0-9_-]+$/;
+
+/** True for a generation dir name (`..YYYY_MM_DD_HH_MM_SS.<random>`). */
+export function isGenerationName(name: string): boolean {
+  return GENERATION.test(name);
+}
+
+/** True for the entries the atomic writer owns in a dir: `..data`, `..data_tmp` and generation dirs. */
+export function isWriterInternalName(name: string): boolean {
+  return name === DATA_LINK || name === DATA_TMP_LINK || isGenerationName(name);
+}
+
+/** Throws VolumeError unless name can be a file of the writer: one segment, not `..`-prefixed. */
+export function validateFileName(name: string): void {
+  const fail = (why: string): never => {
+    throw new VolumeError(`invalid file name ${JSON.stringify(name)}: ${why}`);
+  };
+  if (name.length === 0) fail('it is empty');
+  if (name.includes('/')) fail('it must not contain "/"');
+  if (name.includes('\0')) fail('it must not contain a NUL character');
+  if (name === '.') fail('it must not be "."');
+  // `..`-prefixed names are the writer's own entries (`..data`, generation dirs).
+  if (name.startsWith('..')) fail('it must not start with ".."');
+  if (Buffer.byteLength(name) > 255) fail('it is longer than 255 bytes');
+}
+
+function toEntries(files: AtomicPayload): [string, Uint8Array][] {
+  const entries = files instanceof Map ? [...files.entries()] : Object.entries(files);
+  for (const [name] of entries) validateFileName(name);
+  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function generationPrefix(now: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `..${now.getUTCFullYear()}_${p(now.getUTCMonth() + 1)}_${p(now.getUTCDate())}_${p(
+    now.getUTCHours(),
+  )}_${p(now.getUTCMinutes())}_${p(now.getUTCSeconds())}`;
+}
+
+/**
+ * The generation dir `..data` points to; undefined when there is none, or when the link is
+ * dangling or points elsewhere (never ours to read or remove: the next swap replaces it).
+ */
+async function currentGeneration(dir: string): Promise<string | undefined> {
+  let target: string;
+  try {
+    target = await readlink(join(dir, DATA_LINK));
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (!isGenerationName(target)) return undefined;
+  if (!(await lstatIfExists(join(dir, target)))?.isDirectory()) return undefined;
+  return target;
+}
+
+async function namesIn(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return [];
+    throw err;
+  }
+}
+
+// True when the current generation already holds exactly these bytes, modes and group.
+async function isUpToDate(
+  generationDir: string,
+  existing: readonly string[],
+  entries: readonly [string, Uint8Array][],
+  fileMode: number,
+  gid: number | undefined,
+): Promise<boolean> {
+  if (existing.length !== entries.length) return false;
+  for (const [i, [name, content]] of entries.entries()) {
+    if (existing[i] !== name) return false;
+    const path = join(generationDir, name);
+    const info = await stat(path);
+    if ((info.mode & 0o7777) !== fileMode || (gid !== undefined && info.gid !== gid)) return false;
+    if (!Buffer.from(content).equals(await readFile(path))) return false;
+  }
+  return true;
+}
+
+async function writeFileDurably(
+  path: string,
+  content: Uint8Array,
+  fileMode: number,
+  gid: number | undefined,
+): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    if (gid !== undefined) await handle.chown(-1, gid);
+    // Explicit chmod: the open mode is filtered by the umask.
+    await handle.chmod(fileMode);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function writeGeneration(
+  dir: string,
+  entries: readonly [string, Uint8Array][],
+  fileMode: number,
+  gid: number | undefined,
+): Promise<string> {
+  const name = `${generationPrefix(new Date())}.${randomBytes(6).toString('base64url')}`;
+  const path = join(dir, name);
+  await mkdir(path, { mode: 0o700 });
+  try {
+    for (const [file, content] of entries) {
+      await writeFileDurably(join(path, file), content, fileMode, gid);
+    }
+    if (gid !== undefined) await chown(path, -1, gid);
+    await chmod(path, 0o755);
+    await fsyncDir(path);
+  } catch (err) {
+    await rm(path, { recursive: true, force: true });
+    throw err;
+  }
+  return name;
+}
+
+// Points `..data` at the new generation with one rename(2): a reader resolves either link.
+async function swapDataLink(dir: string, generation: string): Promise<void> {
+  const tmp = join(dir, DATA_TMP_LINK);
+  await unlink(tmp).catch((err: unknown) => {
+    if (errnoCode(err) !== 'ENOENT') throw err;
+  });
+  await symlink(generation, tmp);
+  await rename(tmp, join(dir, DATA_LINK));
+  await fsyncDir(dir);
+}
+
+async function lstatIfExists(path: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(path);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+async function isSymlink(path: string): Promise<boolean> {
+  return (await lstatIfExists(path))?.isSymbolicLink() === true;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await lstatIfExists(path)) !== undefined;
+}
+
+// Adds `<name> -> ..data/<name>` for new names and drops the links of names that are gone;
+// returns whether the dir changed.
+async function syncUserLinks(
+  dir: string,
+  names: readonly string[],
+  previous: readonly string[],
+): Promise<boolean> {
+  let changed = false;
+  for (const name of names) {
+    const path = join(dir, name);
+    if (await exists(path)) continue;
+    await symlink(join(DATA_LINK, name), path);
+    changed = true;
+  }
+  for (const name of previous) {
+    if (names.includes(name)) continue;
+    const path = join(dir, name);
+    if (!(await isSymlink(path))) continue;
+    await unlink(path);
+    changed = true;
+  }
+  return changed;
+}
+
+// Removes every generation except the current one: the one just replaced, and any a crash left
+// behind before its swap.
+async function removeOldGenerations(dir: string, keep: string): Promise<boolean> {
+  let removed = false;
+  for (const name of await namesIn(dir)) {
+    if (name === keep || !isGenerationName(name)) continue;
+    await rm(join(dir, name), { recursive: true, force: true });
+    removed = true;
+  }
+  return removed;
+}
+
+/**
+ * Writes files into dir the way kubelet's AtomicWriter does: a new generation dir
+ * (`..<UTC time>.<random>`, files fileMode and group gid), `..data` swapped to it with
+ * rename(2), `<name> -> ..data/<name>` links, the old generation removed. Every step is fsynced,
+ * so a crash leaves the old or the new set, never a mix. Nothing is written (written: false)
+ * when the current generation already holds the same names and bytes. Not safe for two
+ * concurrent writers of one dir; the caller serialises them.
+ */
+export async function writeAtomically(
+  dir: string,
+  files: AtomicPayload,
+  options: AtomicWriteOptions = {},
+): Promise<{ written: boolean }> {
+  const entries = toEntries(files);
+  const fileMode = options.fileMode ?? 0o440;
+  const { gid } = options;
+  try {
+    const current = await currentGeneration(dir);
+    const previous = current === undefined ? [] : await namesIn(join(dir, current));
+    const names = entries.map(([name]) => name);
+    if (
+      current !== undefined &&
+      (await isUpToDate(join(dir, current), previous, entries, fileMode, gid))
+    ) {
+      // Repairs what a crash between the swap and the links may have left.
+      if (await syncUserLinks(dir, names, previous)) await fsyncDir(dir);
+      return { written: false };
+    }
+    const generation = await writeGeneration(dir, entries, fileMode, gid);
+    await swapDataLink(dir, generation);
+    const linksChanged = await syncUserLinks(dir, names, previous);
+    const removed = await removeOldGenerations(dir, generation);
+    if (linksChanged || removed) await fsyncDir(dir);
+    return { written: true };
+  } catch (err) {
+    throw new VolumeError(`cannot write files into ${dir}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+/** Removes everything writeAtomically put into dir (links, `..data`, generations); other entries stay. */
+export async function removeAtomicFiles(dir: string): Promise<void> {
+  try {
+    const current = await currentGeneration(dir);
+    const names = current === undefined ? [] : await namesIn(join(dir, current));
+    for (const name of names) {
+      const path = join(dir, name);
+      if ((await isSymlink(path)) && (await readlink(path)) === join(DATA_LINK, name)) {
+        await unlink(path);
+      }
+    }
+    for (const name of await namesIn(dir)) {
+      if (isWriterInternalName(name)) await rm(join(dir, name), { recursive: true, force: true });
+    }
+  } catch (err) {
+    throw new VolumeError(`cannot remove written files from ${dir}: ${messageOf(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/**
+ * Reads the current generation of dir as one consistent set (resolving `..data` once, the way
+ * readers should); undefined when nothing was written yet. Retries when a swap removed the
+ * generation mid-read.
+ */
+export async function readAtomically(dir: string): Promise<Map<string, Buffer> | undefined> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const generation = await currentGeneration(dir);
+      if (generation === undefined) return undefined;
+      const files = new Map<string, Buffer>();
+      for (const name of await namesIn(join(dir, generation))) {
+        files.set(name, await readFile(join(dir, generation, name)));
+      }
+      // An empty listing may be a generation removed between readlink and readdir.
+      if (files.size > 0 || (await exists(join(dir, generation)))) return files;
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
+        throw new VolumeError(`cannot read files from ${dir}: ${messageOf(err)}`, { cause: err });
+      }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import type { Logger } from '../api/logger.js';
+import { removeAtomicFiles } from './atomic-writer.js';
+import { errnoCode, messageOf, VolumeError } from './errors.js';
+import type { Mounter } from './mounter.js';
+import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
+import { runCommand } from './run-command.js';
+import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
+
+/** tmpfs size of the data root: key, chain, CA and keystore are a few KiB per volume. */
+export const DEFAULT_TMPFS_SIZE = '64m';
+
+/** The tmpfs source name, so `mount` output shows whose it is. */
+export const TMPFS_SOURCE = 'cert-csi';
+
+// At most this many stacked mounts are removed from one target before giving up.
+const MAX_UNMOUNTS = 8;
+
+async function resolveDir(path: string, what: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    throw new VolumeError(`cannot resolve ${what} ${path}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+/** True when mount shows exactly source (same filesystem and same subdir of it). */
+function mountsSource(mounts: readonly MountInfo[], mount: MountInfo, source: string): boolean {
+  const home = mountContaining(mounts, source);
+  if (!home) return false;
+  const expectedRoot = join(home.root, relative(home.mountPoint, source));
+  return home.device === mount.device && mount.root === expectedRoot;
+}
+
+/** Root on Linux: one tmpfs for the data root, read-only bind mounts of each data dir. */
+export class BindMounter implements Mounter {
+  readonly mode = 'bind';
+  private readonly tmpfsSize: string;
+  private readonly logger: Logger;
+
+  constructor(options: { tmpfsSize: string; logger: Logger }) {
+    if (!/^\d+[kmg%]?$/i.test(options.tmpfsSize)) {
+      throw new VolumeError(`invalid tmpfs size ${JSON.stringify(options.tmpfsSize)}`);
+    }
+    this.tmpfsSize = options.tmpfsSize;
+    this.logger = options.logger;
+  }
+
+  /** Mounts a tmpfs (mode 0700, size limit) at root unless one is there already (kept across restarts). */
+  async prepareDataRoot(root: string): Promise<void> {
+    try {
+      await mkdir(root, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw new VolumeError(`cannot create data root ${root}: ${messageOf(err)}`, { cause: err });
+    }
+    const path = await resolveDir(root, 'data root');
+    const existing = findMount(await readMountInfo(), path);
+    if (existing) {
+      if (existing.fsType !== 'tmpfs') {
+        this.logger.warn(
+          { path, fsType: existing.fsType },
+          'data root is a mount point but not a tmpfs; keys will be stored on it',
+        );
+      } else {
+        this.logger.info({ path }, 'reusing mounted tmpfs');
+      }
+      // Keys live here: the root stays private whatever mounted it.
+      await chmod(path, 0o700);
+      return;
+    }
+    await runCommand('mount', [
+      '-t',
+      'tmpfs',
+      '-o',
+      `mode=0700,size=${this.tmpfsSize}`,
+      TMPFS_SOURCE,
+      path,
+    ]);
+    this.logger.info({ path, size: this.tmpfsSize }, 'mounted new tmpfs');
+  }
+
+  /** Bind-mounts dataDir read-only at targetPath; an existing mount of the same dir is success. */
+  async publish(dataDir: string, targetPath: string): Promise<void> {
+    const source = await resolveDir(dataDir, 'data dir');
+    await ensureTargetDir(targetPath);
+    const target = await resolveDir(targetPath, 'target path');
+    const mounts = await readMountInfo();
+    const existing = findMount(mounts, target);
+    if (existing) {
+      if (!mountsSource(mounts, existing, source)) {
+        throw new VolumeError(
+          `target path ${target} is already a mount of ${existing.source}:${existing.root}, not of ${source}`,
+        );
+      }
+      if (existing.options.includes('ro')) return;
+      // A crash between the bind and the remount left it writable: finish the job.
+    } else {
+      await runCommand('mount', ['--bind', source, target]);
+    }
+    try {
+      await runCommand('mount', ['-o', 'remount,bind,ro', target]);
+    } catch (err) {
+      // Never leave a writable view of the data dir behind.
+      await runCommand('umount', [target]).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Nothing to do: the bind mount shows each new generation. */
+  async refresh(): Promise<void> {}
+
+  /** Unmounts targetPath (every stacked mount of it) and removes it when empty; a missing target is success. */
+  async unpublish(targetPath: string): Promise<void> {
+    let isDir: boolean;
+    try {
+      isDir = (await lstat(targetPath)).isDirectory();
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return;
+      throw new VolumeError(`cannot stat target path ${targetPath}: ${messageOf(err)}`, {
+        cause: err,
+      });
+    }
+    const target = await resolveDir(targetPath, 'target path');
+    for (let i = 0; findMount(await readMountInfo(), target); i++) {
+      if (i >= MAX_UNMOUNTS) {
+        throw new VolumeError(`target path ${target} is still mounted after ${i} unmounts`);
+      }
+      await runCommand('umount', [target]);
+    }
+    if (!isDir) return;
+    // Files a direct-mode run may have mirrored here before a switch to bind mode.
+    await removeAtomicFiles(target);
+    await removeEmptyDir(target, this.logger);
+  }
+}

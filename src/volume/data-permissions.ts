@@ -1,0 +1,29 @@
+import { chmod, chown } from 'node:fs/promises';
+import { messageOf, VolumeError } from './errors.js';
+
+/**
+ * Mode of a volume's data dir: 0550 like csi-driver (root writes through it, the pod's group
+ * only reads). A non-root driver (direct mode on a workstation) keeps owner write, or it could
+ * not write its own next generation.
+ */
+export function dataDirMode(uid: number | undefined = process.getuid?.()): number {
+  return uid === 0 ? 0o550 : 0o750;
+}
+
+/** Sets dir's mode (dataDirMode() unless given) and, when gid is set, its group (chown -1:gid). */
+export async function applyDataPermissions(
+  dir: string,
+  gid?: number,
+  mode: number = dataDirMode(),
+): Promise<void> {
+  try {
+    if (gid !== undefined) await chown(dir, -1, gid);
+    await chmod(dir, mode);
+  } catch (err) {
+    const group = gid === undefined ? '' : ` and group ${gid}`;
+    throw new VolumeError(
+      `cannot set mode ${mode.toString(8)}${group} on ${dir}: ${messageOf(err)}`,
+      { cause: err },
+    );
+  }
+}

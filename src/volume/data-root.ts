@@ -1,0 +1,134 @@
+import type { Dirent } from 'node:fs';
+import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { ensureDirDurably, fsyncDir } from '../store/atomic-file.js';
+import { applyDataPermissions } from './data-permissions.js';
+import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { isValidVolumeId, validateVolumeId } from './volume-id.js';
+
+/** File names inside a volume dir. */
+export const VolumeFile = {
+  metadata: 'metadata.json',
+  data: 'data',
+  pendingKey: 'pending.key',
+  pkcs12Password: 'pkcs12-password',
+} as const;
+
+/**
+ * The node-local data root: one 0700 dir per volume holding metadata.json, data/ (what the pod
+ * sees), pending.key (the key of an in-flight request) and pkcs12-password (kept out of
+ * metadata.json so the secret never sits next to the non-secret state).
+ */
+export class DataRoot {
+  /** Absolute path of the data root. */
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  /** `<root>/<id>`; throws VolumeError for an unsafe id. */
+  volumeDir(id: string): string {
+    validateVolumeId(id);
+    return join(this.root, id);
+  }
+
+  /** `<root>/<id>/metadata.json`. */
+  metadataPath(id: string): string {
+    return join(this.volumeDir(id), VolumeFile.metadata);
+  }
+
+  /** `<root>/<id>/data`, the dir the atomic writer fills and the mount exposes. */
+  dataDir(id: string): string {
+    return join(this.volumeDir(id), VolumeFile.data);
+  }
+
+  /** `<root>/<id>/pending.key`, PEM PKCS#8 key of the request in flight. */
+  pendingKeyPath(id: string): string {
+    return join(this.volumeDir(id), VolumeFile.pendingKey);
+  }
+
+  /** `<root>/<id>/pkcs12-password`, the keystore password. */
+  secretsPath(id: string): string {
+    return join(this.volumeDir(id), VolumeFile.pkcs12Password);
+  }
+
+  /** Creates the data root (mkdir -p, mode 0700). */
+  async ensure(): Promise<void> {
+    try {
+      await ensureDirDurably(this.root, 0o700);
+      await chmod(this.root, 0o700);
+    } catch (err) {
+      throw new VolumeError(`cannot create data root ${this.root}: ${messageOf(err)}`, {
+        cause: err,
+      });
+    }
+  }
+
+  /** Names of the dirs in the root that are valid volume ids, sorted; anything else is ignored. */
+  async listVolumeIds(): Promise<string[]> {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(this.root, { withFileTypes: true });
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return [];
+      throw new VolumeError(`cannot list data root ${this.root}: ${messageOf(err)}`, {
+        cause: err,
+      });
+    }
+    return entries
+      .filter((e) => e.isDirectory() && isValidVolumeId(e.name))
+      .map((e) => e.name)
+      .sort();
+  }
+
+  /** Creates `<id>/` (0700) and `<id>/data/` (0550, group gid when set); idempotent. */
+  async ensureVolume(id: string, gid?: number): Promise<void> {
+    const dir = this.volumeDir(id);
+    try {
+      await ensureDirDurably(dir, 0o700);
+      await chmod(dir, 0o700);
+      const data = this.dataDir(id);
+      await mkdir(data, { mode: 0o700 }).catch((err: unknown) => {
+        if (errnoCode(err) !== 'EEXIST') throw err;
+      });
+      await applyDataPermissions(data, gid);
+      await fsyncDir(dir);
+    } catch (err) {
+      throw new VolumeError(`cannot create volume ${id} in ${this.root}: ${messageOf(err)}`, {
+        volumeId: id,
+        cause: err,
+      });
+    }
+  }
+
+  /** True when `<root>/<id>` is a directory. */
+  async hasVolume(id: string): Promise<boolean> {
+    const dir = this.volumeDir(id);
+    try {
+      return (await stat(dir)).isDirectory();
+    } catch (err) {
+      if (errnoCode(err) === 'ENOENT') return false;
+      throw new VolumeError(`cannot stat volume dir ${dir}: ${messageOf(err)}`, {
+        volumeId: id,
+        cause: err,
+      });
+    }
+  }
+
+  /** Removes `<root>/<id>` and everything in it; resolves false when it was already gone. */
+  async removeVolume(id: string): Promise<boolean> {
+    const dir = this.volumeDir(id);
+    if (!(await this.hasVolume(id))) return false;
+    try {
+      await rm(dir, { recursive: true, force: true });
+      await fsyncDir(this.root);
+    } catch (err) {
+      throw new VolumeError(`cannot remove volume dir ${dir}: ${messageOf(err)}`, {
+        volumeId: id,
+        cause: err,
+      });
+    }
+    return true;
+  }
+}

@@ -1,0 +1,74 @@
+import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import type { Logger } from '../api/logger.js';
+import { readAtomically, removeAtomicFiles, writeAtomically } from './atomic-writer.js';
+import { applyDataPermissions } from './data-permissions.js';
+import { errnoCode, messageOf, VolumeError } from './errors.js';
+import type { Mounter } from './mounter.js';
+import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await lstat(path)).isDirectory();
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return false;
+    throw new VolumeError(`cannot stat target path ${path}: ${messageOf(err)}`, { cause: err });
+  }
+}
+
+// The group the data dir was given (fs-group); the writer's own group means none was set.
+async function groupOf(dir: string): Promise<number | undefined> {
+  const { gid } = await stat(dir);
+  return gid === process.getgid?.() ? undefined : gid;
+}
+
+/**
+ * Without root (or off Linux) nothing can be mounted: the target path gets its own copy of the
+ * volume's files, written with the same atomic writer, so readers see the same `..data` scheme.
+ */
+export class DirectMounter implements Mounter {
+  readonly mode = 'direct';
+  private readonly logger: Logger;
+
+  constructor(logger: Logger) {
+    this.logger = logger;
+  }
+
+  /** Creates the data root (0700); no tmpfs without root. */
+  async prepareDataRoot(root: string): Promise<void> {
+    try {
+      await mkdir(root, { recursive: true, mode: 0o700 });
+      await chmod(root, 0o700);
+    } catch (err) {
+      throw new VolumeError(`cannot create data root ${root}: ${messageOf(err)}`, { cause: err });
+    }
+  }
+
+  /** Creates targetPath and mirrors dataDir's current files into it, with the data dir's group. */
+  async publish(dataDir: string, targetPath: string): Promise<void> {
+    let gid: number | undefined;
+    try {
+      gid = await groupOf(dataDir);
+    } catch (err) {
+      throw new VolumeError(`cannot stat data dir ${dataDir}: ${messageOf(err)}`, { cause: err });
+    }
+    await ensureTargetDir(targetPath);
+    await this.refresh(dataDir, targetPath, gid);
+  }
+
+  /** Mirrors dataDir's current generation into targetPath; nothing when targetPath is gone (unpublished) or nothing was written yet. */
+  async refresh(dataDir: string, targetPath: string, gid?: number): Promise<void> {
+    if (!(await isDirectory(targetPath))) return;
+    const files = await readAtomically(dataDir);
+    if (files === undefined) return;
+    await applyDataPermissions(targetPath, gid);
+    const { written } = await writeAtomically(targetPath, files, gid === undefined ? {} : { gid });
+    if (written) this.logger.debug({ targetPath }, 'mirrored volume files to target path');
+  }
+
+  /** Removes the mirrored files and the target dir when empty; a missing target is success. */
+  async unpublish(targetPath: string): Promise<void> {
+    if (!(await isDirectory(targetPath))) return;
+    await removeAtomicFiles(targetPath);
+    await removeEmptyDir(targetPath, this.logger);
+  }
+}

@@ -1,0 +1,21 @@
+/** The error type of the volume layer; its message names the volume or path concerned. */
+export class VolumeError extends Error {
+  override readonly name = 'VolumeError';
+  /** The volume the error is about, when one is known. */
+  declare readonly volumeId?: string;
+
+  constructor(message: string, options: { volumeId?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.volumeId !== undefined) this.volumeId = options.volumeId;
+  }
+}
+
+/** The message of an unknown thrown value, for wrapping it with context. */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The errno code of a Node system error, if it is one. */
+export function errnoCode(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}

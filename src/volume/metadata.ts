@@ -1,0 +1,181 @@
+import { readFile } from 'node:fs/promises';
+import { writeFileAtomic } from '../store/atomic-file.js';
+import type { DataRoot } from './data-root.js';
+import { errnoCode, messageOf, VolumeError } from './errors.js';
+
+/** A CertificateRequest created for the volume and not yet finished; its key is in pending.key. */
+export interface PendingRequest {
+  name: string;
+  namespace: string;
+  uid?: string;
+  createdAt: string;
+}
+
+/** The last failure of an issuance attempt. */
+export interface VolumeFailure {
+  message: string;
+  time: string;
+}
+
+/** What the node keeps about one volume in `<root>/<id>/metadata.json`. */
+export interface VolumeMetadata {
+  volumeId: string;
+  targetPath: string;
+  /**
+   * kubelet's volume context WITHOUT secrets: csi.storage.k8s.io/serviceAccount.tokens and
+   * csi.cert-manager.io/pkcs12-password (and its legacy alias csi.certmanager.k8s.io/pkcs12-password)
+   * are removed before writing.
+   */
+  volumeContext: Record<string, string>;
+  volumeMountGroup?: string;
+  /** RFC 3339. */
+  nextIssuanceTime?: string;
+  /** NotAfter of the certificate on disk, RFC 3339. */
+  notAfter?: string;
+  pendingRequest?: PendingRequest;
+  lastError?: VolumeFailure;
+  /** Consecutive failed attempts, for renewal backoff. */
+  failures?: number;
+  nextRetryTime?: string;
+}
+
+/** Volume-context keys that hold secrets and never reach metadata.json (reference appendix 11). */
+export const SECRET_CONTEXT_KEYS: readonly string[] = [
+  'csi.storage.k8s.io/serviceAccount.tokens',
+  'csi.cert-manager.io/pkcs12-password',
+  'csi.certmanager.k8s.io/pkcs12-password',
+];
+
+/** A copy of context without the secret keys (service-account tokens, PKCS#12 passwords). */
+export function stripSecrets(context: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (!SECRET_CONTEXT_KEYS.includes(key)) out[key] = value;
+  }
+  return out;
+}
+
+type Fields = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Fields =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+// Checks the shape and copies only known fields, so a hand-edited or foreign file never
+// smuggles unexpected values into the manager.
+function parseMetadata(value: unknown): VolumeMetadata {
+  if (!isObject(value)) throw new Error('not a JSON object');
+  const str = (obj: Fields, key: string, where = ''): string => {
+    const v = obj[key];
+    if (typeof v !== 'string') throw new Error(`${where}${key} must be a string`);
+    return v;
+  };
+  const optStr = (obj: Fields, key: string, where = ''): string | undefined =>
+    obj[key] === undefined ? undefined : str(obj, key, where);
+  const context = value.volumeContext;
+  if (!isObject(context)) throw new Error('volumeContext must be an object');
+  const volumeContext: Record<string, string> = {};
+  for (const key of Object.keys(context)) volumeContext[key] = str(context, key, 'volumeContext.');
+
+  const meta: VolumeMetadata = {
+    volumeId: str(value, 'volumeId'),
+    targetPath: str(value, 'targetPath'),
+    volumeContext,
+  };
+  const copy = (key: 'volumeMountGroup' | 'nextIssuanceTime' | 'notAfter' | 'nextRetryTime') => {
+    const v = optStr(value, key);
+    if (v !== undefined) meta[key] = v;
+  };
+  copy('volumeMountGroup');
+  copy('nextIssuanceTime');
+  copy('notAfter');
+  copy('nextRetryTime');
+  if (value.pendingRequest !== undefined) {
+    const p = value.pendingRequest;
+    if (!isObject(p)) throw new Error('pendingRequest must be an object');
+    const where = 'pendingRequest.';
+    meta.pendingRequest = {
+      name: str(p, 'name', where),
+      namespace: str(p, 'namespace', where),
+      createdAt: str(p, 'createdAt', where),
+    };
+    const uid = optStr(p, 'uid', where);
+    if (uid !== undefined) meta.pendingRequest.uid = uid;
+  }
+  if (value.lastError !== undefined) {
+    const e = value.lastError;
+    if (!isObject(e)) throw new Error('lastError must be an object');
+    meta.lastError = {
+      message: str(e, 'message', 'lastError.'),
+      time: str(e, 'time', 'lastError.'),
+    };
+  }
+  if (value.failures !== undefined) {
+    const f = value.failures;
+    if (typeof f !== 'number' || !Number.isInteger(f) || f < 0) {
+      throw new Error('failures must be a non-negative integer');
+    }
+    meta.failures = f;
+  }
+  return meta;
+}
+
+/** Reads and checks `<root>/<id>/metadata.json`; VolumeError naming the file when missing, not JSON or of the wrong shape. */
+export async function readMetadata(root: DataRoot, id: string): Promise<VolumeMetadata> {
+  const path = root.metadataPath(id);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const why =
+      errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read: ${messageOf(err)}`;
+    throw new VolumeError(`metadata file ${path} ${why}`, { volumeId: id, cause: err });
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new VolumeError(`metadata file ${path} is not valid JSON: ${messageOf(err)}`, {
+      volumeId: id,
+      cause: err,
+    });
+  }
+  let meta: VolumeMetadata;
+  try {
+    meta = parseMetadata(json);
+  } catch (err) {
+    throw new VolumeError(`metadata file ${path} is invalid: ${messageOf(err)}`, { volumeId: id });
+  }
+  if (meta.volumeId !== id) {
+    throw new VolumeError(
+      `metadata file ${path} is invalid: it belongs to volume ${JSON.stringify(meta.volumeId)}`,
+      { volumeId: id },
+    );
+  }
+  meta.volumeContext = stripSecrets(meta.volumeContext);
+  return meta;
+}
+
+/**
+ * Writes `<root>/<id>/metadata.json` atomically (temp file, fsync, rename, fsync dir; 0600),
+ * secrets stripped. The volume dir must exist: a late writer never recreates a removed volume.
+ */
+export async function writeMetadata(root: DataRoot, meta: VolumeMetadata): Promise<void> {
+  const path = root.metadataPath(meta.volumeId);
+  let clean: VolumeMetadata;
+  try {
+    clean = parseMetadata({ ...meta, volumeContext: stripSecrets(meta.volumeContext) });
+  } catch (err) {
+    throw new VolumeError(`refusing to write invalid metadata to ${path}: ${messageOf(err)}`, {
+      volumeId: meta.volumeId,
+    });
+  }
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(clean)}\n`, 0o600);
+  } catch (err) {
+    const why = errnoCode(err) === 'ENOENT' ? 'the volume dir does not exist' : messageOf(err);
+    throw new VolumeError(`cannot write metadata file ${path}: ${why}`, {
+      volumeId: meta.volumeId,
+      cause: err,
+    });
+  }
+}

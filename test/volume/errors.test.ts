@@ -1,0 +1,24 @@
+import t from 'tap';
+import { errnoCode, messageOf, VolumeError } from '../../src/volume/errors.js';
+
+t.test('VolumeError carries the volume id and the cause when given', async (t) => {
+  const cause = new Error('inner');
+  const err = new VolumeError('outer', { volumeId: 'vol-1', cause });
+  t.equal(err.name, 'VolumeError');
+  t.equal(err.message, 'outer');
+  t.equal(err.volumeId, 'vol-1');
+  t.equal(err.cause, cause);
+  t.ok(err instanceof Error);
+  const bare = new VolumeError('bare');
+  t.notOk('volumeId' in bare, 'no volumeId property when none is known');
+  t.notOk('cause' in bare);
+});
+
+t.test('messageOf and errnoCode accept anything thrown', async (t) => {
+  t.equal(messageOf(new Error('m')), 'm');
+  t.equal(messageOf('text'), 'text');
+  t.equal(messageOf(42), '42');
+  t.equal(errnoCode(Object.assign(new Error('x'), { code: 'ENOENT' })), 'ENOENT');
+  t.equal(errnoCode(new Error('x')), undefined);
+  t.equal(errnoCode(undefined), undefined);
+});

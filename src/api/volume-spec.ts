@@ -1,0 +1,60 @@
+import type { IssuerReference } from './issuer-ref.js';
+
+/** Subject fields of a requested certificate (cert-manager's names, lists in order). */
+export interface SubjectSpec {
+  commonName?: string;
+  organizations?: string[];
+  organizationalUnits?: string[];
+  countries?: string[];
+  provinces?: string[];
+  localities?: string[];
+  streetAddresses?: string[];
+  postalCodes?: string[];
+  serialNumber?: string;
+}
+
+export type KeyAlgorithmName = 'RSA' | 'ECDSA' | 'Ed25519';
+export type KeyEncodingName = 'PKCS1' | 'PKCS8';
+
+/** The pod a volume belongs to, from kubelet's volume context (podInfoOnMount). */
+export interface PodInfo {
+  name: string;
+  namespace: string;
+  uid: string;
+  serviceAccountName: string;
+}
+
+/**
+ * Everything a volume's attributes ask for, validated, defaulted and with variables
+ * expanded: what the volume manager issues and the file writer writes.
+ */
+export interface VolumeCertificateSpec {
+  issuerRef: Required<IssuerReference>;
+  /** When non-empty it replaces every subject field (RFC 4514 string). */
+  literalSubject?: string;
+  subject: SubjectSpec;
+  dnsNames: string[];
+  ipAddresses: string[];
+  uris: string[];
+  /** Go duration string sent as spec.duration, e.g. `2160h0m0s`. */
+  duration: string;
+  durationMs: number;
+  isCA: boolean;
+  usages: string[];
+  key: { algorithm: KeyAlgorithmName; size?: number; encoding: KeyEncodingName };
+  files: {
+    ca: string;
+    certificate: string;
+    privateKey: string;
+    /** Present when pkcs12-enable is "true". */
+    pkcs12?: { filename: string; password: string };
+  };
+  /** Group owning the files: the fs-group attribute, else the CSI volume_mount_group. */
+  fsGroup?: number;
+  renewBeforeMs?: number;
+  reusePrivateKey: boolean;
+  disableAutoRenew: boolean;
+  /** Attributes with another prefix, copied verbatim to the CertificateRequest. */
+  annotations: Record<string, string>;
+  pod: PodInfo;
+}

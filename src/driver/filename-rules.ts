@@ -1,0 +1,26 @@
+import { goTrimSpace } from './go-text.js';
+
+const NAME_MAX_BYTES = 255;
+
+// csi-driver's five rules, plus ours: not empty, `.`, NUL or `\`. Names starting
+// with `..` are also where the atomic writer keeps its generations and `..data`.
+
+/** Why a name cannot be a file directly inside the volume, one reason per broken rule. */
+export function filenameProblems(name: string): string[] {
+  const problems: string[] = [];
+  if (name === '') problems.push('filename must not be empty');
+  if (name === '.') problems.push("filename must not be '.'");
+  if (name.startsWith('/')) problems.push('filename must not be an absolute path');
+  if (name.startsWith('..')) problems.push("filename must not start with '..'");
+  if (name.includes('/')) problems.push("filename must not include '/'");
+  if (name.includes('\\')) problems.push("filename must not include '\\'");
+  if (name.includes('\0')) problems.push('filename must not include NUL characters');
+  // NAME_MAX counts bytes, as Go's len does.
+  if (Buffer.byteLength(name, 'utf8') > NAME_MAX_BYTES) {
+    problems.push('filename must be no longer than 255 characters');
+  }
+  if (name !== goTrimSpace(name)) {
+    problems.push('filename must not include leading or trailing spaces');
+  }
+  return problems;
+}

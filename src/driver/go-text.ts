@@ -1,0 +1,65 @@
+// Go's string formatting and trimming, so that messages quote values the way
+// cert-manager's (`%q`) do and lists are trimmed with the same notion of space.
+
+// unicode.IsSpace: Latin-1 spaces plus the Unicode White_Space property (no U+FEFF, unlike JS \s).
+const GO_SPACE =
+  '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const LEADING_SPACE = new RegExp(`^${GO_SPACE}+`, 'u');
+const TRAILING_SPACE = new RegExp(`${GO_SPACE}+$`, 'u');
+
+// strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space.
+const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+
+const CONTROL_ESCAPES: Readonly<Record<string, string>> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+};
+
+/** Go's strings.TrimSpace. */
+export function goTrimSpace(text: string): string {
+  return text.replace(LEADING_SPACE, '').replace(TRAILING_SPACE, '');
+}
+
+/** Go's strconv.Quote (the `%q` verb): a double-quoted string with Go escapes. */
+export function goQuote(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    // A string iterates by code point, so ch is never empty.
+    const code = Number(ch.codePointAt(0));
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (PRINTABLE.test(ch)) out += ch;
+    else if (CONTROL_ESCAPES[ch] !== undefined) out += CONTROL_ESCAPES[ch];
+    else if (code < 0x20 || code === 0x7f) out += `\\x${hex(code, 2)}`;
+    // A lone surrogate reaches Go as U+FFFD once the string is UTF-8 encoded.
+    else if (code >= 0xd800 && code <= 0xdfff) out += '\ufffd';
+    else if (code < 0x10000) out += `\\u${hex(code, 4)}`;
+    else out += `\\U${hex(code, 8)}`;
+  }
+  return `${out}"`;
+}
+
+function hex(code: number, width: number): string {
+  return code.toString(16).padStart(width, '0');
+}
+
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+
+export type GoInteger = { ok: true; value: bigint } | { ok: false; message: string };
+
+/** Go's strconv.ParseInt(text, 10, 64), or Atoi (the same on 64-bit), with Go's error text. */
+export function parseGoInteger(text: string, func: 'Atoi' | 'ParseInt'): GoInteger {
+  const fail = (reason: string): GoInteger => ({
+    ok: false,
+    message: `strconv.${func}: parsing ${goQuote(text)}: ${reason}`,
+  });
+  if (!/^[+-]?[0-9]+$/.test(text)) return fail('invalid syntax');
+  const value = BigInt(text);
+  if (value < INT64_MIN || value > INT64_MAX) return fail('value out of range');
+  return { ok: true, value };
+}

@@ -1,0 +1,61 @@
+import { goQuote } from './go-text.js';
+
+/** The variables csi-driver offers, in the order its error message lists them. */
+export const VARIABLE_NAMES = [
+  'POD_NAME',
+  'POD_NAMESPACE',
+  'POD_UID',
+  'SERVICE_ACCOUNT_NAME',
+] as const;
+
+export type VariableName = (typeof VARIABLE_NAMES)[number];
+export type Variables = Readonly<Record<VariableName, string>>;
+
+export type Expansion = { ok: true; value: string } | { ok: false; message: string };
+
+const SPECIAL = '*#$@!?-0123456789';
+const isSpecial = (ch: string | undefined): boolean => ch !== undefined && SPECIAL.includes(ch);
+const isNameChar = (ch: string | undefined): boolean =>
+  ch !== undefined && /^[A-Za-z0-9_]$/.test(ch);
+
+// os.Expand's getShellName: the name after a '$' and how many characters it spans.
+// An empty name with a non-zero width is bad syntax that os.Expand silently eats.
+function shellName(s: string): { name: string; width: number } {
+  if (s[0] === '{') {
+    if (s.length > 2 && isSpecial(s[1]) && s[2] === '}') return { name: s.slice(1, 2), width: 3 };
+    const close = s.indexOf('}', 1);
+    if (close === 1) return { name: '', width: 2 };
+    if (close < 0) return { name: '', width: 1 };
+    return { name: s.slice(1, close), width: close + 1 };
+  }
+  if (isSpecial(s[0])) return { name: s.slice(0, 1), width: 1 };
+  let i = 0;
+  while (isNameChar(s[i])) i++;
+  return { name: s.slice(0, i), width: i };
+}
+
+const isVariableName = (name: string): name is VariableName =>
+  (VARIABLE_NAMES as readonly string[]).includes(name);
+
+/** Expands `$NAME` and `${NAME}` like Go's os.Expand; other names are errors, in csi-driver's words. */
+export function expandVariables(text: string, variables: Variables): Expansion {
+  const undefinedNames: string[] = [];
+  let out = '';
+  let copied = 0;
+  for (let j = 0; j < text.length; j++) {
+    // A '$' that ends the text is literal.
+    if (text[j] !== '$' || j + 1 >= text.length) continue;
+    out += text.slice(copied, j);
+    const { name, width } = shellName(text.slice(j + 1));
+    if (name === '' && width === 0) out += '$';
+    else if (isVariableName(name)) out += variables[name];
+    else if (name !== '') undefinedNames.push(name);
+    j += width;
+    copied = j + 1;
+  }
+  if (undefinedNames.length > 0) {
+    const listed = undefinedNames.map((n) => `undefined variable ${goQuote(n)}`).join(', ');
+    return { ok: false, message: `${listed}, known variables: [${VARIABLE_NAMES.join(' ')}]` };
+  }
+  return { ok: true, value: out + text.slice(copied) };
+}

@@ -1,0 +1,165 @@
+import { defaultIssuerRef } from '../api/issuer-ref.js';
+import type { PodInfo, VolumeCertificateSpec } from '../api/volume-spec.js';
+import { DEFAULT_USAGES, formatGoDuration, isKnownUsage, parseGoDuration } from '../pki/index.js';
+import { type AttributeError, invalidValue, requiredValue } from './attribute-errors.js';
+import {
+  type AttributeName,
+  EPHEMERAL_KEY,
+  POD_NAME_KEY,
+  POD_NAMESPACE_KEY,
+  POD_UID_KEY,
+  SERVICE_ACCOUNT_NAME_KEY,
+  sortVolumeContext,
+} from './attribute-keys.js';
+import { AttributeReader } from './attribute-reader.js';
+import { readFileAttributes } from './file-attributes.js';
+import { parseGid } from './fs-group.js';
+import { readIdentity } from './identity-attributes.js';
+import { readKeyAttributes } from './key-attributes.js';
+import { splitList } from './list-splitting.js';
+
+export type { AttributeError } from './attribute-errors.js';
+export { formatAttributeErrors } from './attribute-errors.js';
+export { ATTRIBUTE_PREFIX, LEGACY_ATTRIBUTE_PREFIX } from './attribute-keys.js';
+
+export type ParsedVolumeAttributes =
+  | { ok: true; spec: VolumeCertificateSpec; deprecatedKeys: string[] }
+  | { ok: false; errors: AttributeError[] };
+
+/** The error key for a bad CSI volume_mount_group (the pod's fsGroup). */
+export const VOLUME_MOUNT_GROUP_KEY = 'volume_mount_group';
+
+// cert-manager's DefaultCertificateDuration: 90 days.
+const DEFAULT_DURATION_MS = 90 * 24 * 60 * 60 * 1000;
+const POD_INFO_REQUIRED = requiredValue(
+  'set by kubelet when the CSIDriver sets podInfoOnMount: true; the CertificateRequest is created in the pod namespace',
+);
+
+/** Parses, defaults, validates and expands kubelet's volume context. */
+export function parseVolumeAttributes(
+  volumeContext: Readonly<Record<string, string>>,
+  options: { volumeMountGroup?: string } = {},
+): ParsedVolumeAttributes {
+  const sorted = sortVolumeContext(volumeContext);
+  const attrs = new AttributeReader(sorted.attributes);
+  const kubeletErrors: AttributeError[] = [];
+  const pod = readPod(sorted.kubelet, kubeletErrors);
+
+  const issuerName = attrs.nonEmpty('issuer-name');
+  if (issuerName === undefined) {
+    attrs.fail('issuer-name', requiredValue('issuer-name is a required field'));
+  }
+  const durationText = attrs.nonEmpty('duration');
+  const identity = readIdentity(attrs, {
+    POD_NAME: pod.name,
+    POD_NAMESPACE: pod.namespace,
+    POD_UID: pod.uid,
+    SERVICE_ACCOUNT_NAME: pod.serviceAccountName,
+  });
+  const spec: VolumeCertificateSpec = {
+    issuerRef: defaultIssuerRef({
+      name: issuerName ?? '',
+      kind: attrs.value('issuer-kind') ?? '',
+      group: attrs.value('issuer-group') ?? '',
+    }),
+    subject: identity.subject,
+    dnsNames: identity.dnsNames,
+    ipAddresses: identity.ipAddresses,
+    uris: identity.uris,
+    duration: durationText ?? formatGoDuration(DEFAULT_DURATION_MS),
+    durationMs: readDuration(attrs, 'duration', durationText) ?? DEFAULT_DURATION_MS,
+    isCA: readBoolean(attrs, 'is-ca'),
+    usages: readUsages(attrs),
+    key: readKeyAttributes(attrs),
+    files: readFileAttributes(attrs),
+    reusePrivateKey: readBoolean(attrs, 'reuse-private-key'),
+    disableAutoRenew: readBoolean(attrs, 'disable-auto-renew'),
+    annotations: sorted.annotations,
+    pod,
+  };
+  if (identity.literalSubject !== undefined) spec.literalSubject = identity.literalSubject;
+  // Unlike csi-driver, "" is not a way to leave renew-before unset: it is an error.
+  const renewBeforeMs = readDuration(attrs, 'renew-before', attrs.value('renew-before'));
+  if (renewBeforeMs !== undefined) spec.renewBeforeMs = renewBeforeMs;
+  const fsGroup = readFsGroup(attrs, options.volumeMountGroup, kubeletErrors);
+  if (fsGroup !== undefined) spec.fsGroup = fsGroup;
+
+  const errors = [...sorted.errors, ...kubeletErrors, ...attrs.errors];
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, spec, deprecatedKeys: sorted.deprecatedKeys };
+}
+
+// The CertificateRequest is created in the pod's namespace and owned by the pod,
+// so pod info (CSIDriver podInfoOnMount) is required, not optional.
+function readPod(kubelet: ReadonlyMap<string, string>, errors: AttributeError[]): PodInfo {
+  if (kubelet.get(EPHEMERAL_KEY) !== 'true') {
+    errors.push({ key: EPHEMERAL_KEY, message: 'only ephemeral volume types are supported' });
+  }
+  for (const key of [POD_NAME_KEY, POD_NAMESPACE_KEY]) {
+    if (!kubelet.get(key)) errors.push({ key, message: POD_INFO_REQUIRED });
+  }
+  return {
+    name: kubelet.get(POD_NAME_KEY) ?? '',
+    namespace: kubelet.get(POD_NAMESPACE_KEY) ?? '',
+    uid: kubelet.get(POD_UID_KEY) ?? '',
+    serviceAccountName: kubelet.get(SERVICE_ACCOUNT_NAME_KEY) ?? '',
+  };
+}
+
+// A Go duration that must be positive: csi-driver accepts zero and negative ones.
+function readDuration(
+  attrs: AttributeReader,
+  name: AttributeName,
+  text: string | undefined,
+): number | undefined {
+  if (text === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = parseGoDuration(text);
+  } catch (err) {
+    attrs.fail(
+      name,
+      invalidValue(text, `must be a valid duration string: ${(err as Error).message}`),
+    );
+    return undefined;
+  }
+  if (ms > 0) return ms;
+  attrs.fail(name, invalidValue(text, `${name} must be greater than zero`));
+  return undefined;
+}
+
+function readBoolean(attrs: AttributeReader, name: AttributeName): boolean {
+  const text = attrs.nonEmpty(name);
+  if (text === undefined || text === 'false') return false;
+  if (text === 'true') return true;
+  attrs.fail(name, invalidValue(text, 'may only accept values of "true" or "false"'));
+  return false;
+}
+
+// Order as given, duplicates kept, as csi-driver sends them in spec.usages.
+function readUsages(attrs: AttributeReader): string[] {
+  const text = attrs.nonEmpty('key-usages');
+  if (text === undefined) return [...DEFAULT_USAGES];
+  const usages = splitList(text);
+  for (const usage of usages) {
+    if (!isKnownUsage(usage))
+      attrs.fail('key-usages', invalidValue(usage, 'not a valid key usage'));
+  }
+  return usages;
+}
+
+// The attribute wins over the CSI volume_mount_group (the pod's fsGroup), as in csi-lib.
+function readFsGroup(
+  attrs: AttributeReader,
+  volumeMountGroup: string | undefined,
+  errors: AttributeError[],
+): number | undefined {
+  const attribute = attrs.nonEmpty('fs-group');
+  const text = attribute ?? (volumeMountGroup || undefined);
+  if (text === undefined) return undefined;
+  const parsed = parseGid(text);
+  if (parsed.ok) return parsed.gid;
+  if (attribute !== undefined) attrs.fail('fs-group', parsed.message);
+  else errors.push({ key: VOLUME_MOUNT_GROUP_KEY, message: parsed.message });
+  return undefined;
+}

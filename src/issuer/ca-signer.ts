@@ -6,12 +6,12 @@ import {
   TLS_CERT_KEY,
   TLS_PRIVATE_KEY_KEY,
 } from '../api/secret.js';
-import { signCertificate } from '../pki/certificate.js';
+import { type PreparedSigner, prepareSigner, signCertificate } from '../pki/certificate.js';
 import { buildChain, splitPemCertificates } from '../pki/chain.js';
 import { decodePrivateKey, keyMatchesCertificate } from '../pki/keys.js';
 import { withCause } from './request-status.js';
 import { templateFromRequest } from './request-template.js';
-import type { Signer } from './signer.js';
+import type { Signer, SignOutcome } from './signer.js';
 
 /** A CA key pair read from a Secret: signer certificate first, then the rest of its chain. */
 export interface CAKeyPair {
@@ -40,8 +40,61 @@ export function readCAKeyPair(secret: Secret): CAKeyPair {
   return { certificates: root ? [...certificates, root] : certificates, key };
 }
 
-/** The CA issuer's signer (reference §3.2). */
-export const signWithCA: Signer = async (request, issuer, context) => {
+interface PreparedPair {
+  pair: CAKeyPair;
+  signer: PreparedSigner;
+}
+
+const MAX_CACHED_SIGNERS = 64;
+
+/**
+ * The CA issuer's signer (reference §3.2). Each CA Secret is parsed and its key imported
+ * once per resourceVersion, not once per request: that work cost more than the signature.
+ */
+export function createCASigner(): Signer {
+  const cache = new Map<string, { version: string; prepared: Promise<PreparedPair> }>();
+  const prepare = (secret: Secret): Promise<PreparedPair> => {
+    const id = `${secret.metadata.namespace}/${secret.metadata.name}`;
+    const version = `${secret.metadata.uid ?? ''}/${secret.metadata.resourceVersion ?? ''}`;
+    const cached = cache.get(id);
+    if (cached && cached.version === version && version !== '/') return cached.prepared;
+    const prepared = (async () => {
+      const pair = readCAKeyPair(secret);
+      const signer = await prepareSigner({
+        certificatePem: String(pair.certificates[0]),
+        key: pair.key,
+      });
+      return { pair, signer };
+    })();
+    cache.delete(id);
+    if (cache.size >= MAX_CACHED_SIGNERS) {
+      const oldest = cache.keys().next().value;
+      if (oldest !== undefined) cache.delete(oldest);
+    }
+    cache.set(id, { version, prepared });
+    // A Secret that fails to parse must be read again next time, not answered from the cache.
+    prepared.catch(() => {
+      if (cache.get(id)?.prepared === prepared) cache.delete(id);
+    });
+    return prepared;
+  };
+  return (request, issuer, context) => signWithCA(request, issuer, context, prepare);
+}
+
+/** Signs one request with a CA issuer; `prepare` reads the CA Secret (cached or not). */
+export async function signWithCA(
+  request: Parameters<Signer>[0],
+  issuer: Parameters<Signer>[1],
+  context: Parameters<Signer>[2],
+  prepare: (secret: Secret) => Promise<PreparedPair> = async (secret) => {
+    const pair = readCAKeyPair(secret);
+    const signer = await prepareSigner({
+      certificatePem: String(pair.certificates[0]),
+      key: pair.key,
+    });
+    return { pair, signer };
+  },
+): Promise<SignOutcome> {
   const secretName = issuer.spec.ca?.secretName ?? '';
   const namespace = context.resourceNamespace(issuer);
   const where = `${namespace}/${secretName}`;
@@ -56,9 +109,9 @@ export const signWithCA: Signer = async (request, issuer, context) => {
       ),
     };
   }
-  let pair: CAKeyPair;
+  let prepared: PreparedPair;
   try {
-    pair = readCAKeyPair(secret);
+    prepared = await prepare(secret);
   } catch (err) {
     return {
       outcome: 'pending',
@@ -77,16 +130,21 @@ export const signWithCA: Signer = async (request, issuer, context) => {
     };
   }
   try {
-    const [signerCert] = pair.certificates;
     const leafPem = await signCertificate(
       template.csr,
       template.template,
-      { certificatePem: String(signerCert), key: pair.key },
+      prepared.signer,
       context.now,
     );
+    const [root, ...rest] = prepared.pair.certificates;
+    if (root && rest.length === 0 && isSelfSignedRoot(root)) {
+      // Signed just now by this root: the chain is the leaf and ca.crt the root, with no
+      // need to parse and verify what was built (the common embedded and test-CA case).
+      return { outcome: 'issued', certificatePem: leafPem, caPem: pemOf(root) };
+    }
     const chain = buildChain(
       leafPem,
-      pair.certificates.map((c) => c.toString()),
+      prepared.pair.certificates.map((c) => c.toString()),
     );
     return { outcome: 'issued', certificatePem: chain.chainPem, caPem: chain.caPem };
   } catch (err) {
@@ -96,4 +154,17 @@ export const signWithCA: Signer = async (request, issuer, context) => {
       message: withCause('Error signing certificate', err),
     };
   }
-};
+}
+
+function isSelfSignedRoot(certificate: X509Certificate): boolean {
+  return (
+    certificate.ca &&
+    certificate.subject === certificate.issuer &&
+    certificate.checkIssued(certificate)
+  );
+}
+
+function pemOf(certificate: X509Certificate): string {
+  const text = certificate.toString();
+  return text.endsWith('\n') ? text : `${text}\n`;
+}

@@ -31,6 +31,7 @@ export interface RequestControllerDeps {
   events: EventRecorder;
   logger: Logger;
   now: () => Date;
+  privateKeyFor?: SignContext['privateKeyFor'];
 }
 
 /** The issuer a request names, from the caches. */
@@ -94,6 +95,7 @@ export async function syncRequest(deps: RequestControllerDeps, key: string): Pro
         resourceNamespace: (issuer) => resourceNamespaceOf(issuer, deps.clusterResourceNamespace),
         events: deps.events,
         now,
+        ...(deps.privateKeyFor ? { privateKeyFor: deps.privateKeyFor } : {}),
       };
       const outcome = await signer(request, plan.issuer, context);
       if (outcome.outcome === 'issued') {

@@ -1,4 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import type { CertificateRequest } from '../api/certificate-request.js';
+import type { Issuer } from '../api/issuer.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
 import { secretValue, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
 import { signCertificate } from '../pki/certificate.js';
@@ -6,7 +8,7 @@ import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
 import { isEmptyName } from '../pki/subject.js';
 import { withCause } from './request-status.js';
 import { type RequestTemplate, templateFromRequest } from './request-template.js';
-import type { Signer } from './signer.js';
+import type { SignContext, Signer, SignOutcome } from './signer.js';
 
 export const EMPTY_ISSUER_DN_WARNING =
   'Certificate will be issued with an empty Issuer DN, which contravenes RFC 5280 and could break some strict clients';
@@ -14,11 +16,16 @@ export const EMPTY_ISSUER_DN_WARNING =
 /**
  * The SelfSigned issuer's signer (reference §3.3): the key named by the request's
  * private-key-secret-name annotation, read from the request's own namespace, signs the
- * certificate, and ca.crt is the certificate itself.
+ * certificate, and ca.crt is the certificate itself. Without the annotation, a key held
+ * by this process for the request (the embedded node plugin's) is used instead.
  */
 export const signSelfSigned: Signer = async (request, issuer, context) => {
   const namespace = request.metadata.namespace ?? '';
   const secretName = request.metadata.annotations?.[PRIVATE_KEY_SECRET_NAME_ANNOTATION];
+  const localKey = secretName
+    ? undefined
+    : context.privateKeyFor?.(namespace, request.metadata.name);
+  if (localKey) return signWithKey(request, issuer, context, localKey);
   if (!secretName) {
     return {
       outcome: 'failed',
@@ -53,6 +60,15 @@ export const signSelfSigned: Signer = async (request, issuer, context) => {
       ),
     };
   }
+  return signWithKey(request, issuer, context, key);
+};
+
+async function signWithKey(
+  request: CertificateRequest,
+  issuer: Issuer,
+  context: SignContext,
+  key: KeyObject,
+): Promise<SignOutcome> {
   let template: RequestTemplate;
   try {
     template = await templateFromRequest(request, issuer);
@@ -88,4 +104,4 @@ export const signSelfSigned: Signer = async (request, issuer, context) => {
       message: withCause('Error signing certificate', err),
     };
   }
-};
+}

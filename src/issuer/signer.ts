@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import type { EventRecorder } from '../api/event.js';
 import type { Issuer } from '../api/issuer.js';
@@ -11,6 +12,11 @@ export interface SignContext {
   resourceNamespace(issuer: Issuer): string;
   events: EventRecorder;
   now: Date;
+  /**
+   * The private key of a request whose key lives in this process (the embedded node
+   * plugin's in-flight requests); lets SelfSigned sign without a key Secret.
+   */
+  privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
 }
 
 /** The result of one signing attempt; a thrown error means "retry with backoff". */

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { discardEvents, type EventRecorder } from '../api/event.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
@@ -13,7 +14,7 @@ import type { ResourceStore } from '../store/resource-store.js';
 import { WorkQueue } from '../store/work-queue.js';
 import { type ApprovalPolicy, approveEveryRequest } from './approval-policy.js';
 import { syncApproval } from './approver-controller.js';
-import { signWithCA } from './ca-signer.js';
+import { createCASigner } from './ca-signer.js';
 import { syncIssuer } from './issuer-controller.js';
 import {
   type RequestControllerDeps,
@@ -37,6 +38,8 @@ export interface IssuerStackOptions {
   /** Per-item retry backoff of every controller (cert-manager: 5 s doubling up to 5 min). */
   retryBaseDelayMs?: number;
   retryMaxDelayMs?: number;
+  /** Keys held in this process for in-flight requests (embedded SelfSigned). */
+  privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
 }
 
 /** A running controller stack. */
@@ -148,7 +151,7 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
   await Promise.all(informers.map((informer) => informer.waitForSync()));
 
   const signers = new Map<string, Signer>([
-    ['ca', signWithCA],
+    ['ca', createCASigner()],
     ['selfSigned', signSelfSigned],
   ]);
   const requestDeps: RequestControllerDeps = {
@@ -162,6 +165,7 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
     events,
     logger: logger.child({ controller: 'certificaterequests-issuer' }),
     now,
+    ...(options.privateKeyFor ? { privateKeyFor: options.privateKeyFor } : {}),
   };
   const issuerDeps = (kind: typeof IssuerKind, informer: Informer<Issuer>, name: string) => ({
     store,

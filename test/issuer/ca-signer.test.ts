@@ -1,8 +1,9 @@
+import { X509Certificate } from 'node:crypto';
 import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Issuer } from '../../src/api/issuer.js';
 import type { Secret } from '../../src/api/secret.js';
-import { signWithCA } from '../../src/issuer/ca-signer.js';
+import { createCASigner, signWithCA } from '../../src/issuer/ca-signer.js';
 import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
 import type { SignContext } from '../../src/issuer/signer.js';
 import { signCertificate } from '../../src/pki/certificate.js';
@@ -122,5 +123,39 @@ t.test('ca.crt from the secret becomes the CA of an intermediate-signed chain', 
   t.notOk(
     outcome.certificatePem.includes(root.certificatePem.trim()),
     'the root is not in the chain',
+  );
+});
+
+t.test('the CA signer caches a Secret per resourceVersion and rereads a changed one', async (t) => {
+  const first = await makeCA();
+  const second = await makeCA({ algorithm: 'Ed25519' });
+  const sign = createCASigner();
+  const withVersion = (ca: typeof first, resourceVersion: string) => {
+    const secret = tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem });
+    secret.metadata.uid = 'uid-1';
+    secret.metadata.resourceVersion = resourceVersion;
+    return secret;
+  };
+  const issuerOf = async (secret: Secret) => {
+    const outcome = await sign(await request('1h'), caIssuer, context([secret]));
+    if (outcome.outcome !== 'issued') throw new Error(`not issued: ${JSON.stringify(outcome)}`);
+    return new X509Certificate(outcome.certificatePem).issuer;
+  };
+  const firstSubject = new X509Certificate(first.certificatePem).subject;
+  t.equal(await issuerOf(withVersion(first, '1')), firstSubject);
+  t.equal(await issuerOf(withVersion(first, '1')), firstSubject, 'cached');
+  const rotated = withVersion(second, '2');
+  const outcome = await sign(await request('1h'), caIssuer, context([rotated]));
+  t.equal(outcome.outcome, 'issued');
+  if (outcome.outcome === 'issued') {
+    t.equal(outcome.caPem.trim(), second.certificatePem.trim(), 'the rotated CA signs');
+  }
+  const broken = withVersion(first, '3');
+  broken.data = { 'tls.crt': broken.data?.['tls.crt'] ?? '' };
+  t.equal((await sign(await request(), caIssuer, context([broken]))).outcome, 'pending');
+  t.equal(
+    (await sign(await request(), caIssuer, context([broken]))).outcome,
+    'pending',
+    'a bad Secret is not cached',
   );
 });

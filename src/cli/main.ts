@@ -1,38 +1,52 @@
 #!/usr/bin/env node
-/** The `cert-csi` command. The node plugin subcommand arrives with the node-plugin work. */
-import { readFileSync } from 'node:fs';
+/** The `cert-csi` command: subcommand dispatch; each subcommand wires its own parts. */
+import { NODE_HELP, runNode } from './node-command.js';
+import { packageVersion } from './package-version.js';
+import { runPublish, runUnpublish } from './publish-command.js';
 
-const usage = `Usage: cert-csi <command> [options]
+const usage = `Usage: cert-csi <command> [flags]
 
 Commands:
-  node      run the CSI node plugin (not yet available)
-  version   print the version
-`;
+  node       run the CSI node plugin (embedded store and issuers)
+  publish    publish a volume through a running plugin, as kubelet would
+  unpublish  unpublish a volume through a running plugin
+  version    print the version
 
-function packageVersion(): string {
-  const url = new URL('../../package.json', import.meta.url);
-  const parsed: unknown = JSON.parse(readFileSync(url, 'utf8'));
-  return typeof parsed === 'object' && parsed !== null && 'version' in parsed
-    ? String(parsed.version)
-    : 'unknown';
+Run "cert-csi <command> --help" for a command's flags.
+
+${NODE_HELP}`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'node':
+      return runNode(rest);
+    case 'publish':
+      return runPublish(rest);
+    case 'unpublish':
+      return runUnpublish(rest);
+    case 'version':
+    case '--version':
+      process.stdout.write(`${packageVersion()}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(usage);
+      return 0;
+    default:
+      process.stderr.write(`cert-csi: unknown command "${command}"\n\n${usage}`);
+      return 2;
+  }
 }
 
-const [command] = process.argv.slice(2);
-switch (command) {
-  case 'version':
-    process.stdout.write(`${packageVersion()}\n`);
-    break;
-  case 'node':
-    process.stdout.write(
-      'cert-csi node: not yet. The issuing core (store, PKI, CA and SelfSigned controllers) is built; the CSI node plugin comes next.\n',
-    );
-    break;
-  case undefined:
-  case '--help':
-  case '-h':
-    process.stdout.write(usage);
-    break;
-  default:
-    process.stderr.write(`cert-csi: unknown command "${command}"\n${usage}`);
-    process.exitCode = 2;
-}
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`cert-csi: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);

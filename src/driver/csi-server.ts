@@ -1,0 +1,123 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import {
+  Server,
+  ServerCredentials,
+  type ServerUnaryCall,
+  type sendUnaryData,
+  status,
+  type UntypedServiceImplementation,
+} from '@grpc/grpc-js';
+import type { Logger } from '../api/logger.js';
+import { CsiError } from './csi-error.js';
+import { loadCsiPackage } from './csi-proto.js';
+import { type Endpoint, grpcAddress } from './endpoint.js';
+
+/** One RPC's logic: the request message in, the response message out (or a thrown error). */
+export type RpcHandler = (request: never) => Promise<object> | object;
+
+/** The handlers of one CSI service, by RPC name; missing RPCs answer Unimplemented. */
+export type ServiceHandlers = Record<string, RpcHandler>;
+
+/** A running CSI gRPC server. */
+export interface CsiServer {
+  /** Stops accepting calls and waits up to graceMs for running ones. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Maps any error to the gRPC status a CSI client sees. */
+export function toGrpcError(err: unknown): { code: status; details: string } {
+  if (err instanceof CsiError) return { code: err.code, details: err.message };
+  const message = err instanceof Error ? err.message : String(err);
+  return { code: status.INTERNAL, details: message };
+}
+
+function adapt(service: string, method: string, handler: RpcHandler | undefined, logger: Logger) {
+  return (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    if (!handler) {
+      callback({ code: status.UNIMPLEMENTED, details: `${service}.${method} is not implemented` });
+      return;
+    }
+    const request = call.request as { volume_id?: unknown };
+    const volumeId = typeof request?.volume_id === 'string' ? request.volume_id : undefined;
+    const started = performance.now();
+    Promise.resolve()
+      .then(() => handler(call.request as never))
+      .then(
+        (response) => {
+          logger.debug(
+            { rpc: method, volumeId, ms: Math.round(performance.now() - started) },
+            'rpc completed',
+          );
+          callback(null, response);
+        },
+        (err: unknown) => {
+          const mapped = toGrpcError(err);
+          logger.warn(
+            { rpc: method, volumeId, code: status[mapped.code], err: mapped.details },
+            'rpc failed',
+          );
+          callback(mapped);
+        },
+      );
+  };
+}
+
+function implementation(
+  serviceName: string,
+  methods: readonly string[],
+  handlers: ServiceHandlers,
+  logger: Logger,
+): UntypedServiceImplementation {
+  const impl: UntypedServiceImplementation = {};
+  for (const method of methods) impl[method] = adapt(serviceName, method, handlers[method], logger);
+  return impl;
+}
+
+/**
+ * Serves the CSI Identity and Node services on the endpoint. A stale socket file from a
+ * previous run is removed first: grpc-js fails with EADDRINUSE on it otherwise.
+ */
+export async function startCsiServer(options: {
+  endpoint: Endpoint;
+  identity: ServiceHandlers;
+  node: ServiceHandlers;
+  logger: Logger;
+}): Promise<CsiServer> {
+  const csi = loadCsiPackage();
+  const server = new Server();
+  const identityMethods = Object.keys(csi.Identity.service);
+  const nodeMethods = Object.keys(csi.Node.service);
+  server.addService(
+    csi.Identity.service,
+    implementation('Identity', identityMethods, options.identity, options.logger),
+  );
+  server.addService(
+    csi.Node.service,
+    implementation('Node', nodeMethods, options.node, options.logger),
+  );
+  if (options.endpoint.kind === 'unix') {
+    await mkdir(dirname(options.endpoint.path), { recursive: true });
+    await rm(options.endpoint.path, { force: true });
+  }
+  await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      grpcAddress(options.endpoint),
+      ServerCredentials.createInsecure(),
+      (err, port) => (err ? reject(err) : resolve(port)),
+    );
+  });
+  return {
+    close: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,86 @@
+import { status } from '@grpc/grpc-js';
+import type { Logger } from '../api/logger.js';
+import { IssuanceError } from '../renewal/issuance.js';
+import type { VolumePublisher } from '../renewal/volume-publisher.js';
+import { validateVolumeId } from '../volume/volume-id.js';
+import { CsiError, invalidArgument } from './csi-error.js';
+import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
+import type { ServiceHandlers } from './csi-server.js';
+import { checkPublishRequest } from './publish-request.js';
+
+export interface NodeServiceOptions {
+  nodeId: string;
+  publisher: VolumePublisher;
+  logger: Logger;
+}
+
+/** The CSI Node service: publish and unpublish volumes, node id and capabilities. */
+export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandlers {
+  const { publisher, logger } = options;
+  return {
+    NodeGetInfo: () => ({ node_id: options.nodeId }),
+    // VOLUME_MOUNT_GROUP makes kubelet pass the pod's fsGroup instead of chowning itself.
+    NodeGetCapabilities: () => ({
+      capabilities: [{ rpc: { type: 'VOLUME_MOUNT_GROUP' } }],
+    }),
+    NodePublishVolume: async (call: NodePublishVolumeRequest) => {
+      const checked = checkPublishRequest(call);
+      const { request } = checked;
+      const log = logger.child({
+        volumeId: request.volumeId,
+        pod: `${request.spec.pod.namespace}/${request.spec.pod.name}`,
+      });
+      if (checked.deprecatedKeys.length > 0) {
+        log.warn(
+          { keys: checked.deprecatedKeys },
+          'volume attributes use the deprecated prefix csi.certmanager.k8s.io/; use csi.cert-manager.io/',
+        );
+      }
+      let result: Awaited<ReturnType<VolumePublisher['publish']>>;
+      try {
+        result = await publisher.publish(request);
+      } catch (err) {
+        throw toCsiError(err);
+      }
+      log.info(
+        {
+          issued: result.issued,
+          notAfter: result.notAfter?.toISOString(),
+          nextIssuanceTime: result.nextIssuanceTime?.toISOString(),
+        },
+        'volume published',
+      );
+      return {};
+    },
+    NodeUnpublishVolume: async (call: NodeUnpublishVolumeRequest) => {
+      const problems: string[] = [];
+      if (!call.volume_id) problems.push('volume_id: required');
+      else {
+        try {
+          validateVolumeId(call.volume_id);
+        } catch (err) {
+          problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+      if (!call.target_path) problems.push('target_path: required');
+      if (problems.length > 0) throw invalidArgument(problems.join('; '));
+      await publisher.unpublish(call.volume_id, call.target_path);
+      logger.info({ volumeId: call.volume_id }, 'volume unpublished');
+      return {};
+    },
+  };
+}
+
+const issuanceCodes: Record<IssuanceError['reason'], status> = {
+  timeout: status.DEADLINE_EXCEEDED,
+  denied: status.PERMISSION_DENIED,
+  failed: status.FAILED_PRECONDITION,
+  aborted: status.ABORTED,
+  'invalid-certificate': status.INTERNAL,
+};
+
+/** The gRPC status of a failed publish: why the certificate is not there. */
+export function toCsiError(err: unknown): unknown {
+  if (err instanceof IssuanceError) return new CsiError(issuanceCodes[err.reason], err.message);
+  return err;
+}

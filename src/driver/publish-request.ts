@@ -1,0 +1,58 @@
+import { isAbsolute } from 'node:path';
+import type { PublishRequest } from '../renewal/volume-publisher.js';
+import { validateVolumeId } from '../volume/volume-id.js';
+import { invalidArgument } from './csi-error.js';
+import type { NodePublishVolumeRequest } from './csi-messages.js';
+import { formatAttributeErrors, parseVolumeAttributes } from './volume-attributes.js';
+
+/** A checked publish request, and the legacy attribute keys it used. */
+export interface CheckedPublish {
+  request: PublishRequest;
+  deprecatedKeys: string[];
+}
+
+/**
+ * Checks a NodePublishVolume before anything is written: ids and paths (CSI spec:
+ * InvalidArgument when missing), capability, read-only, and every volume attribute.
+ * One InvalidArgument names every problem at once.
+ */
+export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPublish {
+  const problems: string[] = [];
+  if (!call.volume_id) problems.push('volume_id: required');
+  else {
+    try {
+      validateVolumeId(call.volume_id);
+    } catch (err) {
+      problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (!call.target_path) problems.push('target_path: required');
+  else if (!isAbsolute(call.target_path)) problems.push('target_path: must be an absolute path');
+  const capability = call.volume_capability;
+  if (!capability) problems.push('volume_capability: required');
+  else if (capability.block) {
+    problems.push('volume_capability: block volumes are not supported, use a mount volume');
+  }
+  if (!call.readonly) {
+    problems.push("readonly: pod.spec.volumes[].csi.readOnly must be set to 'true'");
+  }
+  const volumeMountGroup = capability?.mount?.volume_mount_group || undefined;
+  const parsed = parseVolumeAttributes(
+    call.volume_context ?? {},
+    volumeMountGroup ? { volumeMountGroup } : {},
+  );
+  if (!parsed.ok) problems.push(formatAttributeErrors(parsed.errors));
+  if (problems.length > 0 || !parsed.ok) {
+    throw invalidArgument(problems.join('; '));
+  }
+  return {
+    request: {
+      volumeId: call.volume_id,
+      targetPath: call.target_path,
+      spec: parsed.spec,
+      volumeContext: { ...call.volume_context },
+      ...(volumeMountGroup ? { volumeMountGroup } : {}),
+    },
+    deprecatedKeys: parsed.deprecatedKeys,
+  };
+}

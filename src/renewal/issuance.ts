@@ -1,0 +1,248 @@
+import { type KeyObject, randomUUID, X509Certificate } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+  decodeBytes,
+} from '../api/certificate-request.js';
+import type { Logger } from '../api/logger.js';
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { createCsr } from '../pki/csr.js';
+import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
+import { encodePkcs12 } from '../pki/pkcs12.js';
+import { renewalTime } from '../pki/renewal-time.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
+import { isStoreError } from '../store/errors.js';
+import type { ResourceStore } from '../store/resource-store.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import { buildCertificateRequest } from './request-builder.js';
+import { type RequestTracker, RequestWaitError } from './request-tracker.js';
+
+/** Why an issuance ended without a certificate; the driver maps it to a gRPC code. */
+export class IssuanceError extends Error {
+  constructor(
+    message: string,
+    readonly reason: 'denied' | 'failed' | 'timeout' | 'aborted' | 'invalid-certificate',
+  ) {
+    super(message);
+    this.name = 'IssuanceError';
+  }
+}
+
+/** What one successful issuance produced. */
+export interface IssuedCertificate {
+  request: CertificateRequest;
+  key: KeyObject;
+  files: Map<string, Uint8Array>;
+  notBefore: Date;
+  notAfter: Date;
+  nextIssuanceTime: Date;
+}
+
+export interface IssuanceDeps {
+  store: ResourceStore;
+  tracker: RequestTracker;
+  dataRoot: DataRoot;
+  nodeId: string;
+  logger: Logger;
+  /** Keys of requests in flight, readable by an in-process SelfSigned signer. */
+  pendingKeys: Map<string, KeyObject>;
+}
+
+/**
+ * Gets a signed certificate for a volume: resumes the request persisted in the volume
+ * dir when there is one, else generates a key and creates a new CertificateRequest,
+ * then waits for the request through the watch. The key and the request name are on
+ * disk before the request exists, so a crash or a timed-out publish resumes the same
+ * request instead of asking again. Writes no certificate file: the caller does, under
+ * the volume's lock.
+ */
+export async function obtainCertificate(
+  deps: IssuanceDeps,
+  volumeId: string,
+  spec: VolumeCertificateSpec,
+  metadata: VolumeMetadata,
+  signal: AbortSignal,
+): Promise<IssuedCertificate> {
+  const { store, tracker, dataRoot } = deps;
+  const log = deps.logger.child({ volumeId });
+  const namespace = spec.pod.namespace;
+  let key: KeyObject | undefined;
+  let name: string | undefined;
+  let request: CertificateRequest | undefined;
+
+  const pending = metadata.pendingRequest;
+  if (pending && pending.namespace === namespace) {
+    key = await readPendingKey(dataRoot, volumeId);
+    if (key) {
+      name = pending.name;
+      request = await getRequest(store, namespace, pending.name);
+      if (request) {
+        const stale = request.status?.conditions?.some(
+          (c) =>
+            (c.type === 'Denied' && c.status === 'True') ||
+            (c.type === 'Ready' && c.reason === 'Failed'),
+        );
+        if (stale) {
+          // A final failure is not resumed: the next attempt asks again with a new request.
+          request = undefined;
+          key = undefined;
+          name = undefined;
+        } else {
+          log.info({ request: pending.name }, 'resuming pending CertificateRequest');
+        }
+      }
+    }
+  }
+
+  if (!key || !name) {
+    key = await generatePrivateKey(
+      spec.key.size !== undefined
+        ? { algorithm: spec.key.algorithm, size: spec.key.size }
+        : { algorithm: spec.key.algorithm },
+    );
+    name = randomUUID();
+    await writeFileAtomic(dataRoot.pendingKeyPath(volumeId), encodePrivateKey(key, 'PKCS8'), 0o600);
+    metadata.pendingRequest = { name, namespace, createdAt: new Date().toISOString() };
+    await writeMetadata(dataRoot, metadata);
+  }
+  throwIfAborted(signal);
+
+  const requestKey = `${namespace}/${name}`;
+  deps.pendingKeys.set(requestKey, key);
+  try {
+    if (!request) {
+      // Older requests of this volume are final or orphaned: keep at most one per volume.
+      await deleteRequestsOfVolume(deps, volumeId, name);
+      const csrPem = await createCsr({
+        key,
+        ...(spec.literalSubject ? { literalSubject: spec.literalSubject } : {}),
+        subject: spec.subject,
+        dnsNames: spec.dnsNames,
+        ipAddresses: spec.ipAddresses,
+        uris: spec.uris,
+      });
+      const built = buildCertificateRequest(spec, { name, nodeId: deps.nodeId, volumeId, csrPem });
+      try {
+        await store.create(CertificateRequestKind, built);
+        log.info({ request: name, namespace }, 'created CertificateRequest');
+      } catch (err) {
+        // A retry after a crash between create and the metadata write finds its own request.
+        if (!isStoreError(err, 'AlreadyExists')) throw err;
+      }
+    }
+    let outcome: Awaited<ReturnType<RequestTracker['waitForFinal']>>;
+    try {
+      outcome = await tracker.waitForFinal(namespace, name, signal);
+    } catch (err) {
+      if (err instanceof RequestWaitError) {
+        throw new IssuanceError(err.message, err.kind === 'timeout' ? 'timeout' : 'aborted');
+      }
+      throw err;
+    }
+    const { progress } = outcome;
+    if (progress.state === 'denied' || progress.state === 'failed') {
+      delete metadata.pendingRequest;
+      await rm(dataRoot.pendingKeyPath(volumeId), { force: true });
+      throw new IssuanceError(progress.message, progress.state);
+    }
+    return await certificateFiles(outcome.request, key, spec);
+  } finally {
+    deps.pendingKeys.delete(requestKey);
+  }
+}
+
+/** Builds the volume's files from an issued request, after checking the pair matches. */
+async function certificateFiles(
+  request: CertificateRequest,
+  key: KeyObject,
+  spec: VolumeCertificateSpec,
+): Promise<IssuedCertificate> {
+  const certificatePem = decodeBytes(request.status?.certificate) ?? '';
+  const caPem = decodeBytes(request.status?.ca) ?? '';
+  let leaf: X509Certificate;
+  try {
+    leaf = new X509Certificate(certificatePem);
+  } catch (err) {
+    throw new IssuanceError(
+      `request "${request.metadata.name}" returned an unreadable certificate: ${err instanceof Error ? err.message : String(err)}`,
+      'invalid-certificate',
+    );
+  }
+  // An issuer that returns someone else's certificate must not break a working volume.
+  if (!leaf.checkPrivateKey(key)) {
+    throw new IssuanceError(
+      `request "${request.metadata.name}" returned a certificate that does not match the private key`,
+      'invalid-certificate',
+    );
+  }
+  const files = new Map<string, Uint8Array>([
+    [spec.files.privateKey, Buffer.from(encodePrivateKey(key, spec.key.encoding))],
+    [spec.files.certificate, Buffer.from(certificatePem)],
+    [spec.files.ca, Buffer.from(caPem)],
+  ]);
+  if (spec.files.pkcs12) {
+    files.set(
+      spec.files.pkcs12.filename,
+      await encodePkcs12(key, certificatePem, spec.files.pkcs12.password),
+    );
+  }
+  const notBefore = new Date(leaf.validFrom);
+  const notAfter = new Date(leaf.validTo);
+  return {
+    request,
+    key,
+    files,
+    notBefore,
+    notAfter,
+    nextIssuanceTime: renewalTime(notBefore, notAfter, spec.renewBeforeMs),
+  };
+}
+
+/** Deletes this volume's requests except `keep`; already-gone ones are fine. */
+export async function deleteRequestsOfVolume(
+  deps: Pick<IssuanceDeps, 'store' | 'tracker' | 'logger'>,
+  volumeId: string,
+  keep?: string,
+): Promise<void> {
+  for (const old of deps.tracker.requestsOfVolume(volumeId)) {
+    if (old.metadata.name === keep) continue;
+    try {
+      await deps.store.delete(CertificateRequestKind, old.metadata.name, old.metadata.namespace);
+      deps.logger.debug({ volumeId, request: old.metadata.name }, 'deleted old CertificateRequest');
+    } catch (err) {
+      if (!isStoreError(err, 'NotFound')) throw err;
+    }
+  }
+}
+
+async function readPendingKey(
+  dataRoot: DataRoot,
+  volumeId: string,
+): Promise<KeyObject | undefined> {
+  try {
+    return decodePrivateKey(await readFile(dataRoot.pendingKeyPath(volumeId)));
+  } catch {
+    // Missing or unreadable: a new key and a new request are the safe answer.
+    return undefined;
+  }
+}
+
+async function getRequest(
+  store: ResourceStore,
+  namespace: string,
+  name: string,
+): Promise<CertificateRequest | undefined> {
+  try {
+    return await store.get<CertificateRequest>(CertificateRequestKind, name, namespace);
+  } catch (err) {
+    if (isStoreError(err, 'NotFound')) return undefined;
+    throw err;
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted)
+    throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
+}

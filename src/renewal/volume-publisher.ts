@@ -1,0 +1,27 @@
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+
+/** A validated NodePublishVolume, ready for the volume manager. */
+export interface PublishRequest {
+  volumeId: string;
+  targetPath: string;
+  spec: VolumeCertificateSpec;
+  /** kubelet's volume context as received (secrets are stripped before anything is stored). */
+  volumeContext: Record<string, string>;
+  volumeMountGroup?: string;
+}
+
+/** What a publish produced, for logs and the CLI client. */
+export interface PublishResult {
+  /** False when the volume was already ready and only its mount was ensured. */
+  issued: boolean;
+  notAfter?: Date;
+  nextIssuanceTime?: Date;
+}
+
+/** The volume manager as the CSI Node service sees it. */
+export interface VolumePublisher {
+  publish(request: PublishRequest): Promise<PublishResult>;
+  unpublish(volumeId: string, targetPath: string): Promise<void>;
+  /** True once the store, the controllers and the manager are running. */
+  isReady(): boolean;
+}

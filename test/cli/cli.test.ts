@@ -1,0 +1,201 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { runCli, startNode } from '../support/cli-process.js';
+import { run } from '../support/issuer-fixtures.js';
+
+async function workDir(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-cli-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function nodeArgs(dir: string, extra: string[] = []): string[] {
+  return [
+    '--endpoint',
+    `unix://${join(dir, 'csi.sock')}`,
+    '--data-root',
+    join(dir, 'volumes'),
+    '--state-dir',
+    join(dir, 'state'),
+    '--mount-mode',
+    'direct',
+    '--node-id',
+    'cli-test',
+    '--log-level',
+    'info',
+    ...extra,
+  ];
+}
+
+t.test('help documents every flag with its default', async (t) => {
+  const top = await runCli(['--help']);
+  t.equal(top.code, 0);
+  for (const command of ['node', 'publish', 'unpublish']) t.match(top.stdout, command);
+  const node = await runCli(['node', '--help']);
+  t.equal(node.code, 0);
+  for (const flag of [
+    '--endpoint',
+    '--node-id',
+    '--driver-name',
+    '--data-root',
+    '--state-dir',
+    '--manifests',
+    '--log-level',
+  ]) {
+    t.match(node.stdout, flag);
+  }
+  t.match(node.stdout, /default csi\.cert-manager\.io/);
+  const unknown = await runCli(['frobnicate']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /unknown command "frobnicate"/);
+  const badLevel = await runCli(['node', '--log-level', 'loud']);
+  t.equal(badLevel.code, 1);
+  t.match(badLevel.stderr, /--log-level: unknown level "loud"/);
+});
+
+t.test(
+  'node + publish + unpublish from the command line; the embedded CA survives a restart',
+  async (t) => {
+    const dir = await workDir(t);
+    const node = await startNode(nodeArgs(dir));
+    t.teardown(() => node.stop());
+    const endpoint = `unix://${join(dir, 'csi.sock')}`;
+    const target = join(dir, 'target');
+    const published = await runCli([
+      'publish',
+      '--endpoint',
+      endpoint,
+      '--volume-id',
+      'csi-cli-1',
+      '--target',
+      target,
+      '--attr',
+      'issuer-name=embedded-ca',
+      '--attr',
+      'issuer-kind=ClusterIssuer',
+      '--attr',
+      'dns-names=${POD_NAME}.example.com',
+      '--attr',
+      'key-algorithm=ECDSA',
+    ]);
+    t.equal(published.code, 0, published.stderr);
+    t.match(published.stdout, /^subject: /m);
+    t.match(published.stdout, /^SANs: +DNS:cert-csi-cli\.example\.com$/m);
+    t.match(published.stdout, /^not after: +\d{4}-/m);
+    t.match(published.stdout, /^next renewal: +\d{4}-/m);
+    t.match(published.stdout, /^files: .*tls\.key .*tls\.crt .*ca\.crt$/m);
+    const { stdout } = await run('openssl', [
+      'verify',
+      '-CAfile',
+      join(target, 'ca.crt'),
+      join(target, 'tls.crt'),
+    ]);
+    t.match(stdout, /: OK/);
+    const ca = await readFile(join(target, 'ca.crt'), 'utf8');
+
+    const invalid = await runCli([
+      'publish',
+      '--endpoint',
+      endpoint,
+      '--volume-id',
+      'csi-cli-2',
+      '--target',
+      join(dir, 't2'),
+      '--attr',
+      'issuer-name=embedded-ca',
+      '--attr',
+      'key-size=1',
+    ]);
+    t.equal(invalid.code, 1);
+    t.match(invalid.stderr, /^error: INVALID_ARGUMENT: .*csi\.cert-manager\.io\/key-size/m);
+
+    const unpublished = await runCli([
+      'unpublish',
+      '--endpoint',
+      endpoint,
+      '--volume-id',
+      'csi-cli-1',
+      '--target',
+      target,
+    ]);
+    t.equal(unpublished.code, 0, unpublished.stderr);
+    t.equal(await node.stop(), 0, 'SIGTERM stops the plugin cleanly');
+    t.notMatch(node.output(), /PRIVATE KEY/, 'no key material in the logs');
+
+    const again = await startNode(nodeArgs(dir));
+    t.teardown(() => again.stop());
+    const republished = await runCli([
+      'publish',
+      '--endpoint',
+      endpoint,
+      '--volume-id',
+      'csi-cli-3',
+      '--target',
+      join(dir, 't3'),
+      '--attr',
+      'issuer-name=embedded-ca',
+      '--attr',
+      'issuer-kind=ClusterIssuer',
+    ]);
+    t.equal(republished.code, 0, republished.stderr);
+    t.equal(
+      await readFile(join(dir, 't3', 'ca.crt'), 'utf8'),
+      ca,
+      'the same embedded CA after a restart',
+    );
+    t.notMatch(again.output(), /created the embedded CA/, 'not created twice');
+  },
+);
+
+t.test(
+  '--manifests loads issuers and secrets; a bad file stops start-up with a clear error',
+  async (t) => {
+    const dir = await workDir(t);
+    const manifests = join(dir, 'manifests');
+    await mkdir(manifests);
+    await writeFile(
+      join(manifests, 'issuers.yaml'),
+      [
+        'apiVersion: cert-manager.io/v1',
+        'kind: Issuer',
+        'metadata:',
+        '  name: team-self',
+        '  namespace: team-a',
+        'spec:',
+        '  selfSigned: {}',
+        '',
+      ].join('\n'),
+    );
+    const node = await startNode(nodeArgs(dir, ['--manifests', manifests]));
+    t.teardown(() => node.stop());
+    const endpoint = `unix://${join(dir, 'csi.sock')}`;
+    const published = await runCli([
+      'publish',
+      '--endpoint',
+      endpoint,
+      '--volume-id',
+      'csi-m-1',
+      '--target',
+      join(dir, 't'),
+      '--pod-namespace',
+      'team-a',
+      '--attr',
+      'issuer-name=team-self',
+      '--attr',
+      'common-name=team-a-app',
+    ]);
+    t.equal(published.code, 0, published.stderr);
+    t.match(published.stdout, /^issuer: +CN=team-a-app$/m);
+    await node.stop();
+
+    await writeFile(
+      join(manifests, 'broken.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n',
+    );
+    const failed = await runCli(['node', ...nodeArgs(dir, ['--manifests', manifests])]);
+    t.equal(failed.code, 1);
+    t.match(failed.stderr, /broken\.yaml: unsupported apiVersion\/kind "v1\/ConfigMap"/);
+  },
+);

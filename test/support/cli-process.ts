@@ -1,0 +1,73 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+// The child runs TypeScript like this process does: under tap that is tap's loader (and its
+// coverage hook), elsewhere tsx.
+function loaderArgs(): string[] {
+  const own = process.execArgv.filter((a) => a.startsWith('--import') || a.startsWith('--loader'));
+  return own.length > 0 ? process.execArgv : ['--import', 'tsx'];
+}
+
+/** Runs `cert-csi ARGS` to completion; never rejects, reports the exit code. */
+export async function runCli(
+  args: readonly string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [...loaderArgs(), MAIN, ...args], {
+      timeout: 90_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code?: number; stdout?: string; stderr?: string };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    };
+  }
+}
+
+/** A `cert-csi node` process, resolved once it logged that it started. */
+export interface NodeProcess {
+  child: ChildProcess;
+  output(): string;
+  /** SIGTERM and wait for the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit). */
+export function startNode(args: readonly string[]): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [...loaderArgs(), MAIN, 'node', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('cert-csi node plugin started')) {
+        clearTimeout(timer);
+        resolve({
+          child,
+          output: () => output,
+          stop: async () => {
+            child.kill('SIGTERM');
+            return exited;
+          },
+        });
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`node exited with ${code} before starting:\n${output}`));
+    });
+  });
+}

@@ -1,0 +1,197 @@
+/**
+ * NodePublishVolume latency and throughput through the real unix socket, against the
+ * in-process floor (key generation + CSR + signing) measured in the same run.
+ *
+ *   npm run bench:publish [-- --count 40 --rsa-count 30]
+ *
+ * Plugin and client share this process (the client's share of the work is small and
+ * counted against the plugin, so figures are conservative). The data root and the
+ * targets are on tmpfs (/dev/shm) as the data root is in production; files reach the
+ * target in direct mode (a copy instead of a bind mount).
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { silentLogger } from '../src/api/logger.js';
+import { CsiClient } from '../src/driver/csi-client.js';
+import { startCsiServer } from '../src/driver/csi-server.js';
+import { nodeServiceHandlers } from '../src/driver/node-service.js';
+import { ensureEmbeddedIssuers } from '../src/issuer/embedded-issuers.js';
+import { startIssuerStack } from '../src/issuer/stack.js';
+import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
+import { createCsr, parseCsr } from '../src/pki/csr.js';
+import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
+import { VolumeManager } from '../src/renewal/volume-manager.js';
+import { MemoryStore } from '../src/store/memory-store.js';
+import { DataRoot } from '../src/volume/data-root.js';
+import { createMounter } from '../src/volume/mounter.js';
+import { makeCA } from '../test/support/issuer-fixtures.js';
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '200' },
+    'rsa-count': { type: 'string', default: '40' },
+    'rsa4096-count': { type: 'string', default: '4' },
+  },
+});
+
+function percentile(samples: number[], p: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
+  );
+}
+
+/** keygen + CSR + sign by an ECDSA P-256 CA, one at a time: what a publish cannot avoid. */
+async function floor(spec: KeySpec, n: number): Promise<number[]> {
+  const ca = await makeCA();
+  // A prepared signer, as the plugin's CA signer keeps one: the floor holds only per-volume work.
+  const signer = await prepareSigner({
+    certificatePem: ca.certificatePem,
+    key: decodePrivateKey(ca.keyPem),
+  });
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const start = performance.now();
+    const key = await generatePrivateKey(spec);
+    const csr = await createCsr({ key, dnsNames: [`pod-${i}.bench.svc`] });
+    await signCertificate(
+      await parseCsr(csr),
+      { durationMs: 86_400_000, isCA: false, usages: [] },
+      signer,
+    );
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}
+
+async function startPlugin(dir: string) {
+  const store = new MemoryStore();
+  await ensureEmbeddedIssuers(store, {
+    clusterResourceNamespace: 'kube-system',
+    logger: silentLogger,
+  });
+  const stack = await startIssuerStack({ store });
+  const manager = new VolumeManager({
+    store,
+    nodeId: 'bench',
+    dataRoot: new DataRoot(join(dir, 'volumes')),
+    mounter: createMounter({ mode: 'direct' }),
+    logger: silentLogger,
+  });
+  await manager.start();
+  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  const server = await startCsiServer({
+    endpoint,
+    logger: silentLogger,
+    identity: {},
+    node: nodeServiceHandlers({ nodeId: 'bench', publisher: manager, logger: silentLogger }),
+  });
+  return {
+    endpoint,
+    async stop() {
+      await server.close(100);
+      manager.stop();
+      await stack.stop();
+      await store.close();
+    },
+  };
+}
+
+let volumeCounter = 0;
+function publishRequest(dir: string, algorithm: Record<string, string>) {
+  const id = `csi-bench-${volumeCounter++}`;
+  return {
+    volume_id: id,
+    target_path: join(dir, 'pods', id),
+    readonly: true,
+    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+    volume_context: {
+      'csi.storage.k8s.io/ephemeral': 'true',
+      'csi.storage.k8s.io/pod.name': id,
+      'csi.storage.k8s.io/pod.namespace': 'bench',
+      'csi.storage.k8s.io/pod.uid': '00000000-0000-4000-8000-000000000000',
+      'csi.cert-manager.io/issuer-name': 'embedded-ca',
+      'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
+      'csi.cert-manager.io/dns-names': `${id}.bench.svc`,
+      ...algorithm,
+    },
+  };
+}
+
+async function measure(
+  client: CsiClient,
+  dir: string,
+  algorithm: Record<string, string>,
+  total: number,
+  clients: number,
+): Promise<{ samples: number[]; perSecond: number }> {
+  const samples: number[] = [];
+  let issued = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (issued < total) {
+        issued++;
+        const begin = performance.now();
+        await client.nodeCall('NodePublishVolume', publishRequest(dir, algorithm));
+        samples.push(performance.now() - begin);
+      }
+    }),
+  );
+  return { samples, perSecond: (samples.length / (performance.now() - start)) * 1000 };
+}
+
+// Production keeps the data root on tmpfs; /dev/shm is one where it exists.
+const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+const dir = await mkdtemp(join(base, 'cert-csi-bench-'));
+const plugin = await startPlugin(dir);
+const client = new CsiClient(plugin.endpoint);
+const ecdsa = { 'csi.cert-manager.io/key-algorithm': 'ECDSA' };
+const rsa = { 'csi.cert-manager.io/key-algorithm': 'RSA', 'csi.cert-manager.io/key-size': '2048' };
+const count = Number(values.count);
+const rsaCount = Number(values['rsa-count']);
+
+await measure(client, dir, ecdsa, 20, 1); // warm-up
+const rows: string[] = [];
+for (const [label, attributes, spec, n] of [
+  ['ECDSA P-256', ecdsa, { algorithm: 'ECDSA', size: 256 }, count],
+  ['RSA-2048', rsa, { algorithm: 'RSA', size: 2048 }, rsaCount],
+] as Array<[string, Record<string, string>, KeySpec, number]>) {
+  const floorSamples = await floor(spec, n);
+  const floorP50 = percentile(floorSamples, 50);
+  for (const clients of [1, 16]) {
+    const { samples, perSecond } = await measure(client, dir, attributes, n, clients);
+    const p50 = percentile(samples, 50);
+    rows.push(
+      `${label.padEnd(11)} | ${String(clients).padStart(7)} | ${p50.toFixed(1).padStart(8)} | ${percentile(samples, 99).toFixed(1).padStart(8)} | ${perSecond.toFixed(1).padStart(8)} | ${floorP50.toFixed(1).padStart(9)} | ${(p50 / floorP50).toFixed(2)}`,
+    );
+  }
+}
+
+// Event-loop stalls while RSA-4096 volumes are published (key generation is the risk).
+const histogram = monitorEventLoopDelay({ resolution: 5 });
+histogram.enable();
+await measure(
+  client,
+  dir,
+  { ...rsa, 'csi.cert-manager.io/key-size': '4096' },
+  Number(values['rsa4096-count']),
+  2,
+);
+histogram.disable();
+
+console.log(
+  `bench/publish: node ${process.version}, plugin and client in one process, direct mode`,
+);
+console.log('key         | clients | p50 ms   | p99 ms   | per s    | floor p50 | p50 / floor');
+for (const row of rows) console.log(row);
+console.log(
+  `RSA-4096 publishes: longest event-loop stall ${(histogram.max / 1e6).toFixed(1)} ms (target < 50 ms)`,
+);
+client.close();
+await plugin.stop();
+await rm(dir, { recursive: true, force: true });

@@ -1,5 +1,4 @@
 import { type KeyObject, randomUUID, X509Certificate } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
 import {
   type CertificateRequest,
   CertificateRequestKind,
@@ -11,11 +10,11 @@ import { createCsr } from '../pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { encodePkcs12 } from '../pki/pkcs12.js';
 import { renewalTime } from '../pki/renewal-time.js';
-import { writeFileAtomic } from '../store/atomic-file.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import { readPendingKey, removePendingKey, writePendingKey } from '../volume/volume-secrets.js';
 import { buildCertificateRequest } from './request-builder.js';
 import { type RequestTracker, RequestWaitError } from './request-tracker.js';
 
@@ -74,7 +73,7 @@ export async function obtainCertificate(
 
   const pending = metadata.pendingRequest;
   if (pending && pending.namespace === namespace) {
-    key = await readPendingKey(dataRoot, volumeId);
+    key = await readResumableKey(dataRoot, volumeId);
     if (key) {
       name = pending.name;
       request = await getRequest(store, namespace, pending.name);
@@ -103,7 +102,7 @@ export async function obtainCertificate(
         : { algorithm: spec.key.algorithm },
     );
     name = randomUUID();
-    await writeFileAtomic(dataRoot.pendingKeyPath(volumeId), encodePrivateKey(key, 'PKCS8'), 0o600);
+    await writePendingKey(dataRoot, volumeId, encodePrivateKey(key, 'PKCS8'));
     metadata.pendingRequest = { name, namespace, createdAt: new Date().toISOString() };
     await writeMetadata(dataRoot, metadata);
   }
@@ -144,7 +143,7 @@ export async function obtainCertificate(
     const { progress } = outcome;
     if (progress.state === 'denied' || progress.state === 'failed') {
       delete metadata.pendingRequest;
-      await rm(dataRoot.pendingKeyPath(volumeId), { force: true });
+      await removePendingKey(dataRoot, volumeId);
       throw new IssuanceError(progress.message, progress.state);
     }
     return await certificateFiles(outcome.request, key, spec);
@@ -217,14 +216,16 @@ export async function deleteRequestsOfVolume(
   }
 }
 
-async function readPendingKey(
+async function readResumableKey(
   dataRoot: DataRoot,
   volumeId: string,
 ): Promise<KeyObject | undefined> {
+  const pem = await readPendingKey(dataRoot, volumeId);
+  if (pem === undefined) return undefined;
   try {
-    return decodePrivateKey(await readFile(dataRoot.pendingKeyPath(volumeId)));
+    return decodePrivateKey(pem);
   } catch {
-    // Missing or unreadable: a new key and a new request are the safe answer.
+    // An undecodable key cannot finish its request: a new key and request are the safe answer.
     return undefined;
   }
 }

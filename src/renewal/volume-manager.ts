@@ -1,13 +1,12 @@
 import type { KeyObject } from 'node:crypto';
-import { mkdir, rm, stat } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
-import { applyDataPermissions } from '../volume/data-permissions.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata, type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
+import { removePendingKey, writePkcs12Password } from '../volume/volume-secrets.js';
 import { deleteRequestsOfVolume, IssuanceError, obtainCertificate } from './issuance.js';
 import { RequestTracker } from './request-tracker.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
@@ -101,10 +100,12 @@ export class VolumeManager implements VolumePublisher {
       volumeContext: request.volumeContext,
       ...(request.volumeMountGroup ? { volumeMountGroup: request.volumeMountGroup } : {}),
     };
-    await mkdir(dataRoot.volumeDir(volumeId), { recursive: true, mode: 0o700 });
-    await mkdir(dataRoot.dataDir(volumeId), { recursive: true, mode: 0o700 });
-    await applyDataPermissions(dataRoot.dataDir(volumeId), spec.fsGroup);
+    await dataRoot.ensureVolume(volumeId, spec.fsGroup);
     await writeMetadata(dataRoot, metadata);
+    if (spec.files.pkcs12) {
+      // Kept beside the key, not in metadata.json, for renewals after a restart.
+      await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
+    }
 
     const signal = AbortSignal.any([
       state.abort.signal,
@@ -141,7 +142,7 @@ export class VolumeManager implements VolumePublisher {
         delete metadata.pendingRequest;
         delete metadata.lastError;
         await writeMetadata(dataRoot, metadata);
-        await rm(dataRoot.pendingKeyPath(volumeId), { force: true });
+        await removePendingKey(dataRoot, volumeId);
       } finally {
         release();
       }
@@ -169,7 +170,7 @@ export class VolumeManager implements VolumePublisher {
     const release = await this.locks.lock(volumeId);
     try {
       await mounter.unpublish(targetPath);
-      await rm(dataRoot.volumeDir(volumeId), { recursive: true, force: true });
+      await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
     } finally {
       release();
@@ -191,12 +192,13 @@ export class VolumeManager implements VolumePublisher {
   }
 
   private async readExisting(volumeId: string): Promise<VolumeMetadata | undefined> {
+    if (!(await this.options.dataRoot.hasVolume(volumeId))) return undefined;
     try {
-      await stat(this.options.dataRoot.metadataPath(volumeId));
+      return await readMetadata(this.options.dataRoot, volumeId);
     } catch {
+      // A volume dir without readable metadata has nothing worth keeping: start over.
       return undefined;
     }
-    return readMetadata(this.options.dataRoot, volumeId);
   }
 
   /**
@@ -215,7 +217,7 @@ export class VolumeManager implements VolumePublisher {
       if (state.abort.signal.aborted) return;
       const worked = metadata.nextIssuanceTime !== undefined;
       if (!worked && !metadata.pendingRequest) {
-        await rm(dataRoot.volumeDir(volumeId), { recursive: true, force: true });
+        await dataRoot.removeVolume(volumeId);
         this.states.delete(volumeId);
         return;
       }

@@ -16,17 +16,11 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/api/logger.js';
+import { startEmbeddedPlugin } from '../src/cli/embedded-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
-import { startCsiServer } from '../src/driver/csi-server.js';
-import { nodeServiceHandlers } from '../src/driver/node-service.js';
-import { ensureEmbeddedIssuers } from '../src/issuer/embedded-issuers.js';
-import { startIssuerStack } from '../src/issuer/stack.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
-import { VolumeManager } from '../src/renewal/volume-manager.js';
-import { MemoryStore } from '../src/store/memory-store.js';
-import { DataRoot } from '../src/volume/data-root.js';
 import { createMounter } from '../src/volume/mounter.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 
@@ -69,36 +63,20 @@ async function floor(spec: KeySpec, n: number): Promise<number[]> {
 }
 
 async function startPlugin(dir: string) {
-  const store = new MemoryStore();
-  await ensureEmbeddedIssuers(store, {
-    clusterResourceNamespace: 'kube-system',
-    logger: silentLogger,
-  });
-  const stack = await startIssuerStack({ store });
-  const manager = new VolumeManager({
-    store,
+  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  const plugin = await startEmbeddedPlugin({
+    endpoint,
     nodeId: 'bench',
-    dataRoot: new DataRoot(join(dir, 'volumes')),
+    driverName: 'csi.cert-manager.io',
+    version: 'bench',
+    dataRoot: join(dir, 'volumes'),
     mounter: createMounter({ mode: 'direct' }),
     logger: silentLogger,
+    clusterResourceNamespace: 'kube-system',
+    // 16 concurrent clients are measured: let that many issuances run at once.
+    maxConcurrentIssuances: 16,
   });
-  await manager.start();
-  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
-  const server = await startCsiServer({
-    endpoint,
-    logger: silentLogger,
-    identity: {},
-    node: nodeServiceHandlers({ nodeId: 'bench', publisher: manager, logger: silentLogger }),
-  });
-  return {
-    endpoint,
-    async stop() {
-      await server.close(100);
-      manager.stop();
-      await stack.stop();
-      await store.close();
-    },
-  };
+  return { endpoint, stop: () => plugin.stop() };
 }
 
 let volumeCounter = 0;

@@ -3,6 +3,8 @@
 import { NODE_HELP, runNode } from './node-command.js';
 import { packageVersion } from './package-version.js';
 import { runPublish, runUnpublish } from './publish-command.js';
+import { runRenew } from './renew-command.js';
+import { runStatus } from './status-command.js';
 
 const usage = `Usage: cert-csi <command> [flags]
 
@@ -10,6 +12,8 @@ Commands:
   node       run the CSI node plugin (embedded store and issuers)
   publish    publish a volume through a running plugin, as kubelet would
   unpublish  unpublish a volume through a running plugin
+  renew      make a running plugin renew a volume, or all, now
+  status     list this node's volumes, their certificates and renewal state
   version    print the version
 
 Run "cert-csi <command> --help" for a command's flags.
@@ -25,6 +29,10 @@ async function main(argv: string[]): Promise<number> {
       return runPublish(rest);
     case 'unpublish':
       return runUnpublish(rest);
+    case 'renew':
+      return runRenew(rest);
+    case 'status':
+      return runStatus(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${packageVersion()}\n`);

@@ -1,18 +1,14 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startCsiServer } from '../driver/csi-server.js';
 import { parseEndpoint } from '../driver/endpoint.js';
-import { pluginCapabilities, pluginInfo, probe } from '../driver/identity-service.js';
-import { nodeServiceHandlers } from '../driver/node-service.js';
-import { ensureEmbeddedIssuers } from '../issuer/embedded-issuers.js';
-import { MemoryEventRecorder } from '../issuer/recorded-events.js';
-import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE, startIssuerStack } from '../issuer/stack.js';
+import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../observability/logger.js';
-import { VolumeManager } from '../renewal/volume-manager.js';
-import { MemoryStore } from '../store/memory-store.js';
-import { DataRoot } from '../volume/data-root.js';
+import { parseGoDuration } from '../pki/duration.js';
+import { DEFAULT_BACKOFF } from '../renewal/renewal-policy.js';
+import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../renewal/volume-manager.js';
 import { createMounter } from '../volume/mounter.js';
+import { startEmbeddedPlugin } from './embedded-plugin.js';
 import { loadManifests } from './load-manifests.js';
 import { packageVersion } from './package-version.js';
 
@@ -23,6 +19,9 @@ export const NODE_DEFAULTS = {
   stateDir: '/var/lib/cert-csi/state',
   logLevel: 'info',
   mountMode: 'auto',
+  renewalJitter: '0s',
+  backoffInitial: '30s',
+  backoffMax: '5m',
 } as const;
 
 export const NODE_HELP = `Usage: cert-csi node [flags]
@@ -47,11 +46,19 @@ Flags:
   --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
                                  direct: files written into the target directory;
                                  auto: bind when root on Linux (default ${NODE_DEFAULTS.mountMode})
+  --max-concurrent-issuances N   issuances (first or renewal) running at once; more
+                                 wait their turn (default ${DEFAULT_MAX_CONCURRENT_ISSUANCES})
+  --renewal-jitter DURATION      spread each renewal over a random delay of at most this
+                                 after its renewal time (default ${NODE_DEFAULTS.renewalJitter})
+  --backoff-initial DURATION     first retry delay after a failed renewal (default ${NODE_DEFAULTS.backoffInitial})
+  --backoff-max DURATION         longest retry delay (default ${NODE_DEFAULTS.backoffMax})
+  --backoff-factor N             delay multiplier per failure (default ${DEFAULT_BACKOFF.factor});
+                                 each delay is stretched by up to 50 % at random
   --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
   -h, --help                     show this help
 `;
 
-/** `cert-csi node`: wires store, controllers, volume manager and the CSI server. */
+/** `cert-csi node`: parses flags and runs the embedded plugin until SIGINT or SIGTERM. */
 export async function runNode(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -64,6 +71,14 @@ export async function runNode(args: string[]): Promise<number> {
       manifests: { type: 'string' },
       'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
       'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
+      'max-concurrent-issuances': {
+        type: 'string',
+        default: String(DEFAULT_MAX_CONCURRENT_ISSUANCES),
+      },
+      'renewal-jitter': { type: 'string', default: NODE_DEFAULTS.renewalJitter },
+      'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
+      'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
+      'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
       'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
       help: { type: 'boolean', short: 'h' },
     },
@@ -78,82 +93,86 @@ export async function runNode(args: string[]): Promise<number> {
   if (mountMode !== 'auto' && mountMode !== 'bind' && mountMode !== 'direct') {
     throw new Error(`--mount-mode: expected auto, bind or direct, got "${mountMode}"`);
   }
+  const maxConcurrentIssuances = positiveInteger(
+    '--max-concurrent-issuances',
+    values['max-concurrent-issuances'],
+  );
+  const renewalJitterMs = flagDuration('--renewal-jitter', values['renewal-jitter'], true);
+  const backoff = {
+    ...DEFAULT_BACKOFF,
+    initialMs: flagDuration('--backoff-initial', values['backoff-initial']),
+    capMs: flagDuration('--backoff-max', values['backoff-max']),
+    factor: Number(values['backoff-factor']),
+  };
+  if (!(backoff.factor >= 1))
+    throw new Error(`--backoff-factor: must be a number >= 1, got "${values['backoff-factor']}"`);
+  if (backoff.capMs < backoff.initialMs)
+    throw new Error('--backoff-max: must not be shorter than --backoff-initial');
   const endpoint = parseEndpoint(values.endpoint);
   const logger = createLogger(level);
-  const nodeId = values['node-id'] || hostname();
-  const clusterResourceNamespace = values['cluster-resource-namespace'];
-
-  const store = await MemoryStore.open({
-    stateDir: resolve(values['state-dir']),
-    onCorrupt: (error, path, movedTo) =>
-      logger.error(
-        { path, movedTo, err: error.message },
-        'state file could not be read; moved aside',
-      ),
-  });
-  if (values.manifests) {
-    const count = await loadManifests(store, values.manifests);
-    logger.info({ dir: values.manifests, objects: count }, 'loaded manifests');
-  }
-  await ensureEmbeddedIssuers(store, { clusterResourceNamespace, logger });
-
-  const mounter = createMounter({ mode: mountMode });
+  const mounter = createMounter({ mode: mountMode, logger });
   if (mounter.mode === 'direct') {
     logger.warn(
       { mountMode: mounter.mode },
       'writing certificate files into target directories directly: no tmpfs, no read-only bind mount',
     );
   }
-  let manager: VolumeManager | undefined;
-  const stack = await startIssuerStack({
-    store,
-    clusterResourceNamespace,
-    events: new MemoryEventRecorder(logger.child({ source: 'events' })),
-    logger: logger.child({ source: 'controllers' }),
-    privateKeyFor: (namespace, name) => manager?.pendingKeyFor(namespace, name),
-  });
-  manager = new VolumeManager({
-    store,
-    nodeId,
-    dataRoot: new DataRoot(resolve(values['data-root'])),
-    mounter,
-    logger: logger.child({ source: 'volumes' }),
-  });
-  await manager.start();
-  const ready = manager;
-  const identity = {
+  const manifests = values.manifests;
+  const plugin = await startEmbeddedPlugin({
+    endpoint,
+    nodeId: values['node-id'] || hostname(),
     driverName: values['driver-name'],
     version: packageVersion(),
-    isReady: () => ready.isReady(),
-  };
-  const server = await startCsiServer({
-    endpoint,
+    dataRoot: resolve(values['data-root']),
+    stateDir: resolve(values['state-dir']),
+    mounter,
     logger,
-    identity: {
-      GetPluginInfo: () => pluginInfo(identity),
-      GetPluginCapabilities: () => pluginCapabilities(),
-      Probe: () => probe(identity),
-    },
-    node: nodeServiceHandlers({ nodeId, publisher: manager, logger }),
+    clusterResourceNamespace: values['cluster-resource-namespace'],
+    maxConcurrentIssuances,
+    renewalJitterMs,
+    backoff,
+    ...(manifests
+      ? {
+          beforeIssuers: async (store) => {
+            const count = await loadManifests(store, manifests);
+            logger.info({ dir: manifests, objects: count }, 'loaded manifests');
+          },
+        }
+      : {}),
   });
   logger.info(
     {
       endpoint: values.endpoint,
-      nodeId,
-      driverName: identity.driverName,
-      version: identity.version,
+      nodeId: values['node-id'] || hostname(),
+      driverName: values['driver-name'],
+      version: packageVersion(),
     },
     'cert-csi node plugin started',
   );
-
   await new Promise<void>((resolveSignal) => {
     process.once('SIGINT', () => resolveSignal());
     process.once('SIGTERM', () => resolveSignal());
   });
   logger.info({}, 'stopping');
-  await server.close();
-  manager.stop();
-  await stack.stop();
-  await store.close();
+  await plugin.stop();
   return 0;
+}
+
+function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${flag}: must be a whole number >= 1, got "${text}"`);
+  return value;
+}
+
+function flagDuration(flag: string, text: string, zeroAllowed = false): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(text);
+  } catch (err) {
+    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (ms < 0 || (!zeroAllowed && ms === 0))
+    throw new Error(`${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got "${text}"`);
+  return ms;
 }

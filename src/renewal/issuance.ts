@@ -3,6 +3,7 @@ import {
   type CertificateRequest,
   CertificateRequestKind,
   decodeBytes,
+  finalState,
 } from '../api/certificate-request.js';
 import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
@@ -63,6 +64,8 @@ export async function obtainCertificate(
   spec: VolumeCertificateSpec,
   metadata: VolumeMetadata,
   signal: AbortSignal,
+  /** The key to reuse (reuse-private-key); a new one is generated when absent. */
+  reuseKey?: KeyObject,
 ): Promise<IssuedCertificate> {
   const { store, tracker, dataRoot } = deps;
   const log = deps.logger.child({ volumeId });
@@ -78,12 +81,8 @@ export async function obtainCertificate(
       name = pending.name;
       request = await getRequest(store, namespace, pending.name);
       if (request) {
-        const stale = request.status?.conditions?.some(
-          (c) =>
-            (c.type === 'Denied' && c.status === 'True') ||
-            (c.type === 'Ready' && c.reason === 'Failed'),
-        );
-        if (stale) {
+        const state = finalState(request);
+        if (state === 'Denied' || state === 'Failed' || state === 'InvalidRequest') {
           // A final failure is not resumed: the next attempt asks again with a new request.
           request = undefined;
           key = undefined;
@@ -96,11 +95,13 @@ export async function obtainCertificate(
   }
 
   if (!key || !name) {
-    key = await generatePrivateKey(
-      spec.key.size !== undefined
-        ? { algorithm: spec.key.algorithm, size: spec.key.size }
-        : { algorithm: spec.key.algorithm },
-    );
+    key =
+      reuseKey ??
+      (await generatePrivateKey(
+        spec.key.size !== undefined
+          ? { algorithm: spec.key.algorithm, size: spec.key.size }
+          : { algorithm: spec.key.algorithm },
+      ));
     name = randomUUID();
     await writePendingKey(dataRoot, volumeId, encodePrivateKey(key, 'PKCS8'));
     metadata.pendingRequest = { name, namespace, createdAt: new Date().toISOString() };

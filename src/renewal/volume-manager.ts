@@ -1,15 +1,48 @@
 import type { KeyObject } from 'node:crypto';
+import { access, readFile, rename } from 'node:fs/promises';
+import { join } from 'node:path';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../api/logger.js';
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { decodePrivateKey } from '../pki/keys.js';
+import { type Clock, systemClock } from '../store/clock.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata, type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
-import { removePendingKey, writePkcs12Password } from '../volume/volume-secrets.js';
-import { deleteRequestsOfVolume, IssuanceError, obtainCertificate } from './issuance.js';
+import {
+  readPkcs12Password,
+  removePendingKey,
+  writePkcs12Password,
+} from '../volume/volume-secrets.js';
+import {
+  deleteRequestsOfVolume,
+  IssuanceError,
+  type IssuedCertificate,
+  obtainCertificate,
+} from './issuance.js';
+import type { RenewOutcome, RenewTarget } from './renew-requests.js';
+import {
+  type BackoffPolicy,
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  nextAttempt,
+} from './renewal-policy.js';
 import { RequestTracker } from './request-tracker.js';
+import { TimerSet } from './timer-set.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
+
+/**
+ * Rebuilds a volume's spec from what metadata.json keeps (the volume context without
+ * secrets, plus the PKCS#12 password file); the driver's attribute parser, injected so
+ * this layer does not import the driver.
+ */
+export type SpecFromContext = (
+  volumeContext: Record<string, string>,
+  volumeMountGroup: string | undefined,
+) => VolumeCertificateSpec;
 
 export interface VolumeManagerOptions {
   store: ResourceStore;
@@ -17,44 +50,67 @@ export interface VolumeManagerOptions {
   dataRoot: DataRoot;
   mounter: Mounter;
   logger: Logger;
-  /** How long a publish waits for its certificate (kubelet's own timeout is 2 min). */
-  publishTimeoutMs?: number;
+  specFromContext: SpecFromContext;
+  clock?: Clock;
+  /** How long one issuance may wait for its certificate (kubelet's own timeout is 2 min). */
+  attemptTimeoutMs?: number;
+  /** At most this many issuances at once; more wait their turn instead of flooding the issuer. */
+  maxConcurrentIssuances?: number;
+  /** Renewals are spread over a random delay of at most this much after the renewal time. */
+  renewalJitterMs?: number;
+  backoff?: BackoffPolicy;
+  /** Told after each certificate written (first issuance or renewal); for metrics and tests. */
+  onIssued?: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
 }
 
-/** A volume this process is working on or has published. */
+/** A volume this process manages. */
 interface VolumeState {
   /** Aborted by unpublish: stops any wait and forbids further writes. */
   abort: AbortController;
 }
 
+const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
+export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
+
 /**
- * Publishes and unpublishes volumes: first issuance inside NodePublishVolume, single
- * flight per volume, resumable pending requests, and writes that never outlive an
- * unpublish. Issue 4 adds the renewal timers on top.
+ * Publishes, renews and unpublishes volumes. First issuance runs inside NodePublishVolume;
+ * afterwards one timer per volume fires at its renewal time (no polling). Every issuance,
+ * first or renewal, runs under one global concurrency limit, is single-flight per volume,
+ * resumes a request persisted in the volume dir, and never writes after an unpublish.
  */
 export class VolumeManager implements VolumePublisher {
   private readonly tracker: RequestTracker;
-  private readonly inflight = new Map<string, Promise<PublishResult>>();
+  private readonly clock: Clock;
+  private readonly timers: TimerSet;
+  private readonly limit: LimitFunction;
+  private readonly publishing = new Map<string, Promise<PublishResult>>();
+  private readonly renewing = new Map<string, Promise<IssuedCertificate | undefined>>();
   private readonly states = new Map<string, VolumeState>();
   private readonly locks = new KeyedMutex();
   private readonly pendingKeys = new Map<string, KeyObject>();
   private started = false;
 
   constructor(private readonly options: VolumeManagerOptions) {
-    this.tracker = new RequestTracker(options.store, options.nodeId);
+    this.clock = options.clock ?? systemClock;
+    this.tracker = new RequestTracker(options.store, options.nodeId, this.clock);
+    this.timers = new TimerSet(this.clock);
+    this.limit = pLimit(options.maxConcurrentIssuances ?? DEFAULT_MAX_CONCURRENT_ISSUANCES);
   }
 
-  /** Prepares the data root and starts watching this node's requests. */
-  async start(): Promise<void> {
+  /** Prepares the data root, watches this node's requests and takes back every volume on disk. */
+  async start(): Promise<{ managed: number; corrupt: number }> {
     await this.options.dataRoot.ensure();
     await this.options.mounter.prepareDataRoot(this.options.dataRoot.root);
     await this.tracker.start();
+    const counts = await this.rediscover();
     this.started = true;
+    return counts;
   }
 
-  /** Stops every wait and the request watch. */
+  /** Stops timers, waits and the request watch; files and mounts stay for the next start. */
   stop(): void {
     this.started = false;
+    this.timers.clear();
     for (const state of this.states.values()) state.abort.abort(new Error('plugin stopping'));
     this.tracker.stop();
   }
@@ -64,6 +120,11 @@ export class VolumeManager implements VolumePublisher {
     return this.started;
   }
 
+  /** How many renewal timers are armed (for status and benchmarks). */
+  get scheduledRenewals(): number {
+    return this.timers.size;
+  }
+
   /** The private key of a request this node is waiting for, for an in-process SelfSigned signer. */
   pendingKeyFor(namespace: string, name: string): KeyObject | undefined {
     return this.pendingKeys.get(`${namespace}/${name}`);
@@ -71,12 +132,12 @@ export class VolumeManager implements VolumePublisher {
 
   /** Publishes a volume; concurrent calls for one volume share one issuance. */
   publish(request: PublishRequest): Promise<PublishResult> {
-    const running = this.inflight.get(request.volumeId);
+    const running = this.publishing.get(request.volumeId);
     if (running) return running;
     const work = this.publishOnce(request).finally(() => {
-      this.inflight.delete(request.volumeId);
+      this.publishing.delete(request.volumeId);
     });
-    this.inflight.set(request.volumeId, work);
+    this.publishing.set(request.volumeId, work);
     return work;
   }
 
@@ -84,11 +145,12 @@ export class VolumeManager implements VolumePublisher {
     const { dataRoot, mounter } = this.options;
     const { volumeId, targetPath, spec } = request;
     const existing = await this.readExisting(volumeId);
-    if (existing && isUsable(existing)) {
+    if (existing && isUsable(existing, this.clock.now())) {
       // Ready already: only make sure the mount is there (kubelet republishes often).
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
       await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
       this.stateOf(volumeId);
+      if (!this.timers.has(volumeId)) this.schedule(volumeId, existing, spec);
       return { issued: false, ...times(existing) };
     }
 
@@ -106,67 +168,174 @@ export class VolumeManager implements VolumePublisher {
       // Kept beside the key, not in metadata.json, for renewals after a restart.
       await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
     }
-
-    const signal = AbortSignal.any([
-      state.abort.signal,
-      AbortSignal.timeout(this.options.publishTimeoutMs ?? 60_000),
-    ]);
     try {
-      const issued = await obtainCertificate(
-        {
-          store: this.options.store,
-          tracker: this.tracker,
-          dataRoot,
-          nodeId: this.options.nodeId,
-          logger: this.options.logger,
-          pendingKeys: this.pendingKeys,
-        },
-        volumeId,
-        spec,
-        metadata,
-        signal,
-      );
-      const release = await this.locks.lock(volumeId);
-      try {
-        // Unpublished while the request was signed: write nothing, recreate nothing.
-        if (state.abort.signal.aborted) {
-          throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
-        }
-        await writeAtomically(
-          dataRoot.dataDir(volumeId),
-          issued.files,
-          spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
-        );
-        metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
-        metadata.notAfter = issued.notAfter.toISOString();
-        delete metadata.pendingRequest;
-        delete metadata.lastError;
-        await writeMetadata(dataRoot, metadata);
-        await removePendingKey(dataRoot, volumeId);
-      } finally {
-        release();
-      }
-      await deleteRequestsOfVolume(
-        { store: this.options.store, tracker: this.tracker, logger: this.options.logger },
-        volumeId,
-        issued.request.metadata.name,
-      );
+      const issued = await this.limit(() => this.issue(volumeId, spec, metadata, state));
+      this.options.onIssued?.(volumeId, issued, 'publish');
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
       await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+      this.schedule(volumeId, metadata, spec);
       return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
     } catch (err) {
-      await this.recordFailure(volumeId, metadata, state, err);
+      await this.recordPublishFailure(volumeId, metadata, state, err);
       throw err;
     }
+  }
+
+  /**
+   * Obtains a certificate and writes it, under the volume's lock, unless the volume was
+   * unpublished meanwhile. The caller holds a concurrency slot.
+   */
+  private async issue(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    reuseKey?: KeyObject,
+  ): Promise<IssuedCertificate> {
+    const { dataRoot } = this.options;
+    const signal = AbortSignal.any([
+      state.abort.signal,
+      AbortSignal.timeout(this.options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS),
+    ]);
+    const issued = await obtainCertificate(
+      {
+        store: this.options.store,
+        tracker: this.tracker,
+        dataRoot,
+        nodeId: this.options.nodeId,
+        logger: this.options.logger,
+        pendingKeys: this.pendingKeys,
+      },
+      volumeId,
+      spec,
+      metadata,
+      signal,
+      reuseKey,
+    );
+    const release = await this.locks.lock(volumeId);
+    try {
+      // Unpublished while the request was signed: write nothing, recreate nothing.
+      if (state.abort.signal.aborted) {
+        throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
+      }
+      await writeAtomically(
+        dataRoot.dataDir(volumeId),
+        issued.files,
+        spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
+      );
+      metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
+      metadata.notAfter = issued.notAfter.toISOString();
+      delete metadata.pendingRequest;
+      delete metadata.lastError;
+      delete metadata.failures;
+      delete metadata.nextRetryTime;
+      await writeMetadata(dataRoot, metadata);
+      await removePendingKey(dataRoot, volumeId);
+    } finally {
+      release();
+    }
+    await deleteRequestsOfVolume(
+      { store: this.options.store, tracker: this.tracker, logger: this.options.logger },
+      volumeId,
+      issued.request.metadata.name,
+    );
+    return issued;
+  }
+
+  /**
+   * Renews one managed volume now (the timer's callback, or a manual request). Failures
+   * are recorded in metadata.json with the backoff's retry time, so a restart does not
+   * burst; resolves undefined when the volume is gone or the renewal failed.
+   */
+  renew(volumeId: string, reason: string): Promise<IssuedCertificate | undefined> {
+    const running = this.renewing.get(volumeId);
+    if (running) return running;
+    const work = this.limit(() => this.renewOnce(volumeId, reason)).finally(() => {
+      this.renewing.delete(volumeId);
+    });
+    this.renewing.set(volumeId, work);
+    return work;
+  }
+
+  private async renewOnce(
+    volumeId: string,
+    reason: string,
+  ): Promise<IssuedCertificate | undefined> {
+    const { dataRoot, mounter } = this.options;
+    const state = this.states.get(volumeId);
+    if (!state || state.abort.signal.aborted) return undefined;
+    const metadata = await this.readExisting(volumeId);
+    if (!metadata) return undefined;
+    const log = this.options.logger.child({ volumeId });
+    let spec: VolumeCertificateSpec;
+    try {
+      spec = await this.specOf(volumeId, metadata);
+    } catch (err) {
+      log.error({ err: messageOf(err) }, 'cannot renew: the stored volume attributes are invalid');
+      return undefined;
+    }
+    log.info({ reason }, 'renewing certificate');
+    try {
+      const reuseKey = spec.reusePrivateKey ? await this.currentKey(volumeId, spec) : undefined;
+      const issued = await this.issue(volumeId, spec, metadata, state, reuseKey);
+      await mounter.refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup);
+      this.options.onIssued?.(volumeId, issued, reason);
+      log.info(
+        {
+          notAfter: issued.notAfter.toISOString(),
+          nextIssuanceTime: issued.nextIssuanceTime.toISOString(),
+        },
+        'certificate renewed',
+      );
+      this.schedule(volumeId, metadata, spec);
+      return issued;
+    } catch (err) {
+      if (state.abort.signal.aborted) return undefined;
+      await this.recordRenewalFailure(volumeId, metadata, spec, err);
+      return undefined;
+    }
+  }
+
+  /** Renews on request (`cert-csi renew`), whatever the renewal time and backoff say. */
+  async renewNow(target: RenewTarget): Promise<RenewOutcome> {
+    const ids = 'all' in target ? [...this.states.keys()].sort() : [target.volumeId];
+    const outcome: RenewOutcome = { renewed: [], failed: [] };
+    await Promise.all(
+      ids.map(async (volumeId) => {
+        if (!this.states.has(volumeId)) {
+          outcome.failed.push({ volumeId, error: 'not a volume managed by this plugin' });
+          return;
+        }
+        // A renewal already running answers for the time before this request: wait for it,
+        // then renew again.
+        await this.renewing.get(volumeId)?.catch(() => undefined);
+        const issued = await this.renew(volumeId, 'manual request');
+        if (issued) {
+          outcome.renewed.push({
+            volumeId,
+            notAfter: issued.notAfter.toISOString(),
+            nextIssuanceTime: issued.nextIssuanceTime.toISOString(),
+          });
+        } else {
+          const metadata = await this.readExisting(volumeId);
+          outcome.failed.push({
+            volumeId,
+            error: metadata?.lastError?.message ?? 'the volume was unpublished',
+          });
+        }
+      }),
+    );
+    return outcome;
   }
 
   /** Unpublishes: stops work on the volume, unmounts, removes its directory. */
   async unpublish(volumeId: string, targetPath: string): Promise<void> {
     const { dataRoot, mounter } = this.options;
+    this.timers.cancel(volumeId);
     const state = this.states.get(volumeId);
     state?.abort.abort(new Error('volume unpublished'));
-    const running = this.inflight.get(volumeId);
-    if (running) await running.catch(() => undefined);
+    await this.publishing.get(volumeId)?.catch(() => undefined);
+    await this.renewing.get(volumeId)?.catch(() => undefined);
     const release = await this.locks.lock(volumeId);
     try {
       await mounter.unpublish(targetPath);
@@ -180,6 +349,159 @@ export class VolumeManager implements VolumePublisher {
       { store: this.options.store, tracker: this.tracker, logger: this.options.logger },
       volumeId,
     );
+  }
+
+  /**
+   * Takes back every volume on disk: valid ones wait for their renewal time, overdue ones
+   * renew now (spread by jitter, queued by the concurrency limit), a pending request is
+   * resumed. An unparsable metadata.json is moved aside; directories that are not volumes
+   * are left alone. Nothing here is fatal.
+   */
+  private async rediscover(): Promise<{ managed: number; corrupt: number }> {
+    const { dataRoot } = this.options;
+    const log = this.options.logger;
+    let managed = 0;
+    let corrupt = 0;
+    const ids = await dataRoot.listVolumeIds();
+    const readAll = pLimit(32);
+    await Promise.all(
+      ids.map((volumeId) =>
+        readAll(async () => {
+          let metadata: VolumeMetadata;
+          try {
+            metadata = await readMetadata(dataRoot, volumeId);
+          } catch (err) {
+            if (!(await exists(dataRoot.metadataPath(volumeId)))) {
+              log.debug({ dir: dataRoot.volumeDir(volumeId) }, 'not a volume: left alone');
+              return;
+            }
+            const aside = `${dataRoot.metadataPath(volumeId)}.corrupt-${fileStamp(this.clock.now())}`;
+            await rename(dataRoot.metadataPath(volumeId), aside).catch(() => undefined);
+            corrupt++;
+            log.error(
+              { volumeId, movedTo: aside, err: messageOf(err) },
+              'unreadable metadata.json moved aside',
+            );
+            return;
+          }
+          let spec: VolumeCertificateSpec;
+          try {
+            spec = await this.specOf(volumeId, metadata);
+          } catch (err) {
+            log.error(
+              { volumeId, err: messageOf(err) },
+              'stored volume attributes are invalid: not managed',
+            );
+            return;
+          }
+          if (!metadata.nextIssuanceTime && !metadata.pendingRequest) {
+            // The first publish never got a certificate; kubelet's retry will publish again.
+            log.info({ volumeId }, 'volume never issued: waiting for kubelet to publish it');
+            return;
+          }
+          this.stateOf(volumeId);
+          this.schedule(volumeId, metadata, spec);
+          managed++;
+        }),
+      ),
+    );
+    log.info({ managed, corrupt, dirs: ids.length }, 'volumes taken back under management');
+    return { managed, corrupt };
+  }
+
+  /** Arms (or clears) the volume's timer from its metadata: the policy decides when. */
+  private schedule(volumeId: string, metadata: VolumeMetadata, spec: VolumeCertificateSpec): void {
+    const attempt = nextAttempt(metadata, {
+      disableAutoRenew: spec.disableAutoRenew,
+      jitterMs: this.options.renewalJitterMs ?? 0,
+    });
+    if (!attempt) {
+      this.timers.cancel(volumeId);
+      return;
+    }
+    this.timers.schedule(volumeId, attempt.at, () => {
+      void this.renew(volumeId, attempt.reason);
+    });
+  }
+
+  private async recordRenewalFailure(
+    volumeId: string,
+    metadata: VolumeMetadata,
+    spec: VolumeCertificateSpec,
+    err: unknown,
+  ): Promise<void> {
+    const failures = (metadata.failures ?? 0) + 1;
+    const delay = backoffDelay(failures, this.options.backoff ?? DEFAULT_BACKOFF);
+    const now = this.clock.now();
+    metadata.failures = failures;
+    metadata.nextRetryTime = new Date(now + delay).toISOString();
+    metadata.lastError = { message: messageOf(err), time: new Date(now).toISOString() };
+    this.options.logger.warn(
+      { volumeId, failures, retryInMs: delay, err: metadata.lastError.message },
+      'renewal failed; the certificate on disk stays until a new one is written',
+    );
+    const release = await this.locks.lock(volumeId);
+    try {
+      const state = this.states.get(volumeId);
+      if (!state || state.abort.signal.aborted) return;
+      // writeMetadata never creates the volume dir, so a removed volume stays removed.
+      await writeMetadata(this.options.dataRoot, metadata).catch(() => undefined);
+    } finally {
+      release();
+    }
+    this.schedule(volumeId, metadata, spec);
+  }
+
+  /**
+   * Keeps what a retry needs: a volume that worked keeps its files, a pending request
+   * stays resumable; a first publish that got nothing leaves no directory behind.
+   */
+  private async recordPublishFailure(
+    volumeId: string,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    err: unknown,
+  ): Promise<void> {
+    const { dataRoot } = this.options;
+    const release = await this.locks.lock(volumeId);
+    try {
+      if (state.abort.signal.aborted) return;
+      const worked = metadata.nextIssuanceTime !== undefined;
+      if (!worked && !metadata.pendingRequest) {
+        await dataRoot.removeVolume(volumeId);
+        this.states.delete(volumeId);
+        return;
+      }
+      metadata.lastError = {
+        message: messageOf(err),
+        time: new Date(this.clock.now()).toISOString(),
+      };
+      await writeMetadata(dataRoot, metadata);
+    } finally {
+      release();
+    }
+  }
+
+  private async specOf(volumeId: string, metadata: VolumeMetadata): Promise<VolumeCertificateSpec> {
+    const context = { ...metadata.volumeContext };
+    const password = await readPkcs12Password(this.options.dataRoot, volumeId);
+    if (password !== undefined) context['csi.cert-manager.io/pkcs12-password'] = password;
+    return this.options.specFromContext(context, metadata.volumeMountGroup);
+  }
+
+  /** The key on disk, for reuse-private-key; undefined when missing or undecodable. */
+  private async currentKey(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+  ): Promise<KeyObject | undefined> {
+    try {
+      const pem = await readFile(
+        join(this.options.dataRoot.dataDir(volumeId), spec.files.privateKey),
+      );
+      return decodePrivateKey(pem);
+    } catch {
+      return undefined;
+    }
   }
 
   private stateOf(volumeId: string): VolumeState {
@@ -200,42 +522,12 @@ export class VolumeManager implements VolumePublisher {
       return undefined;
     }
   }
-
-  /**
-   * Keeps what a retry needs: a volume that worked keeps its files, a pending request
-   * stays resumable; a first publish that got nothing leaves no directory behind.
-   */
-  private async recordFailure(
-    volumeId: string,
-    metadata: VolumeMetadata,
-    state: VolumeState,
-    err: unknown,
-  ): Promise<void> {
-    const { dataRoot } = this.options;
-    const release = await this.locks.lock(volumeId);
-    try {
-      if (state.abort.signal.aborted) return;
-      const worked = metadata.nextIssuanceTime !== undefined;
-      if (!worked && !metadata.pendingRequest) {
-        await dataRoot.removeVolume(volumeId);
-        this.states.delete(volumeId);
-        return;
-      }
-      metadata.lastError = {
-        message: err instanceof Error ? err.message : String(err),
-        time: new Date().toISOString(),
-      };
-      await writeMetadata(dataRoot, metadata);
-    } finally {
-      release();
-    }
-  }
 }
 
 /** A volume whose certificate is on disk and not yet expired. */
-function isUsable(metadata: VolumeMetadata): boolean {
+function isUsable(metadata: VolumeMetadata, now: number): boolean {
   if (!metadata.nextIssuanceTime || !metadata.notAfter) return false;
-  return Date.parse(metadata.notAfter) > Date.now();
+  return Date.parse(metadata.notAfter) > now;
 }
 
 function times(metadata: VolumeMetadata): { notAfter?: Date; nextIssuanceTime?: Date } {
@@ -243,4 +535,21 @@ function times(metadata: VolumeMetadata): { notAfter?: Date; nextIssuanceTime?: 
     ...(metadata.notAfter ? { notAfter: new Date(metadata.notAfter) } : {}),
     ...(metadata.nextIssuanceTime ? { nextIssuanceTime: new Date(metadata.nextIssuanceTime) } : {}),
   };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function fileStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[:.]/g, '-');
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

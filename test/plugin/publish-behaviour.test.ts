@@ -87,7 +87,7 @@ t.test(
       status.INVALID_ARGUMENT,
       /only ephemeral volume types are supported/,
     );
-    t.same(await readdir(p.dataRoot.root), [], 'no volume dir');
+    t.same(await p.dataRoot.listVolumeIds(), [], 'no volume dir');
     t.same(await p.requests(), [], 'no CertificateRequest');
   },
 );
@@ -122,7 +122,7 @@ t.test('unsafe volume ids and file names never write outside the volume dir', as
     );
   }
   t.same(await readdir(p.dir), before, 'nothing new next to the data root');
-  t.same(await readdir(p.dataRoot.root), []);
+  t.same(await p.dataRoot.listVolumeIds(), []);
 });
 
 t.test('republish is idempotent; a failing republish leaves a working volume alone', async (t) => {

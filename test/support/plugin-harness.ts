@@ -7,16 +7,15 @@ import {
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
 import { silentLogger } from '../../src/api/logger.js';
+import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { startCsiServer } from '../../src/driver/csi-server.js';
-import { pluginCapabilities, pluginInfo, probe } from '../../src/driver/identity-service.js';
-import { nodeServiceHandlers } from '../../src/driver/node-service.js';
-import { ensureEmbeddedIssuers } from '../../src/issuer/embedded-issuers.js';
-import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
-import { type IssuerStackOptions, startIssuerStack } from '../../src/issuer/stack.js';
-import { VolumeManager } from '../../src/renewal/volume-manager.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { DataRoot } from '../../src/volume/data-root.js';
+import type { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
+import type { IssuerStackOptions } from '../../src/issuer/stack.js';
+import type { IssuedCertificate } from '../../src/renewal/issuance.js';
+import type { BackoffPolicy } from '../../src/renewal/renewal-policy.js';
+import type { VolumeManager } from '../../src/renewal/volume-manager.js';
+import type { MemoryStore } from '../../src/store/memory-store.js';
+import type { DataRoot } from '../../src/volume/data-root.js';
 import { createMounter } from '../../src/volume/mounter.js';
 
 /** A running plugin on a real unix socket, with a real gRPC client. */
@@ -27,6 +26,8 @@ export interface PluginHarness {
   events: MemoryEventRecorder;
   client: CsiClient;
   manager: VolumeManager;
+  /** Stops the plugin (also done at teardown); files and mounts stay. */
+  stop(): Promise<void>;
   /** NodePublishVolume with kubelet's defaults for an inline volume. */
   publish(
     volumeId: string,
@@ -42,7 +43,7 @@ export interface PluginHarness {
   requests(): Promise<CertificateRequest[]>;
 }
 
-/** Starts store, embedded issuers, controllers, volume manager and CSI server for one test. */
+/** Starts the embedded plugin (store, issuers, controllers, volume manager, CSI server) for one test. */
 export async function startPlugin(
   t: Test,
   options: {
@@ -50,62 +51,47 @@ export async function startPlugin(
     publishTimeoutMs?: number;
     nodeId?: string;
     mountMode?: 'direct' | 'bind';
+    dir?: string;
+    stateDir?: string;
+    renewalJitterMs?: number;
+    maxConcurrentIssuances?: number;
+    backoff?: BackoffPolicy;
+    onIssued?: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
   } = {},
 ): Promise<PluginHarness> {
-  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-plugin-'));
-  const store = new MemoryStore();
-  const events = new MemoryEventRecorder();
-  await ensureEmbeddedIssuers(store, {
-    clusterResourceNamespace: 'kube-system',
-    logger: silentLogger,
-  });
-  let manager: VolumeManager | undefined;
-  const stack = await startIssuerStack({
-    store,
-    events,
-    retryBaseDelayMs: 20,
-    privateKeyFor: (namespace, name) => manager?.pendingKeyFor(namespace, name),
-    ...options.stack,
-  });
-  const dataRoot = new DataRoot(join(dir, 'volumes'));
-  manager = new VolumeManager({
-    store,
-    nodeId: options.nodeId ?? 'test-node',
-    dataRoot,
-    mounter: createMounter({ mode: options.mountMode ?? 'direct' }),
-    logger: silentLogger,
-    ...(options.publishTimeoutMs ? { publishTimeoutMs: options.publishTimeoutMs } : {}),
-  });
-  await manager.start();
-  const running = manager;
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'cert-csi-plugin-')));
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
-  const identity = {
+  const plugin = await startEmbeddedPlugin({
+    endpoint,
+    nodeId: options.nodeId ?? 'test-node',
     driverName: 'csi.cert-manager.io',
     version: '0.1.0-test',
-    isReady: () => running.isReady(),
-  };
-  const server = await startCsiServer({
-    endpoint,
+    dataRoot: join(dir, 'volumes'),
+    ...(options.stateDir ? { stateDir: options.stateDir } : {}),
+    mounter: createMounter({ mode: options.mountMode ?? 'direct' }),
     logger: silentLogger,
-    identity: {
-      GetPluginInfo: () => pluginInfo(identity),
-      GetPluginCapabilities: () => pluginCapabilities(),
-      Probe: () => probe(identity),
-    },
-    node: nodeServiceHandlers({
-      nodeId: options.nodeId ?? 'test-node',
-      publisher: running,
-      logger: silentLogger,
-    }),
+    clusterResourceNamespace: 'kube-system',
+    stack: { retryBaseDelayMs: 20, ...options.stack },
+    ...(options.publishTimeoutMs ? { attemptTimeoutMs: options.publishTimeoutMs } : {}),
+    ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
+    ...(options.maxConcurrentIssuances
+      ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
+      : {}),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.onIssued ? { onIssued: options.onIssued } : {}),
   });
+  const { store, events, dataRoot, manager } = plugin;
   const client = new CsiClient(endpoint);
-  t.teardown(async () => {
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     client.close();
-    await server.close(100);
-    running.stop();
-    await stack.stop();
-    await store.close();
-    await rm(dir, { recursive: true, force: true });
+    await plugin.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    if (!options.dir) await rm(dir, { recursive: true, force: true });
   });
   return {
     dir,
@@ -113,7 +99,8 @@ export async function startPlugin(
     store,
     events,
     client,
-    manager: running,
+    manager,
+    stop,
     async publish(volumeId, attributes, publishOptions = {}) {
       const target = publishOptions.target ?? join(dir, 'pods', volumeId, 'mount');
       await client.nodeCall('NodePublishVolume', {

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { watch } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseGoDuration } from '../pki/duration.js';
+import {
+  formatRenewRequest,
+  parseRenewResult,
+  REQUEST_SUFFIX,
+  RESULT_SUFFIX,
+  type RenewTarget,
+  renewDirOf,
+} from '../renewal/renew-protocol.js';
+import { removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
+import { DataRoot } from '../volume/data-root.js';
+import { errnoCode, messageOf } from '../volume/errors.js';
+import { validateVolumeId } from '../volume/volume-id.js';
+
+const DEFAULT_TIMEOUT = '60s';
+// setTimeout's limit; a longer wait would fire at once.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Where a command writes; the process streams, or a test's buffers. */
+export interface CommandOutput {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID | --all) [--timeout DURATION]
+
+Makes a running plugin renew now, whatever the renewal time, and waits until the new
+certificate is written. The request is a file in DIR/..renew that the plugin watches;
+the plugin answers with a result file. One line is printed per volume.
+
+Exit codes: 0 every volume renewed; 1 a renewal failed or the plugin did not answer;
+2 bad flags, or no plugin ever ran with this data root.
+
+Flags:
+  --data-root DIR     the plugin's --data-root
+  --volume-id ID      the volume to renew (cert-csi status lists them)
+  --all               renew every volume of this node
+  --timeout DURATION  how long to wait for the answer, Go syntax (default ${DEFAULT_TIMEOUT})
+  -h, --help          show this help
+`;
+
+/** `cert-csi renew`: asks the plugin watching the data root to renew now, and reports the outcome. */
+export async function runRenew(
+  args: string[],
+  out: CommandOutput = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let values: ReturnType<typeof parseFlags>;
+  try {
+    values = parseFlags(args);
+  } catch (err) {
+    return usageError(out, messageOf(err));
+  }
+  if (values.help) {
+    out.stdout.write(RENEW_HELP);
+    return 0;
+  }
+  const root = values['data-root'];
+  if (!root) return usageError(out, '--data-root is required');
+  const volumeId = values['volume-id'];
+  if ((volumeId === undefined) === (values.all !== true)) {
+    return usageError(out, 'give either --volume-id ID or --all');
+  }
+  let target: RenewTarget;
+  if (volumeId === undefined) {
+    target = { all: true };
+  } else {
+    try {
+      validateVolumeId(volumeId);
+    } catch (err) {
+      return usageError(out, messageOf(err));
+    }
+    target = { volumeId };
+  }
+  const timeoutText = values.timeout;
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseGoDuration(timeoutText);
+  } catch (err) {
+    return usageError(out, `--timeout: ${messageOf(err)}`);
+  }
+  if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
+    return usageError(out, `--timeout: must be positive and at most 596h, got ${timeoutText}`);
+  }
+  const dir = renewDirOf(new DataRoot(root));
+  const isDir = await stat(dir).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir) {
+    // The plugin creates the dir at start: without it, no plugin ever used this data root.
+    return usageError(
+      out,
+      `${dir} does not exist: is cert-csi node running with --data-root ${root}?`,
+    );
+  }
+
+  const id = randomUUID();
+  const requestPath = join(dir, `${id}${REQUEST_SUFFIX}`);
+  const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
+  const text = await requestAndWait(dir, requestPath, resultPath, target, timeoutMs);
+  if (text === undefined) {
+    // Still there: nobody took it. Gone: the plugin is working on it and may yet finish.
+    if (await removeFileDurably(requestPath)) {
+      out.stderr.write(
+        `no answer from the plugin within ${timeoutText}: is cert-csi node running with --data-root ${root}?\n`,
+      );
+    } else {
+      out.stderr.write(
+        `the plugin took the request but did not answer within ${timeoutText}; the renewal may still complete (see cert-csi status)\n`,
+      );
+    }
+    return 1;
+  }
+  await removeFileDurably(resultPath);
+  return report(out, text);
+}
+
+function parseFlags(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      'data-root': { type: 'string' },
+      'volume-id': { type: 'string' },
+      all: { type: 'boolean' },
+      timeout: { type: 'string', default: DEFAULT_TIMEOUT },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
+}
+
+function usageError(out: CommandOutput, message: string): number {
+  out.stderr.write(`cert-csi renew: ${message}\n\n${RENEW_HELP}`);
+  return 2;
+}
+
+/**
+ * Writes the request and resolves with the result file's text, or undefined after timeoutMs.
+ * The dir is watched before the request exists, and the result is looked for once the request is
+ * written, so an answer can never slip between the two; there is no polling.
+ */
+function requestAndWait(
+  dir: string,
+  requestPath: string,
+  resultPath: string,
+  target: RenewTarget,
+  timeoutMs: number,
+): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (outcome: { text?: string; err?: unknown }) => {
+      if (done) return;
+      done = true;
+      watcher.close();
+      clearTimeout(timer);
+      if (outcome.err !== undefined) reject(outcome.err);
+      else resolve(outcome.text);
+    };
+    const look = () =>
+      readFile(resultPath, 'utf8').then(
+        (text) => finish({ text }),
+        (err: unknown) => {
+          // Not written yet; the next event tells.
+          if (errnoCode(err) !== 'ENOENT') finish({ err });
+        },
+      );
+    const resultName = resultPath.slice(dir.length + 1);
+    const watcher = watch(dir, (_event, name) => {
+      if (name === null || name === resultName) void look();
+    });
+    watcher.on('error', (err) => finish({ err }));
+    const timer = setTimeout(() => finish({}), timeoutMs);
+    writeFileAtomic(requestPath, formatRenewRequest(target, new Date()), 0o600).then(
+      () => look(),
+      (err: unknown) => finish({ err }),
+    );
+  });
+}
+
+// Prints one line per volume; 0 only when the plugin renewed everything it was asked to.
+function report(out: CommandOutput, text: string): number {
+  let result: ReturnType<typeof parseRenewResult>;
+  try {
+    result = parseRenewResult(text);
+  } catch (err) {
+    out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${messageOf(err)}\n`);
+    return 1;
+  }
+  if (!result.ok) {
+    out.stderr.write(`cert-csi renew: ${result.error}\n`);
+    return 1;
+  }
+  for (const r of result.renewed) {
+    const next = r.nextIssuanceTime === undefined ? '' : `, next renewal ${r.nextIssuanceTime}`;
+    out.stdout.write(`renewed ${r.volumeId}: not after ${r.notAfter}${next}\n`);
+  }
+  for (const f of result.failed) out.stdout.write(`failed ${f.volumeId}: ${f.error}\n`);
+  if (result.renewed.length === 0 && result.failed.length === 0) {
+    out.stdout.write('no volumes to renew\n');
+  }
+  return result.failed.length === 0 ? 0 : 1;
+}

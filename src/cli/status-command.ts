@@ -1,0 +1,119 @@
+import { stat } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { readVolumeStatuses, type VolumeStatus } from '../renewal/volume-status.js';
+import { DataRoot } from '../volume/data-root.js';
+
+/** Where a command writes; the process streams, or a test's buffers. */
+export interface CommandOutput {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--json]
+
+Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
+next renewal and last error. It reads the files under the data root, so it works
+whether the plugin runs or not.
+
+States: ok; pending (an issuance or renewal is in flight or asked for); failing
+(attempts fail and no valid certificate is served); expired; corrupt (metadata.json
+unreadable, or moved aside by the plugin as metadata.json.corrupt-*); incomplete
+(a volume dir without metadata).
+
+Flags:
+  --data-root DIR  the plugin's --data-root
+  --json           print a JSON array instead of a table
+  -h, --help       show this help
+`;
+
+/** Longest LAST ERROR cell; the full text is in --json. */
+const ERROR_WIDTH = 60;
+
+/** `cert-csi status`: the volumes of this node, from their files. */
+export async function runStatus(
+  args: string[],
+  out: CommandOutput = { stdout: process.stdout, stderr: process.stderr },
+): Promise<number> {
+  let values: ReturnType<typeof parseFlags>;
+  try {
+    values = parseFlags(args);
+  } catch (err) {
+    return usageError(out, err instanceof Error ? err.message : String(err));
+  }
+  if (values.help) {
+    out.stdout.write(STATUS_HELP);
+    return 0;
+  }
+  const root = values['data-root'];
+  if (!root) return usageError(out, '--data-root is required');
+  const isDir = await stat(root).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir) return usageError(out, `data root ${root} does not exist or is not a directory`);
+  const statuses = await readVolumeStatuses(new DataRoot(root));
+  if (values.json) {
+    out.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
+  } else if (statuses.length === 0) {
+    out.stdout.write(`no volumes in ${root}\n`);
+  } else {
+    out.stdout.write(formatTable(statuses));
+  }
+  return 0;
+}
+
+function parseFlags(args: string[]) {
+  return parseArgs({
+    args,
+    options: {
+      'data-root': { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
+}
+
+function usageError(out: CommandOutput, message: string): number {
+  out.stderr.write(`cert-csi status: ${message}\n\n${STATUS_HELP}`);
+  return 2;
+}
+
+/** The status rows as an aligned text table, one line per volume. */
+export function formatTable(statuses: readonly VolumeStatus[]): string {
+  const header = ['VOLUME', 'POD', 'ISSUER', 'STATE', 'NOT AFTER', 'NEXT RENEWAL', 'LAST ERROR'];
+  const rows = statuses.map((s) => [
+    s.volumeId,
+    s.pod ? `${s.pod.namespace}/${s.pod.name}` : '-',
+    s.issuer ? issuerText(s.issuer) : '-',
+    // A renewal asked for while the state says something else (expired, failing) is still news.
+    s.renewalPending && s.state !== 'pending' ? `${s.state}+pending` : s.state,
+    timeText(s.notAfter),
+    timeText(s.nextRenewal),
+    truncate(s.lastError?.message ?? s.detail ?? '-'),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return `${[header, ...rows].map(line).join('\n')}\n`;
+}
+
+function issuerText(issuer: { name: string; kind: string; group: string }): string {
+  // kubectl's KIND.GROUP/NAME, with cert-manager's own group left out as it is the usual one.
+  const kind = issuer.group === 'cert-manager.io' ? issuer.kind : `${issuer.kind}.${issuer.group}`;
+  return `${kind}/${issuer.name}`;
+}
+
+// Seconds are enough in a table; --json keeps the stored text.
+function timeText(time: string | undefined): string {
+  if (time === undefined) return '-';
+  const ms = Date.parse(time);
+  return Number.isNaN(ms) ? time : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function truncate(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > ERROR_WIDTH ? `${flat.slice(0, ERROR_WIDTH - 1)}…` : flat;
+}

@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { isAtomicTempFile } from '../store/atomic-file.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { isValidVolumeId } from '../volume/volume-id.js';
+
+// The files `cert-csi renew` and a running plugin exchange in `<data-root>/..renew/`: a request
+// `<id>.request` ({"volumeId"} or {"all": true}, plus "requestedAt"), answered by `<id>.result`.
+// Both are written atomically, so a reader never sees half a file.
+
+/** Name of the request dir in the data root; `..`-prefixed, so it is never taken for a volume. */
+export const RENEW_DIR_NAME = '..renew';
+/** Suffix of a request file. */
+export const REQUEST_SUFFIX = '.request';
+/** Suffix of a result file. */
+export const RESULT_SUFFIX = '.result';
+
+/** What a request asks to renew: one volume, or every volume of the node. */
+export type RenewTarget = { volumeId: string } | { all: true };
+
+/** A request file's content. */
+export type RenewRequest = RenewTarget & { requestedAt?: string };
+
+/** What renewing a target did, volume by volume. */
+export interface RenewOutcome {
+  renewed: Array<{ volumeId: string; notAfter: string; nextIssuanceTime?: string }>;
+  failed: Array<{ volumeId: string; error: string }>;
+}
+
+/** A result file's content: the outcome, or why the request could not be served at all. */
+export type RenewResult = ({ ok: true } & RenewOutcome) | { ok: false; error: string };
+
+/** `<data-root>/..renew`. */
+export function renewDirOf(dataRoot: DataRoot): string {
+  return join(dataRoot.root, RENEW_DIR_NAME);
+}
+
+/** The request id of a request file name, or undefined for any other entry (results, temp files). */
+export function requestIdOf(fileName: string): string | undefined {
+  return idOf(fileName, REQUEST_SUFFIX);
+}
+
+/** The request id of a result file name, or undefined for any other entry. */
+export function resultIdOf(fileName: string): string | undefined {
+  return idOf(fileName, RESULT_SUFFIX);
+}
+
+function idOf(fileName: string, suffix: string): string | undefined {
+  // writeFileAtomic's temp files are `.<name>.tmp-<hex>`: never a finished file.
+  if (!fileName.endsWith(suffix) || isAtomicTempFile(fileName)) return undefined;
+  const id = fileName.slice(0, -suffix.length);
+  return id === '' ? undefined : id;
+}
+
+type Fields = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Fields =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Parses a request file; throws an Error saying what is wrong. */
+export function parseRenewRequest(text: string): RenewRequest {
+  const value: unknown = JSON.parse(text);
+  if (!isObject(value)) throw new Error('request is not a JSON object');
+  const { volumeId, all, requestedAt } = value;
+  if (requestedAt !== undefined && typeof requestedAt !== 'string') {
+    throw new Error('requestedAt must be a string');
+  }
+  const stamp = requestedAt === undefined ? {} : { requestedAt };
+  if (all !== undefined) {
+    if (all !== true) throw new Error('all must be true');
+    if (volumeId !== undefined) throw new Error('request names both volumeId and all');
+    return { all: true, ...stamp };
+  }
+  if (typeof volumeId !== 'string') throw new Error('request needs volumeId or "all": true');
+  // The id becomes a path under the data root: refuse anything that is not one safe segment.
+  if (!isValidVolumeId(volumeId)) throw new Error(`invalid volume id ${JSON.stringify(volumeId)}`);
+  return { volumeId, ...stamp };
+}
+
+/** Serialises a request for target made at now. */
+export function formatRenewRequest(target: RenewTarget, now: Date): string {
+  return `${JSON.stringify({ ...target, requestedAt: now.toISOString() })}\n`;
+}
+
+/** Whether a request asks for the given volume (by id or by "all"). */
+export function requestCovers(request: RenewTarget, volumeId: string): boolean {
+  return 'all' in request || request.volumeId === volumeId;
+}
+
+// Copies only the known fields, so nothing else a handler returns (a key, a whole metadata
+// object) can reach a file that other users of the node may read.
+function cleanOutcome(outcome: RenewOutcome): RenewOutcome {
+  return {
+    renewed: outcome.renewed.map(({ volumeId, notAfter, nextIssuanceTime }) => ({
+      volumeId: String(volumeId),
+      notAfter: String(notAfter),
+      ...(nextIssuanceTime === undefined ? {} : { nextIssuanceTime: String(nextIssuanceTime) }),
+    })),
+    failed: outcome.failed.map(({ volumeId, error }) => ({
+      volumeId: String(volumeId),
+      error: String(error),
+    })),
+  };
+}
+
+/** Serialises a result; an outcome keeps only volume ids, times and error messages. */
+export function formatRenewResult(result: RenewResult): string {
+  const clean: RenewResult = result.ok
+    ? { ok: true, ...cleanOutcome(result) }
+    : { ok: false, error: String(result.error) };
+  return `${JSON.stringify(clean)}\n`;
+}
+
+/** Parses a result file; throws an Error saying what is wrong. */
+export function parseRenewResult(text: string): RenewResult {
+  const value: unknown = JSON.parse(text);
+  if (!isObject(value)) throw new Error('result is not a JSON object');
+  if (value.ok === false) {
+    if (typeof value.error !== 'string') throw new Error('result error must be a string');
+    return { ok: false, error: value.error };
+  }
+  if (value.ok !== true) throw new Error('result ok must be true or false');
+  const list = (key: string): Fields[] => {
+    const v = value[key];
+    if (!Array.isArray(v) || !v.every(isObject)) throw new Error(`result ${key} must be a list`);
+    return v;
+  };
+  const str = (obj: Fields, key: string): string => {
+    const v = obj[key];
+    if (typeof v !== 'string') throw new Error(`result entry ${key} must be a string`);
+    return v;
+  };
+  return {
+    ok: true,
+    renewed: list('renewed').map((r) => ({
+      volumeId: str(r, 'volumeId'),
+      notAfter: str(r, 'notAfter'),
+      ...(r.nextIssuanceTime === undefined ? {} : { nextIssuanceTime: str(r, 'nextIssuanceTime') }),
+    })),
+    failed: list('failed').map((f) => ({ volumeId: str(f, 'volumeId'), error: str(f, 'error') })),
+  };
+}

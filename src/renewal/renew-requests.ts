@@ -1,0 +1,120 @@
+import { type FSWatcher, watch } from 'node:fs';
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../api/logger.js';
+import { ensureDirDurably, removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { errnoCode, messageOf } from '../volume/errors.js';
+import {
+  formatRenewResult,
+  parseRenewRequest,
+  RESULT_SUFFIX,
+  type RenewOutcome,
+  type RenewResult,
+  type RenewTarget,
+  renewDirOf,
+  requestIdOf,
+  resultIdOf,
+} from './renew-protocol.js';
+
+export type { RenewOutcome, RenewTarget } from './renew-protocol.js';
+
+/** Results nobody picked up (the CLI timed out or was killed) are removed at start after this. */
+export const STALE_RESULT_MS = 10 * 60 * 1000;
+
+/** Watches <data-root>/..renew for request files and answers each with a result file. */
+export async function watchRenewRequests(
+  dataRoot: DataRoot,
+  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  logger: Logger,
+): Promise<{ close(): void }> {
+  const dir = renewDirOf(dataRoot);
+  await ensureDirDurably(dir, 0o700);
+  // mkdir's mode is filtered by the umask, and an existing dir keeps whatever mode it had.
+  await chmod(dir, 0o700);
+  await removeStaleResults(dir, logger);
+
+  // fs.watch reports one file several times (rename, change); a name is served once at a time.
+  const serving = new Set<string>();
+  const serve = (name: string): void => {
+    const id = requestIdOf(name);
+    if (id === undefined || serving.has(name)) return;
+    serving.add(name);
+    void answer(dir, id, name, handle, logger).finally(() => serving.delete(name));
+  };
+  const scan = async (): Promise<void> => {
+    try {
+      for (const name of await readdir(dir)) serve(name);
+    } catch (err) {
+      logger.error({ dir, err: messageOf(err) }, 'cannot list renewal requests');
+    }
+  };
+
+  // Not persistent: the watcher alone must not keep a stopping plugin alive.
+  const watcher: FSWatcher = watch(dir, { persistent: false }, (_event, name) => {
+    // Some platforms give no name; a scan finds the request anyway.
+    if (name === null) void scan();
+    else serve(name);
+  });
+  watcher.on('error', (err) => {
+    logger.error({ dir, err: err.message }, 'renewal request watcher failed');
+  });
+  // After the watcher is up: requests made while the plugin was down, or before the watch began.
+  await scan();
+  logger.info({ dir }, 'watching for manual renewal requests');
+  return { close: () => watcher.close() };
+}
+
+// Reads and removes one request, runs it and writes its result; never throws.
+async function answer(
+  dir: string,
+  id: string,
+  name: string,
+  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  logger: Logger,
+): Promise<void> {
+  const path = join(dir, name);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+    // Removed before the work starts: a later event for this name finds nothing to do.
+    await removeFileDurably(path);
+  } catch (err) {
+    // Already served: the event was for its removal.
+    if (errnoCode(err) === 'ENOENT') return;
+    logger.error({ path, err: messageOf(err) }, 'cannot read renewal request');
+    return;
+  }
+  let result: RenewResult;
+  try {
+    const request = parseRenewRequest(text);
+    const target: RenewTarget = 'all' in request ? { all: true } : { volumeId: request.volumeId };
+    logger.info({ request: id, ...target }, 'manual renewal requested');
+    result = { ok: true, ...(await handle(target)) };
+  } catch (err) {
+    logger.warn({ request: id, err: messageOf(err) }, 'manual renewal request failed');
+    result = { ok: false, error: messageOf(err) };
+  }
+  const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
+  try {
+    await writeFileAtomic(resultPath, formatRenewResult(result), 0o600);
+  } catch (err) {
+    logger.error({ path: resultPath, err: messageOf(err) }, 'cannot write renewal result');
+  }
+}
+
+async function removeStaleResults(dir: string, logger: Logger): Promise<void> {
+  const cutoff = Date.now() - STALE_RESULT_MS;
+  for (const name of await readdir(dir)) {
+    if (resultIdOf(name) === undefined) continue;
+    const path = join(dir, name);
+    try {
+      if ((await stat(path)).mtimeMs < cutoff) await removeFileDurably(path);
+    } catch (err) {
+      // Gone meanwhile (a CLI took it): nothing to clean.
+      if (errnoCode(err) !== 'ENOENT') {
+        logger.warn({ path, err: messageOf(err) }, 'cannot remove stale renewal result');
+      }
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import { X509Certificate } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { readAtomically } from '../volume/atomic-writer.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { errnoCode, messageOf, VolumeError } from '../volume/errors.js';
+import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
+import {
+  parseRenewRequest,
+  type RenewTarget,
+  renewDirOf,
+  requestCovers,
+  requestIdOf,
+} from './renew-protocol.js';
+
+/** One volume of the node as `cert-csi status` shows it, read from its files alone. */
+export interface VolumeStatus {
+  volumeId: string;
+  state: 'ok' | 'pending' | 'failing' | 'expired' | 'corrupt' | 'incomplete';
+  pod?: { namespace: string; name: string };
+  issuer?: { name: string; kind: string; group: string };
+  notAfter?: string;
+  nextRenewal?: string;
+  lastError?: { message: string; time: string };
+  renewalPending: boolean;
+  detail?: string;
+}
+
+/** Prefix of the name the volume manager gives an unparsable metadata.json it moves aside. */
+export const CORRUPT_METADATA_PREFIX = 'metadata.json.corrupt-';
+
+// Read here from the raw context rather than through the driver's attribute parser: the driver
+// is a layer below renewal. Keys and defaults are csi-driver's (reference/csi-driver.md §1).
+const PREFIX = 'csi.cert-manager.io/';
+const LEGACY_PREFIX = 'csi.certmanager.k8s.io/';
+const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
+const POD_NAMESPACE_KEY = 'csi.storage.k8s.io/pod.namespace';
+
+function attribute(context: Record<string, string>, name: string): string | undefined {
+  // The current key wins over the legacy one, as in the driver.
+  return context[`${PREFIX}${name}`] ?? context[`${LEGACY_PREFIX}${name}`];
+}
+
+/** Every volume under the data root, sorted by id; a volume that cannot be read becomes a row saying so. */
+export async function readVolumeStatuses(
+  dataRoot: DataRoot,
+  now: Date = new Date(),
+): Promise<VolumeStatus[]> {
+  const requests = await readPendingRequests(dataRoot);
+  const statuses: VolumeStatus[] = [];
+  for (const id of await dataRoot.listVolumeIds()) {
+    const requested = requests.some((r) => requestCovers(r, id));
+    try {
+      statuses.push(await volumeStatus(dataRoot, id, requested, now));
+    } catch (err) {
+      statuses.push({
+        volumeId: id,
+        state: 'corrupt',
+        renewalPending: requested,
+        detail: messageOf(err),
+      });
+    }
+  }
+  return statuses;
+}
+
+async function volumeStatus(
+  dataRoot: DataRoot,
+  id: string,
+  requested: boolean,
+  now: Date,
+): Promise<VolumeStatus> {
+  let meta: VolumeMetadata;
+  try {
+    meta = await readMetadata(dataRoot, id);
+  } catch (err) {
+    if (!(err instanceof VolumeError)) throw err;
+    return unmanagedStatus(dataRoot, id, requested, err);
+  }
+  const status: VolumeStatus = { volumeId: id, state: 'ok', renewalPending: false };
+  const context = meta.volumeContext;
+  const podName = context[POD_NAME_KEY];
+  const podNamespace = context[POD_NAMESPACE_KEY];
+  if (podName !== undefined && podNamespace !== undefined) {
+    status.pod = { namespace: podNamespace, name: podName };
+  }
+  const issuerName = attribute(context, 'issuer-name');
+  if (issuerName !== undefined) {
+    status.issuer = {
+      name: issuerName,
+      kind: attribute(context, 'issuer-kind') || 'Issuer',
+      group: attribute(context, 'issuer-group') || 'cert-manager.io',
+    };
+  }
+  const notAfter =
+    meta.notAfter ??
+    (await certificateNotAfter(dataRoot, id, attribute(context, 'certificate-file')));
+  if (notAfter !== undefined) status.notAfter = notAfter;
+  const failures = meta.failures ?? 0;
+  const failed = failures > 0 || meta.lastError !== undefined;
+  // While failing, the next attempt is the backoff retry, not the planned renewal.
+  const nextRenewal = (failed ? meta.nextRetryTime : undefined) ?? meta.nextIssuanceTime;
+  if (nextRenewal !== undefined) status.nextRenewal = nextRenewal;
+  if (meta.lastError !== undefined) status.lastError = meta.lastError;
+  status.renewalPending = meta.pendingRequest !== undefined || failures > 0 || requested;
+
+  const valid = notAfter !== undefined && Date.parse(notAfter) >= now.getTime();
+  if (notAfter !== undefined && !valid) status.state = 'expired';
+  else if (failed && !valid) status.state = 'failing';
+  else if (status.renewalPending) status.state = 'pending';
+  else if (!valid) {
+    // Registered, first issuance not begun yet: nothing failed, nothing to serve yet.
+    status.state = 'pending';
+    status.detail = 'no certificate issued yet';
+  }
+  if (meta.pendingRequest !== undefined) {
+    const { namespace, name } = meta.pendingRequest;
+    status.detail = `waiting for CertificateRequest ${namespace}/${name}`;
+  }
+  return status;
+}
+
+// A volume dir without readable metadata: the manager cannot manage it, so it is corrupt (the
+// manager moved the bad file aside, or it is still in place) or incomplete (never written).
+async function unmanagedStatus(
+  dataRoot: DataRoot,
+  id: string,
+  requested: boolean,
+  err: VolumeError,
+): Promise<VolumeStatus> {
+  const missing = errnoCode(err.cause) === 'ENOENT';
+  const movedAside = (await readdir(dataRoot.volumeDir(id)))
+    .filter((name) => name.startsWith(CORRUPT_METADATA_PREFIX))
+    .sort()
+    .at(-1);
+  const status: VolumeStatus = {
+    volumeId: id,
+    state: missing && movedAside === undefined ? 'incomplete' : 'corrupt',
+    renewalPending: requested,
+  };
+  if (!missing) status.detail = err.message;
+  else if (movedAside !== undefined) status.detail = movedAside;
+  else status.detail = 'no metadata.json';
+  // The pod may still be served a certificate; say until when.
+  const notAfter = await certificateNotAfter(dataRoot, id, undefined);
+  if (notAfter !== undefined) status.notAfter = notAfter;
+  return status;
+}
+
+// NotAfter of the certificate the pod sees, or undefined when there is none or it is unreadable.
+async function certificateNotAfter(
+  dataRoot: DataRoot,
+  id: string,
+  fileName: string | undefined,
+): Promise<string | undefined> {
+  try {
+    const files = await readAtomically(dataRoot.dataDir(id));
+    const pem = files?.get(fileName || 'tls.crt');
+    if (pem === undefined) return undefined;
+    return new Date(new X509Certificate(pem).validTo).toISOString();
+  } catch {
+    return undefined;
+  }
+}
+
+// The requests waiting in ..renew: a plugin that is down (or busy) has not taken them yet.
+async function readPendingRequests(dataRoot: DataRoot): Promise<RenewTarget[]> {
+  const dir = renewDirOf(dataRoot);
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    // No plugin ever ran here, or the dir is not usable: no request can be waiting.
+    return [];
+  }
+  const requests: RenewTarget[] = [];
+  for (const name of names) {
+    if (requestIdOf(name) === undefined) continue;
+    try {
+      requests.push(parseRenewRequest(await readFile(join(dir, name), 'utf8')));
+    } catch {
+      // Taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
+    }
+  }
+  return requests;
+}

@@ -1,0 +1,324 @@
+import { watch } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { runRenew } from '../../src/cli/renew-command.js';
+import { formatTable, runStatus } from '../../src/cli/status-command.js';
+import { renewDirOf } from '../../src/renewal/renew-protocol.js';
+import {
+  type RenewOutcome,
+  type RenewTarget,
+  watchRenewRequests,
+} from '../../src/renewal/renew-requests.js';
+import type { VolumeStatus } from '../../src/renewal/volume-status.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
+import { makeVolume } from '../renewal/renew-fixtures.js';
+import { runCli } from '../support/cli-process.js';
+import { recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
+
+// Child processes start slowly on a busy 2-core machine; the in-process cases stay fast.
+t.setTimeout(300_000);
+
+const DAY_MS = 24 * 3600 * 1000;
+const inDays = (days: number) => new Date(Date.now() + days * DAY_MS).toISOString();
+
+async function dataRoot(t: Test): Promise<DataRoot> {
+  const root = new DataRoot(join(await tempDir(t, 'cert-csi-renew-'), 'volumes'));
+  await root.ensure();
+  return root;
+}
+
+type Run = typeof runRenew;
+
+/** Runs a command in this process, capturing what it prints (same code as the CLI, no spawn). */
+async function inProcess(
+  run: Run,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(args, {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the plugin's side in this process with handle standing in for the volume manager. */
+async function plugin(
+  t: Test,
+  root: DataRoot,
+  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+): Promise<void> {
+  const watcher = await watchRenewRequests(root, handle, recordingLogger());
+  t.teardown(() => watcher.close());
+}
+
+/** Like the manager: issue again whatever the renewal time, save the new times, report them. */
+function renewer(root: DataRoot, id: string) {
+  const renewedAt: number[] = [];
+  const handle = async (target: RenewTarget): Promise<RenewOutcome> => {
+    if (!('volumeId' in target) || target.volumeId !== id) throw new Error('unexpected target');
+    const meta = await readMetadata(root, id);
+    meta.notAfter = inDays(120);
+    meta.nextIssuanceTime = inDays(80);
+    await writeMetadata(root, meta);
+    renewedAt.push(Date.now());
+    return {
+      renewed: [{ volumeId: id, notAfter: meta.notAfter, nextIssuanceTime: meta.nextIssuanceTime }],
+      failed: [],
+    };
+  };
+  return { renewedAt, handle };
+}
+
+t.test('from a child process: renew, failure, timeout, bad flags, status --json', async (t) => {
+  const id = 'csi-0123';
+  const good = await dataRoot(t);
+  await makeVolume(good, id, { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+  const { renewedAt, handle } = renewer(good, id);
+  await plugin(t, good, handle);
+  const failing = await dataRoot(t);
+  await plugin(t, failing, async () => ({
+    renewed: [{ volumeId: 'csi-a', notAfter: '2030-01-01T00:00:00.000Z' }],
+    failed: [{ volumeId: 'csi-b', error: 'issuer embedded-ca not ready' }],
+  }));
+  const idle = await dataRoot(t);
+  await mkdir(renewDirOf(idle));
+
+  // Spawned together: each child starts slowly, and they do not share a data root.
+  const [renew, failed, timedOut, badFlags, help] = await Promise.all([
+    runCli(['renew', '--data-root', good.root, '--volume-id', id]),
+    runCli(['renew', '--data-root', failing.root, '--all']),
+    runCli(['renew', '--data-root', idle.root, '--volume-id', 'csi-a', '--timeout', '1s']),
+    runCli(['renew', '--data-root', good.root]),
+    runCli(['--help']),
+  ]);
+
+  t.equal(renew.code, 0, renew.stderr);
+  t.match(
+    renew.stdout,
+    new RegExp(`^renewed ${id}: not after \\S+Z, next renewal \\S+Z\\n$`),
+    'one line for the volume',
+  );
+  t.equal(renewedAt.length, 1, 'renewed once');
+  t.same(await readdir(renewDirOf(good)), [], 'request and result files are gone');
+  const meta = await readMetadata(good, id);
+  t.ok(renew.stdout.includes(meta.notAfter ?? '?'), 'renew printed the new not-after');
+
+  t.equal(failed.code, 1, 'a failed volume exits 1');
+  t.equal(
+    failed.stdout,
+    'renewed csi-a: not after 2030-01-01T00:00:00.000Z\nfailed csi-b: issuer embedded-ca not ready\n',
+  );
+
+  t.equal(timedOut.code, 1, 'no plugin: exit 1');
+  t.equal(
+    timedOut.stderr,
+    `no answer from the plugin within 1s: is cert-csi node running with --data-root ${idle.root}?\n`,
+  );
+  t.same(await readdir(renewDirOf(idle)), [], 'the request file is removed');
+
+  t.equal(badFlags.code, 2);
+  t.match(badFlags.stderr, /give either --volume-id ID or --all/);
+
+  t.match(help.stdout, /renew +make a running plugin renew/);
+  t.match(help.stdout, /status +list this node's volumes/);
+
+  const status = await runCli(['status', '--data-root', good.root, '--json']);
+  t.equal(status.code, 0, status.stderr);
+  const rows = JSON.parse(status.stdout) as VolumeStatus[];
+  t.match(rows, [{ volumeId: id, state: 'ok', notAfter: meta.notAfter, renewalPending: false }]);
+});
+
+t.test('renew: the new certificate is reported well within 2 s', async (t) => {
+  const root = await dataRoot(t);
+  const id = 'csi-fast';
+  await makeVolume(root, id, { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+  const { renewedAt, handle } = renewer(root, id);
+  await plugin(t, root, handle);
+  const started = Date.now();
+  const renew = await inProcess(runRenew, ['--data-root', root.root, '--volume-id', id]);
+  const elapsed = Date.now() - started;
+  t.equal(renew.code, 0, renew.stderr);
+  t.ok(elapsed < 2000, `answered in ${elapsed} ms`);
+  t.equal(renewedAt.length, 1);
+  const status = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  const [row] = JSON.parse(status.stdout) as VolumeStatus[];
+  t.equal(row?.notAfter, (await readMetadata(root, id)).notAfter, 'status --json shows it');
+});
+
+t.test('renew --all with no volumes says so and succeeds', async (t) => {
+  const root = await dataRoot(t);
+  await plugin(t, root, async () => ({ renewed: [], failed: [] }));
+  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all']);
+  t.equal(renew.code, 0);
+  t.equal(renew.stdout, 'no volumes to renew\n');
+});
+
+t.test('an unknown volume id is refused by the plugin: exit 1 with its message', async (t) => {
+  const root = await dataRoot(t);
+  await plugin(t, root, async () => {
+    throw new Error('unknown volume id "csi-nope"');
+  });
+  const renew = await inProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-nope']);
+  t.equal(renew.code, 1);
+  t.match(renew.stderr, /cert-csi renew: unknown volume id "csi-nope"/);
+});
+
+t.test('an answer that cannot be parsed exits 1', async (t) => {
+  const root = await dataRoot(t);
+  const dir = renewDirOf(root);
+  await mkdir(dir);
+  // A plugin of another version: it answers with something this CLI does not understand.
+  const watcher = watch(dir, (_event, name) => {
+    if (name?.endsWith('.request') && !name.startsWith('.')) {
+      void writeFile(join(dir, name.replace(/\.request$/, '.result')), '{"ok":"maybe"}');
+    }
+  });
+  t.teardown(() => watcher.close());
+  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all']);
+  t.equal(renew.code, 1);
+  t.match(renew.stderr, /unreadable answer from the plugin: result ok must be true or false/);
+});
+
+t.test('a plugin that takes the request but answers too late', async (t) => {
+  const root = await dataRoot(t);
+  let release = () => {};
+  const slow = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  t.teardown(() => release());
+  await plugin(t, root, async () => {
+    await slow;
+    return { renewed: [], failed: [] };
+  });
+  const renew = await inProcess(runRenew, [
+    '--data-root',
+    root.root,
+    '--all',
+    '--timeout',
+    '300ms',
+  ]);
+  t.equal(renew.code, 1);
+  t.match(renew.stderr, /the plugin took the request but did not answer within 300ms/);
+});
+
+t.test('a request that cannot be written is an error, not a wait', async (t) => {
+  const root = await dataRoot(t);
+  // A dir where the request should be written, so the rename onto it fails.
+  await mkdir(renewDirOf(root));
+  const { mockImport } = t;
+  const { runRenew: runMocked } = await mockImport<typeof import('../../src/cli/renew-command.js')>(
+    '../../src/cli/renew-command.js',
+    {
+      'node:crypto': { randomUUID: () => 'fixed' },
+    },
+  );
+  await mkdir(join(renewDirOf(root), 'fixed.request'));
+  await t.rejects(inProcess(runMocked, ['--data-root', root.root, '--all']), /EISDIR|directory/);
+});
+
+t.test('renew flag errors exit 2 with a clear message', async (t) => {
+  const root = await dataRoot(t);
+  const r = root.root;
+  const cases: Array<[string[], RegExp]> = [
+    [['--data-root', r], /give either --volume-id ID or --all/],
+    [['--data-root', r, '--all', '--volume-id', 'csi-a'], /give either --volume-id ID or --all/],
+    [['--all'], /--data-root is required/],
+    [['--data-root', r, '--volume-id', '../x'], /invalid volume id/],
+    [['--data-root', r, '--all', '--timeout', 'soon'], /--timeout: time: invalid duration "soon"/],
+    [['--data-root', r, '--all', '--timeout', '0s'], /--timeout: must be positive/],
+    [['--data-root', r, '--all', '--timeout', '600h'], /at most 596h/],
+    [['--data-root', r, '--all', '--frob'], /Unknown option '--frob'/],
+    [['--data-root', r, '--all'], /\.\.renew does not exist: is cert-csi node running/],
+  ];
+  for (const [args, message] of cases) {
+    const result = await inProcess(runRenew, args);
+    t.equal(result.code, 2, args.join(' '));
+    t.match(result.stderr, message, args.join(' '));
+    t.match(result.stderr, /Usage: cert-csi renew/);
+  }
+});
+
+t.test('help: renew and status document their flags', async (t) => {
+  const renew = await inProcess(runRenew, ['--help']);
+  t.equal(renew.code, 0);
+  for (const flag of ['--data-root', '--volume-id', '--all', '--timeout', 'default 60s']) {
+    t.match(renew.stdout, flag);
+  }
+  const status = await inProcess(runStatus, ['-h']);
+  t.equal(status.code, 0);
+  for (const flag of ['--data-root', '--json', 'corrupt']) t.match(status.stdout, flag);
+});
+
+t.test('status: a table of every volume, from the files alone', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-a', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+  await makeVolume(root, 'csi-b', {
+    failures: 2,
+    lastError: { message: `issuer not ready: ${'x'.repeat(100)}`, time: inDays(0) },
+  });
+  await root.ensureVolume('csi-c');
+  await writeFile(join(root.volumeDir('csi-c'), 'metadata.json.corrupt-20260101'), '{');
+  const status = await inProcess(runStatus, ['--data-root', root.root]);
+  t.equal(status.code, 0, status.stderr);
+  const lines = status.stdout.trimEnd().split('\n');
+  t.match(lines[0], /^VOLUME +POD +ISSUER +STATE +NOT AFTER +NEXT RENEWAL +LAST ERROR$/);
+  t.match(lines[1], /^csi-a +shop\/web-0 +ClusterIssuer\/embedded-ca +ok +\S+Z +\S+Z +-$/);
+  t.match(lines[2], /^csi-b .* failing +- +- +issuer not ready: x+…$/);
+  t.ok((lines[2]?.split('issuer not ready')[1]?.length ?? 0) < 60, 'the error is truncated');
+  t.match(lines[3], /^csi-c +- +- +corrupt +- +- +metadata\.json\.corrupt-20260101$/);
+
+  const json = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  const rows = JSON.parse(json.stdout) as VolumeStatus[];
+  t.same(
+    rows.map((r) => [r.volumeId, r.state]),
+    [
+      ['csi-a', 'ok'],
+      ['csi-b', 'failing'],
+      ['csi-c', 'corrupt'],
+    ],
+  );
+  t.equal(rows[1]?.lastError?.message.length, 'issuer not ready: '.length + 100, 'JSON is whole');
+});
+
+t.test('status: empty and missing data roots, bad flags', async (t) => {
+  const root = await dataRoot(t);
+  const empty = await inProcess(runStatus, ['--data-root', root.root]);
+  t.equal(empty.code, 0);
+  t.equal(empty.stdout, `no volumes in ${root.root}\n`);
+  const emptyJson = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  t.equal(emptyJson.stdout, '[]\n');
+  const missing = await inProcess(runStatus, ['--data-root', join(root.root, 'absent')]);
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /does not exist or is not a directory/);
+  const noFlag = await inProcess(runStatus, []);
+  t.equal(noFlag.code, 2);
+  t.match(noFlag.stderr, /--data-root is required/);
+  const unknown = await inProcess(runStatus, ['--data-root', root.root, '--verbose']);
+  t.equal(unknown.code, 2);
+  t.match(unknown.stderr, /Unknown option '--verbose'/);
+});
+
+t.test('status table cells', (t) => {
+  const table = formatTable([
+    {
+      volumeId: 'csi-x',
+      state: 'expired',
+      renewalPending: true,
+      issuer: { name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' },
+      notAfter: 'sometime',
+      detail: 'line one\n  line two',
+    },
+  ]);
+  t.match(table, /csi-x +- +AWSPCAIssuer\.awspca\.cert-manager\.io\/pca +expired\+pending/);
+  t.match(table, / sometime +- +line one line two\n$/);
+  t.notOk(
+    table.split('\n').some((l) => l.endsWith(' ')),
+    'no trailing spaces',
+  );
+  t.end();
+});

@@ -1,0 +1,336 @@
+import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
+import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import type { Logger } from '../../src/api/logger.js';
+import {
+  parseRenewRequest,
+  parseRenewResult,
+  renewDirOf,
+} from '../../src/renewal/renew-protocol.js';
+import {
+  type RenewOutcome,
+  type RenewTarget,
+  STALE_RESULT_MS,
+  watchRenewRequests,
+} from '../../src/renewal/renew-requests.js';
+import { writeFileAtomic } from '../../src/store/atomic-file.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import { recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
+import { waitForFile } from './renew-fixtures.js';
+
+const NOT_AFTER = '2030-01-01T00:00:00.000Z';
+const NEXT = '2029-11-01T00:00:00.000Z';
+
+async function dataRoot(t: Test): Promise<DataRoot> {
+  return new DataRoot(join(await tempDir(t), 'volumes'));
+}
+
+/** A handler that records its targets and renews every volume it is given. */
+function renewingHandler(): {
+  targets: RenewTarget[];
+  handle: (target: RenewTarget) => Promise<RenewOutcome>;
+} {
+  const targets: RenewTarget[] = [];
+  return {
+    targets,
+    handle: async (target) => {
+      targets.push(target);
+      const ids = 'all' in target ? ['csi-a', 'csi-b'] : [target.volumeId];
+      return {
+        renewed: ids.map((volumeId) => ({ volumeId, notAfter: NOT_AFTER, nextIssuanceTime: NEXT })),
+        failed: [],
+      };
+    },
+  };
+}
+
+async function watchWith(
+  t: Test,
+  root: DataRoot,
+  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  logger: Logger = recordingLogger(),
+): Promise<{ close(): void }> {
+  const watcher = await watchRenewRequests(root, handle, logger);
+  t.teardown(() => watcher.close());
+  return watcher;
+}
+
+async function request(root: DataRoot, id: string, body: object | string): Promise<void> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  await writeFileAtomic(join(renewDirOf(root), `${id}.request`), text);
+}
+
+// Waits (briefly) for something the watcher does in the background, such as a log record.
+async function eventually(check: () => boolean, timeoutMs = 3000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return true;
+}
+
+const resultOf = async (root: DataRoot, id: string) =>
+  parseRenewResult(await waitForFile(join(renewDirOf(root), `${id}.result`)));
+
+t.test('a request made before the plugin started is answered at start', async (t) => {
+  const root = await dataRoot(t);
+  await mkdir(renewDirOf(root), { recursive: true });
+  await request(root, 'early', { volumeId: 'csi-a', requestedAt: new Date().toISOString() });
+  const { targets, handle } = renewingHandler();
+  await watchWith(t, root, handle);
+  t.same(await resultOf(root, 'early'), {
+    ok: true,
+    renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER, nextIssuanceTime: NEXT }],
+    failed: [],
+  });
+  t.same(targets, [{ volumeId: 'csi-a' }]);
+  t.notOk(
+    (await readdir(renewDirOf(root))).includes('early.request'),
+    'the request file is consumed',
+  );
+});
+
+t.test('a request made while watching is answered within a second', async (t) => {
+  const root = await dataRoot(t);
+  const { targets, handle } = renewingHandler();
+  await watchWith(t, root, handle);
+  const info = await stat(renewDirOf(root));
+  t.equal(info.mode & 0o777, 0o700, 'the request dir is 0700');
+  const started = performance.now();
+  await request(root, 'live', { volumeId: 'csi-b', requestedAt: new Date().toISOString() });
+  const result = await resultOf(root, 'live');
+  const elapsed = performance.now() - started;
+  t.ok(elapsed < 1000, `answered in ${elapsed.toFixed(0)} ms`);
+  t.equal(result.ok, true);
+  t.same(targets, [{ volumeId: 'csi-b' }], 'the handler ran once despite several fs events');
+});
+
+t.test('"all" reaches the handler as such', async (t) => {
+  const root = await dataRoot(t);
+  const { targets, handle } = renewingHandler();
+  await watchWith(t, root, handle);
+  await request(root, 'everything', { all: true, requestedAt: new Date().toISOString() });
+  const result = await resultOf(root, 'everything');
+  t.same(targets, [{ all: true }]);
+  t.same(
+    result.ok ? result.renewed.map((r) => r.volumeId) : [],
+    ['csi-a', 'csi-b'],
+    'one entry per renewed volume',
+  );
+});
+
+t.test('an unparsable request is answered with an error, the handler is not called', async (t) => {
+  const root = await dataRoot(t);
+  const { targets, handle } = renewingHandler();
+  await watchWith(t, root, handle);
+  await request(root, 'garbage', '{"volumeId": ');
+  const bad = await resultOf(root, 'garbage');
+  t.equal(bad.ok, false);
+  t.match(bad, { error: /JSON/ });
+  await request(root, 'unsafe', { volumeId: '../etc' });
+  t.match(await resultOf(root, 'unsafe'), { ok: false, error: /invalid volume id/ });
+  t.same(targets, []);
+});
+
+t.test('a handler error becomes {"ok": false, "error"}', async (t) => {
+  const root = await dataRoot(t);
+  const logger = recordingLogger();
+  await watchWith(
+    t,
+    root,
+    async () => {
+      throw new Error('unknown volume id csi-missing');
+    },
+    logger,
+  );
+  await request(root, 'missing', { volumeId: 'csi-missing' });
+  t.same(await resultOf(root, 'missing'), { ok: false, error: 'unknown volume id csi-missing' });
+  t.ok(
+    logger.records.some(
+      ([level, , msg]) => level === 'warn' && msg === 'manual renewal request failed',
+    ),
+  );
+});
+
+t.test('results keep only ids, times and error messages', async (t) => {
+  const root = await dataRoot(t);
+  await watchWith(t, root, async () => {
+    const leaky = {
+      volumeId: 'csi-a',
+      notAfter: NOT_AFTER,
+      privateKey: '-----BEGIN PRIVATE KEY-----',
+    };
+    const failed = { volumeId: 'csi-b', error: 'denied', key: '-----BEGIN PRIVATE KEY-----' };
+    return { renewed: [leaky], failed: [failed] };
+  });
+  await request(root, 'leak', { all: true });
+  const text = await waitForFile(join(renewDirOf(root), 'leak.result'));
+  t.notMatch(text, /PRIVATE KEY/);
+  t.same(JSON.parse(text), {
+    ok: true,
+    renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }],
+    failed: [{ volumeId: 'csi-b', error: 'denied' }],
+  });
+});
+
+t.test('concurrent requests are each answered once', async (t) => {
+  const root = await dataRoot(t);
+  const { targets, handle } = renewingHandler();
+  await watchWith(t, root, handle);
+  const ids = ['r1', 'r2', 'r3', 'r4', 'r5'];
+  await Promise.all(ids.map((id, i) => request(root, id, { volumeId: `csi-${i}` })));
+  for (const id of ids) t.equal((await resultOf(root, id)).ok, true, `${id} answered`);
+  t.same(targets.map((x) => ('volumeId' in x ? x.volumeId : 'all')).sort(), [
+    'csi-0',
+    'csi-1',
+    'csi-2',
+    'csi-3',
+    'csi-4',
+  ]);
+});
+
+t.test('start removes results older than 10 minutes and leaves fresh ones', async (t) => {
+  const root = await dataRoot(t);
+  const dir = renewDirOf(root);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'old.result'), '{"ok":true,"renewed":[],"failed":[]}');
+  await writeFile(join(dir, 'fresh.result'), '{"ok":true,"renewed":[],"failed":[]}');
+  await writeFile(join(dir, 'notes.txt'), 'not ours');
+  const past = new Date(Date.now() - STALE_RESULT_MS - 60_000);
+  await utimes(join(dir, 'old.result'), past, past);
+  await watchWith(t, root, renewingHandler().handle);
+  t.same((await readdir(dir)).sort(), ['fresh.result', 'notes.txt']);
+});
+
+t.test('after close, requests are left for the next start', async (t) => {
+  const root = await dataRoot(t);
+  const { targets, handle } = renewingHandler();
+  const watcher = await watchWith(t, root, handle);
+  watcher.close();
+  await request(root, 'later', { volumeId: 'csi-a' });
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(targets, []);
+  t.ok((await readdir(renewDirOf(root))).includes('later.request'));
+});
+
+t.test('files that are not requests are left alone; failures are logged', async (t) => {
+  const root = await dataRoot(t);
+  const dir = renewDirOf(root);
+  const logger = recordingLogger();
+  await mkdir(join(dir, 'a-dir.request'), { recursive: true });
+  const { targets, handle } = renewingHandler();
+  await watchWith(
+    t,
+    root,
+    async (target) => {
+      // The dir vanishes under the plugin: the result cannot be written.
+      if ('volumeId' in target && target.volumeId === 'csi-gone') {
+        await fs.promises.rename(dir, `${dir}-moved`);
+      }
+      return handle(target);
+    },
+    logger,
+  );
+  t.ok(
+    await eventually(() =>
+      logger.records.some(([, , msg]) => msg === 'cannot read renewal request'),
+    ),
+    'a request that cannot be read is logged',
+  );
+  await writeFile(join(dir, '.request'), '{}');
+  await request(root, 'gone', { volumeId: 'csi-gone' });
+  t.ok(
+    await eventually(() =>
+      logger.records.some(([, , msg]) => msg === 'cannot write renewal result'),
+    ),
+  );
+  t.same(targets, [{ volumeId: 'csi-gone' }], 'a bare ".request" is no request');
+  await fs.promises.rm(`${dir}-moved`, { recursive: true, force: true });
+});
+
+t.test('a watch event without a name rescans; watcher errors are logged', async (t) => {
+  const watchers: EventEmitter[] = [];
+  let listener: ((event: string, name: string | null) => void) | undefined;
+  const fakeWatch = (
+    _dir: string,
+    _options: object,
+    callback: (event: string, name: string | null) => void,
+  ) => {
+    listener = callback;
+    const emitter = Object.assign(new EventEmitter(), { close: () => undefined });
+    watchers.push(emitter);
+    return emitter;
+  };
+  let failReaddir = false;
+  const { watchRenewRequests: watchMocked } = await t.mockImport<
+    typeof import('../../src/renewal/renew-requests.js')
+  >('../../src/renewal/renew-requests.js', {
+    'node:fs': { ...fs, watch: fakeWatch },
+    'node:fs/promises': {
+      ...fs.promises,
+      readdir: async (...args: Parameters<typeof fs.promises.readdir>) => {
+        if (failReaddir) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
+        return fs.promises.readdir(...args);
+      },
+      stat: async (path: string) => {
+        if (path.endsWith('eio.result')) throw Object.assign(new Error('EIO'), { code: 'EIO' });
+        if (path.endsWith('vanished.result')) {
+          throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+        }
+        return fs.promises.stat(path);
+      },
+    },
+  });
+  const root = await dataRoot(t);
+  const dir = renewDirOf(root);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'eio.result'), '{}');
+  await writeFile(join(dir, 'vanished.result'), '{}');
+  const logger = recordingLogger();
+  const { targets, handle } = renewingHandler();
+  const watcher = await watchMocked(root, handle, logger);
+  t.teardown(() => watcher.close());
+  t.ok(
+    logger.records.some(([, , msg]) => msg === 'cannot remove stale renewal result'),
+    'a stale result that cannot be checked is logged, not fatal',
+  );
+  await request(root, 'nameless', { volumeId: 'csi-a' });
+  listener?.('rename', null);
+  t.equal((await resultOf(root, 'nameless')).ok, true, 'found by the rescan');
+  t.same(targets, [{ volumeId: 'csi-a' }]);
+  failReaddir = true;
+  listener?.('rename', null);
+  t.ok(
+    await eventually(() =>
+      logger.records.some(([, , msg]) => msg === 'cannot list renewal requests'),
+    ),
+  );
+  watchers[0]?.emit('error', new Error('watch failed'));
+  t.ok(logger.records.some(([, , msg]) => msg === 'renewal request watcher failed'));
+});
+
+t.test('request and result files parse strictly', async (t) => {
+  t.same(parseRenewRequest('{"all":true,"requestedAt":"x"}'), { all: true, requestedAt: 'x' });
+  t.same(parseRenewRequest('{"volumeId":"csi-a"}'), { volumeId: 'csi-a' });
+  t.throws(() => parseRenewRequest('[]'), /not a JSON object/);
+  t.throws(() => parseRenewRequest('{"all":false}'), /all must be true/);
+  t.throws(() => parseRenewRequest('{"all":true,"volumeId":"a"}'), /both/);
+  t.throws(() => parseRenewRequest('{}'), /needs volumeId/);
+  t.throws(() => parseRenewRequest('{"volumeId":"a","requestedAt":1}'), /requestedAt/);
+  t.same(parseRenewResult('{"ok":false,"error":"x"}'), { ok: false, error: 'x' });
+  t.throws(() => parseRenewResult('null'), /not a JSON object/);
+  t.throws(() => parseRenewResult('{"ok":false}'), /error must be a string/);
+  t.throws(() => parseRenewResult('{"ok":1}'), /ok must be/);
+  t.throws(
+    () => parseRenewResult('{"ok":true,"renewed":{},"failed":[]}'),
+    /renewed must be a list/,
+  );
+  t.throws(
+    () => parseRenewResult('{"ok":true,"renewed":[{"volumeId":1}],"failed":[]}'),
+    /volumeId must be a string/,
+  );
+});

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { readVolumeStatuses, type VolumeStatus } from '../renewal/volume-status.js';
 import { DataRoot } from '../volume/data-root.js';
+import { messageOf } from '../volume/errors.js';
 
 /** Where a command writes; the process streams, or a test's buffers. */
 export interface CommandOutput {
@@ -38,7 +39,7 @@ export async function runStatus(
   try {
     values = parseFlags(args);
   } catch (err) {
-    return usageError(out, err instanceof Error ? err.message : String(err));
+    return usageError(out, messageOf(err));
   }
   if (values.help) {
     out.stdout.write(STATUS_HELP);
@@ -85,8 +86,10 @@ export function formatTable(statuses: readonly VolumeStatus[]): string {
     s.volumeId,
     s.pod ? `${s.pod.namespace}/${s.pod.name}` : '-',
     s.issuer ? issuerText(s.issuer) : '-',
-    // A renewal asked for while the state says something else (expired, failing) is still news.
-    s.renewalPending && s.state !== 'pending' ? `${s.state}+pending` : s.state,
+    // pending and failing already say a renewal is coming; for the other states it is news.
+    s.renewalPending && s.state !== 'pending' && s.state !== 'failing'
+      ? `${s.state}+pending`
+      : s.state,
     timeText(s.notAfter),
     timeText(s.nextRenewal),
     truncate(s.lastError?.message ?? s.detail ?? '-'),

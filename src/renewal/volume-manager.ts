@@ -399,6 +399,17 @@ export class VolumeManager implements VolumePublisher {
             log.info({ volumeId }, 'volume never issued: waiting for kubelet to publish it');
             return;
           }
+          // A crash after a renewal wrote data/ and before it mirrored it (direct mode) leaves
+          // the target path with the previous certificate until the next renewal, which may be
+          // after that certificate expires: mirror again now, before any timer can write.
+          await this.options.mounter
+            .refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup)
+            .catch((err: unknown) => {
+              log.warn(
+                { volumeId, err: messageOf(err) },
+                'cannot refresh the target path; the next renewal tries again',
+              );
+            });
           this.stateOf(volumeId);
           this.schedule(volumeId, metadata, spec);
           managed++;

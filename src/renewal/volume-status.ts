@@ -138,7 +138,8 @@ async function unmanagedStatus(
     state: missing && movedAside === undefined ? 'incomplete' : 'corrupt',
     renewalPending: requested,
   };
-  if (!missing) status.detail = err.message;
+  // The volume is already named in its row; the bare file name keeps the reason readable.
+  if (!missing) status.detail = err.message.replace(dataRoot.metadataPath(id), 'metadata.json');
   else if (movedAside !== undefined) status.detail = movedAside;
   else status.detail = 'no metadata.json';
   // The pod may still be served a certificate; say until when.

@@ -1,22 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import {
-  chmod,
-  chown,
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  rename,
-  rm,
-  stat,
-  symlink,
-  unlink,
-} from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsyncDir } from '../store/atomic-file.js';
+import { type FileOps, fileOpsFor } from '../store/volatile-fs.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
 
 /** The symlink naming the current generation. */
@@ -78,22 +62,22 @@ function generationPrefix(now: Date): string {
  * The generation dir `..data` points to; undefined when there is none, or when the link is
  * dangling or points elsewhere (never ours to read or remove: the next swap replaces it).
  */
-async function currentGeneration(dir: string): Promise<string | undefined> {
+async function currentGeneration(ops: FileOps, dir: string): Promise<string | undefined> {
   let target: string;
   try {
-    target = await readlink(join(dir, DATA_LINK));
+    target = await ops.readlink(join(dir, DATA_LINK));
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
     throw err;
   }
   if (!isGenerationName(target)) return undefined;
-  if (!(await lstatIfExists(join(dir, target)))?.isDirectory()) return undefined;
+  if (!(await ops.lstatIfExists(join(dir, target)))?.isDirectory()) return undefined;
   return target;
 }
 
-async function namesIn(dir: string): Promise<string[]> {
+async function namesIn(ops: FileOps, dir: string): Promise<string[]> {
   try {
-    return (await readdir(dir)).sort();
+    return (await ops.readdir(dir)).sort();
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return [];
     throw err;
@@ -102,6 +86,7 @@ async function namesIn(dir: string): Promise<string[]> {
 
 // True when the current generation already holds exactly these bytes, modes and group.
 async function isUpToDate(
+  ops: FileOps,
   generationDir: string,
   existing: readonly string[],
   entries: readonly [string, Uint8Array][],
@@ -112,32 +97,15 @@ async function isUpToDate(
   for (const [i, [name, content]] of entries.entries()) {
     if (existing[i] !== name) return false;
     const path = join(generationDir, name);
-    const info = await stat(path);
+    const info = await ops.stat(path);
     if ((info.mode & 0o7777) !== fileMode || (gid !== undefined && info.gid !== gid)) return false;
-    if (!Buffer.from(content).equals(await readFile(path))) return false;
+    if (!Buffer.from(content).equals(await ops.readFile(path))) return false;
   }
   return true;
 }
 
-async function writeFileDurably(
-  path: string,
-  content: Uint8Array,
-  fileMode: number,
-  gid: number | undefined,
-): Promise<void> {
-  const handle = await open(path, 'wx', 0o600);
-  try {
-    await handle.writeFile(content);
-    if (gid !== undefined) await handle.chown(-1, gid);
-    // Explicit chmod: the open mode is filtered by the umask.
-    await handle.chmod(fileMode);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 async function writeGeneration(
+  ops: FileOps,
   dir: string,
   entries: readonly [string, Uint8Array][],
   fileMode: number,
@@ -145,52 +113,47 @@ async function writeGeneration(
 ): Promise<string> {
   const name = `${generationPrefix(new Date())}.${randomBytes(6).toString('base64url')}`;
   const path = join(dir, name);
-  await mkdir(path, { mode: 0o700 });
+  await ops.mkdir(path, { mode: 0o700 });
   try {
     for (const [file, content] of entries) {
-      await writeFileDurably(join(path, file), content, fileMode, gid);
+      // Explicit mode on the open file: the open mode is filtered by the umask.
+      await ops.writeNewFile(join(path, file), content, {
+        openMode: 0o600,
+        mode: fileMode,
+        ...(gid === undefined ? {} : { gid }),
+      });
     }
-    if (gid !== undefined) await chown(path, -1, gid);
-    await chmod(path, 0o755);
-    await fsyncDir(path);
+    if (gid !== undefined) await ops.chown(path, -1, gid);
+    await ops.chmod(path, 0o755);
+    await ops.syncDir(path);
   } catch (err) {
-    await rm(path, { recursive: true, force: true });
+    await ops.removeTree(path);
     throw err;
   }
   return name;
 }
 
 // Points `..data` at the new generation with one rename(2): a reader resolves either link.
-async function swapDataLink(dir: string, generation: string): Promise<void> {
+async function swapDataLink(ops: FileOps, dir: string, generation: string): Promise<void> {
   const tmp = join(dir, DATA_TMP_LINK);
-  await unlink(tmp).catch((err: unknown) => {
-    if (errnoCode(err) !== 'ENOENT') throw err;
-  });
-  await symlink(generation, tmp);
-  await rename(tmp, join(dir, DATA_LINK));
-  await fsyncDir(dir);
+  await ops.unlinkIfExists(tmp);
+  await ops.symlink(generation, tmp);
+  await ops.rename(tmp, join(dir, DATA_LINK));
+  await ops.syncDir(dir);
 }
 
-async function lstatIfExists(path: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(path);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
-    throw err;
-  }
+async function isSymlink(ops: FileOps, path: string): Promise<boolean> {
+  return (await ops.lstatIfExists(path))?.isSymbolicLink() === true;
 }
 
-async function isSymlink(path: string): Promise<boolean> {
-  return (await lstatIfExists(path))?.isSymbolicLink() === true;
-}
-
-async function exists(path: string): Promise<boolean> {
-  return (await lstatIfExists(path)) !== undefined;
+async function exists(ops: FileOps, path: string): Promise<boolean> {
+  return (await ops.lstatIfExists(path)) !== undefined;
 }
 
 // Adds `<name> -> ..data/<name>` for new names and drops the links of names that are gone;
 // returns whether the dir changed.
 async function syncUserLinks(
+  ops: FileOps,
   dir: string,
   names: readonly string[],
   previous: readonly string[],
@@ -198,15 +161,15 @@ async function syncUserLinks(
   let changed = false;
   for (const name of names) {
     const path = join(dir, name);
-    if (await exists(path)) continue;
-    await symlink(join(DATA_LINK, name), path);
+    if (await exists(ops, path)) continue;
+    await ops.symlink(join(DATA_LINK, name), path);
     changed = true;
   }
   for (const name of previous) {
     if (names.includes(name)) continue;
     const path = join(dir, name);
-    if (!(await isSymlink(path))) continue;
-    await unlink(path);
+    if (!(await isSymlink(ops, path))) continue;
+    await ops.unlink(path);
     changed = true;
   }
   return changed;
@@ -214,11 +177,11 @@ async function syncUserLinks(
 
 // Removes every generation except the current one: the one just replaced, and any a crash left
 // behind before its swap.
-async function removeOldGenerations(dir: string, keep: string): Promise<boolean> {
+async function removeOldGenerations(ops: FileOps, dir: string, keep: string): Promise<boolean> {
   let removed = false;
-  for (const name of await namesIn(dir)) {
+  for (const name of await namesIn(ops, dir)) {
     if (name === keep || !isGenerationName(name)) continue;
-    await rm(join(dir, name), { recursive: true, force: true });
+    await ops.removeTree(join(dir, name));
     removed = true;
   }
   return removed;
@@ -228,7 +191,8 @@ async function removeOldGenerations(dir: string, keep: string): Promise<boolean>
  * Writes files into dir the way kubelet's AtomicWriter does: a new generation dir
  * (`..<UTC time>.<random>`, files fileMode and group gid), `..data` swapped to it with
  * rename(2), `<name> -> ..data/<name>` links, the old generation removed. Every step is fsynced,
- * so a crash leaves the old or the new set, never a mix. Nothing is written (written: false)
+ * so a crash leaves the old or the new set, never a mix (on tmpfs: synchronous calls, no fsync,
+ * see volatile-fs.ts). Nothing is written (written: false)
  * when the current generation already holds the same names and bytes. Not safe for two
  * concurrent writers of one dir; the caller serialises them.
  */
@@ -240,23 +204,24 @@ export async function writeAtomically(
   const entries = toEntries(files);
   const fileMode = options.fileMode ?? 0o440;
   const { gid } = options;
+  const ops = fileOpsFor(dir);
   try {
-    const current = await currentGeneration(dir);
-    const previous = current === undefined ? [] : await namesIn(join(dir, current));
+    const current = await currentGeneration(ops, dir);
+    const previous = current === undefined ? [] : await namesIn(ops, join(dir, current));
     const names = entries.map(([name]) => name);
     if (
       current !== undefined &&
-      (await isUpToDate(join(dir, current), previous, entries, fileMode, gid))
+      (await isUpToDate(ops, join(dir, current), previous, entries, fileMode, gid))
     ) {
       // Repairs what a crash between the swap and the links may have left.
-      if (await syncUserLinks(dir, names, previous)) await fsyncDir(dir);
+      if (await syncUserLinks(ops, dir, names, previous)) await ops.syncDir(dir);
       return { written: false };
     }
-    const generation = await writeGeneration(dir, entries, fileMode, gid);
-    await swapDataLink(dir, generation);
-    const linksChanged = await syncUserLinks(dir, names, previous);
-    const removed = await removeOldGenerations(dir, generation);
-    if (linksChanged || removed) await fsyncDir(dir);
+    const generation = await writeGeneration(ops, dir, entries, fileMode, gid);
+    await swapDataLink(ops, dir, generation);
+    const linksChanged = await syncUserLinks(ops, dir, names, previous);
+    const removed = await removeOldGenerations(ops, dir, generation);
+    if (linksChanged || removed) await ops.syncDir(dir);
     return { written: true };
   } catch (err) {
     throw new VolumeError(`cannot write files into ${dir}: ${messageOf(err)}`, { cause: err });
@@ -265,17 +230,18 @@ export async function writeAtomically(
 
 /** Removes everything writeAtomically put into dir (links, `..data`, generations); other entries stay. */
 export async function removeAtomicFiles(dir: string): Promise<void> {
+  const ops = fileOpsFor(dir);
   try {
-    const current = await currentGeneration(dir);
-    const names = current === undefined ? [] : await namesIn(join(dir, current));
+    const current = await currentGeneration(ops, dir);
+    const names = current === undefined ? [] : await namesIn(ops, join(dir, current));
     for (const name of names) {
       const path = join(dir, name);
-      if ((await isSymlink(path)) && (await readlink(path)) === join(DATA_LINK, name)) {
-        await unlink(path);
+      if ((await isSymlink(ops, path)) && (await ops.readlink(path)) === join(DATA_LINK, name)) {
+        await ops.unlink(path);
       }
     }
-    for (const name of await namesIn(dir)) {
-      if (isWriterInternalName(name)) await rm(join(dir, name), { recursive: true, force: true });
+    for (const name of await namesIn(ops, dir)) {
+      if (isWriterInternalName(name)) await ops.removeTree(join(dir, name));
     }
   } catch (err) {
     throw new VolumeError(`cannot remove written files from ${dir}: ${messageOf(err)}`, {
@@ -290,16 +256,17 @@ export async function removeAtomicFiles(dir: string): Promise<void> {
  * generation mid-read.
  */
 export async function readAtomically(dir: string): Promise<Map<string, Buffer> | undefined> {
+  const ops = fileOpsFor(dir);
   for (let attempt = 1; ; attempt++) {
     try {
-      const generation = await currentGeneration(dir);
+      const generation = await currentGeneration(ops, dir);
       if (generation === undefined) return undefined;
       const files = new Map<string, Buffer>();
-      for (const name of await namesIn(join(dir, generation))) {
-        files.set(name, await readFile(join(dir, generation, name)));
+      for (const name of await namesIn(ops, join(dir, generation))) {
+        files.set(name, await ops.readFile(join(dir, generation, name)));
       }
       // An empty listing may be a generation removed between readlink and readdir.
-      if (files.size > 0 || (await exists(join(dir, generation)))) return files;
+      if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
         throw new VolumeError(`cannot read files from ${dir}: ${messageOf(err)}`, { cause: err });

@@ -95,8 +95,8 @@ export class BindMounter implements Mounter {
       }
       if (existing.options.includes('ro')) return;
       // A crash between the bind and the remount left it writable: finish the job.
-    } else {
-      await runCommand('mount', ['--bind', source, target]);
+    } else if (await this.bindReadOnly(source, target)) {
+      return;
     }
     try {
       await runCommand('mount', ['-o', 'remount,bind,ro', target]);
@@ -105,6 +105,31 @@ export class BindMounter implements Mounter {
       await runCommand('umount', [target]).catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Bind-mounts source at target read-only with one spawn (util-linux >= 2.27 remounts read-only
+   * itself; each spawn costs ~2.5 ms). True when target is now a read-only mount; false when it
+   * is a writable one (an older mount ignores `ro` for a bind, or failed before its remount) for
+   * the caller to remount. Falls back to a plain bind when the one-step form failed to mount.
+   */
+  private async bindReadOnly(source: string, target: string): Promise<boolean> {
+    let failure: unknown;
+    try {
+      await runCommand('mount', ['--bind', '-o', 'ro', source, target]);
+    } catch (err) {
+      failure = err;
+    }
+    const mount = findMount(await readMountInfo(), target);
+    if (mount) return mount.options.includes('ro');
+    if (failure !== undefined) {
+      this.logger.debug(
+        { target, err: messageOf(failure) },
+        'one-step read-only bind mount failed; binding and remounting',
+      );
+    }
+    await runCommand('mount', ['--bind', source, target]);
+    return false;
   }
 
   /** Nothing to do: the bind mount shows each new generation. */

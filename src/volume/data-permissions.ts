@@ -1,4 +1,4 @@
-import { chmod, chown } from 'node:fs/promises';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import { messageOf, VolumeError } from './errors.js';
 
 /**
@@ -16,9 +16,10 @@ export async function applyDataPermissions(
   gid?: number,
   mode: number = dataDirMode(),
 ): Promise<void> {
+  const ops = fileOpsFor(dir);
   try {
-    if (gid !== undefined) await chown(dir, -1, gid);
-    await chmod(dir, mode);
+    if (gid !== undefined) await ops.chown(dir, -1, gid);
+    await ops.chmod(dir, mode);
   } catch (err) {
     const group = gid === undefined ? '' : ` and group ${gid}`;
     throw new VolumeError(

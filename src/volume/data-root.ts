@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { chmod, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ensureDirDurably, fsyncDir } from '../store/atomic-file.js';
+import { ensureDirDurably } from '../store/atomic-file.js';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import { applyDataPermissions } from './data-permissions.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
 import { isValidVolumeId, validateVolumeId } from './volume-id.js';
@@ -13,6 +15,12 @@ export const VolumeFile = {
   pendingKey: 'pending.key',
   pkcs12Password: 'pkcs12-password',
 } as const;
+
+/**
+ * Prefix of a volume dir being removed: renamed out of the volume namespace first (a `..` name is
+ * never a volume id), so a crash mid-removal leaves no half-removed volume.
+ */
+export const REMOVING_PREFIX = '..removing-';
 
 /**
  * The node-local data root: one 0700 dir per volume holding metadata.json, data/ (what the pod
@@ -53,11 +61,15 @@ export class DataRoot {
     return join(this.volumeDir(id), VolumeFile.pkcs12Password);
   }
 
-  /** Creates the data root (mkdir -p, mode 0700). */
+  /** Creates the data root (mkdir -p, mode 0700) and finishes removals a crash interrupted. */
   async ensure(): Promise<void> {
     try {
       await ensureDirDurably(this.root, 0o700);
-      await chmod(this.root, 0o700);
+      const ops = fileOpsFor(this.root);
+      await ops.chmod(this.root, 0o700);
+      for (const name of await ops.readdir(this.root)) {
+        if (name.startsWith(REMOVING_PREFIX)) await ops.removeTree(join(this.root, name));
+      }
     } catch (err) {
       throw new VolumeError(`cannot create data root ${this.root}: ${messageOf(err)}`, {
         cause: err,
@@ -85,15 +97,17 @@ export class DataRoot {
   /** Creates `<id>/` (0700) and `<id>/data/` (0550, group gid when set); idempotent. */
   async ensureVolume(id: string, gid?: number): Promise<void> {
     const dir = this.volumeDir(id);
+    // The data root decides: the volume dir is created in it.
+    const ops = fileOpsFor(this.root);
     try {
       await ensureDirDurably(dir, 0o700);
-      await chmod(dir, 0o700);
+      await ops.chmod(dir, 0o700);
       const data = this.dataDir(id);
-      await mkdir(data, { mode: 0o700 }).catch((err: unknown) => {
+      await ops.mkdir(data, { mode: 0o700 }).catch((err: unknown) => {
         if (errnoCode(err) !== 'EEXIST') throw err;
       });
       await applyDataPermissions(data, gid);
-      await fsyncDir(dir);
+      await ops.syncDir(dir);
     } catch (err) {
       throw new VolumeError(`cannot create volume ${id} in ${this.root}: ${messageOf(err)}`, {
         volumeId: id,
@@ -106,7 +120,7 @@ export class DataRoot {
   async hasVolume(id: string): Promise<boolean> {
     const dir = this.volumeDir(id);
     try {
-      return (await stat(dir)).isDirectory();
+      return (await fileOpsFor(this.root).stat(dir)).isDirectory();
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') return false;
       throw new VolumeError(`cannot stat volume dir ${dir}: ${messageOf(err)}`, {
@@ -116,13 +130,25 @@ export class DataRoot {
     }
   }
 
-  /** Removes `<root>/<id>` and everything in it; resolves false when it was already gone. */
+  /**
+   * Removes `<root>/<id>` and everything in it; resolves false when it was already gone. The dir
+   * leaves the volume namespace in one rename(2) before anything in it is removed: a crash sees
+   * the whole volume or none, and ensure() removes what is left of it at the next start.
+   */
   async removeVolume(id: string): Promise<boolean> {
     const dir = this.volumeDir(id);
     if (!(await this.hasVolume(id))) return false;
+    const ops = fileOpsFor(this.root);
+    const doomed = join(this.root, `${REMOVING_PREFIX}${id}.${randomBytes(6).toString('hex')}`);
     try {
-      await rm(dir, { recursive: true, force: true });
-      await fsyncDir(this.root);
+      try {
+        await ops.rename(dir, doomed);
+      } catch (err) {
+        if (errnoCode(err) === 'ENOENT') return false;
+        throw err;
+      }
+      await ops.syncDir(this.root);
+      await ops.removeTree(doomed);
     } catch (err) {
       throw new VolumeError(`cannot remove volume dir ${dir}: ${messageOf(err)}`, {
         volumeId: id,

@@ -1,5 +1,6 @@
-import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from './atomic-writer.js';
 import { applyDataPermissions } from './data-permissions.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
@@ -8,7 +9,7 @@ import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
 
 async function isDirectory(path: string): Promise<boolean> {
   try {
-    return (await lstat(path)).isDirectory();
+    return (await fileOpsFor(path).lstat(path)).isDirectory();
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return false;
     throw new VolumeError(`cannot stat target path ${path}: ${messageOf(err)}`, { cause: err });
@@ -17,7 +18,7 @@ async function isDirectory(path: string): Promise<boolean> {
 
 // The group the data dir was given (fs-group); the writer's own group means none was set.
 async function groupOf(dir: string): Promise<number | undefined> {
-  const { gid } = await stat(dir);
+  const { gid } = await fileOpsFor(dir).stat(dir);
   return gid === process.getgid?.() ? undefined : gid;
 }
 

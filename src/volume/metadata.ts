@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { writeFileAtomic } from '../store/atomic-file.js';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
 
@@ -124,7 +125,7 @@ export async function readMetadata(root: DataRoot, id: string): Promise<VolumeMe
   const path = root.metadataPath(id);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
   } catch (err) {
     const why =
       errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read: ${messageOf(err)}`;

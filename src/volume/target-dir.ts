@@ -1,11 +1,11 @@
-import { mkdir, rmdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
 
 /** mkdir -p of a pod's target path; VolumeError naming it on failure. */
 export async function ensureTargetDir(path: string, mode = 0o750): Promise<void> {
   try {
-    await mkdir(path, { recursive: true, mode });
+    await fileOpsFor(path).mkdir(path, { recursive: true, mode });
   } catch (err) {
     throw new VolumeError(`cannot create target path ${path}: ${messageOf(err)}`, { cause: err });
   }
@@ -14,7 +14,7 @@ export async function ensureTargetDir(path: string, mode = 0o750): Promise<void>
 /** rmdir that accepts a missing dir and leaves a non-empty one in place with a warning. */
 export async function removeEmptyDir(path: string, logger: Logger): Promise<void> {
   try {
-    await rmdir(path);
+    await fileOpsFor(path).rmdir(path);
   } catch (err) {
     const code = errnoCode(err);
     if (code === 'ENOENT') return;

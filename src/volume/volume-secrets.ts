@@ -1,5 +1,6 @@
-import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
+import { fileOpsFor } from '../store/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
 import { errnoCode, messageOf, VolumeError } from './errors.js';
 
@@ -25,7 +26,7 @@ async function writeSecret(root: DataRoot, id: string, kind: SecretKind, value: 
 async function readSecret(root: DataRoot, id: string, kind: SecretKind) {
   const path = pathOf(root, id, kind);
   try {
-    return await readFile(path, 'utf8');
+    return (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
     throw new VolumeError(`cannot read ${kind} file ${path}: ${messageOf(err)}`, {

@@ -190,35 +190,46 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
   const slow = new Promise<void>((resolve) => {
     release = resolve;
   });
-  t.teardown(() => release());
+  let taken = false;
   await plugin(t, root, async () => {
+    taken = true;
     await slow;
     return { renewed: [], failed: [] };
   });
-  const renew = await inProcess(runRenew, [
-    '--data-root',
-    root.root,
-    '--all',
-    '--timeout',
-    '300ms',
-  ]);
+  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all', '--timeout', '2s']);
+  t.ok(taken, 'the plugin took the request');
   t.equal(renew.code, 1);
-  t.match(renew.stderr, /the plugin took the request but did not answer within 300ms/);
+  t.match(renew.stderr, /the plugin took the request but did not answer within 2s/);
+  // The late answer lands with nobody waiting; it is left for the stale-result sweep.
+  release();
+  const dir = renewDirOf(root);
+  const late = await new Promise<string[]>((resolve) => {
+    const look = async () => {
+      const names = (await readdir(dir)).filter((n) => n.endsWith('.result'));
+      if (names.length > 0) resolve(names);
+      else setTimeout(look, 10);
+    };
+    void look();
+  });
+  t.equal(late.length, 1);
 });
 
-t.test('a request that cannot be written is an error, not a wait', async (t) => {
-  const root = await dataRoot(t);
-  // A dir where the request should be written, so the rename onto it fails.
-  await mkdir(renewDirOf(root));
-  const { mockImport } = t;
-  const { runRenew: runMocked } = await mockImport<typeof import('../../src/cli/renew-command.js')>(
-    '../../src/cli/renew-command.js',
-    {
-      'node:crypto': { randomUUID: () => 'fixed' },
-    },
-  );
-  await mkdir(join(renewDirOf(root), 'fixed.request'));
-  await t.rejects(inProcess(runMocked, ['--data-root', root.root, '--all']), /EISDIR|directory/);
+t.test('a request or result that cannot be handled is an error, not a wait', async (t) => {
+  const { runRenew: runMocked } = await t.mockImport<
+    typeof import('../../src/cli/renew-command.js')
+  >('../../src/cli/renew-command.js', { 'node:crypto': { randomUUID: () => 'fixed' } });
+  // A dir where the request should go: the rename onto it fails.
+  const unwritable = await dataRoot(t);
+  await mkdir(join(renewDirOf(unwritable), 'fixed.request'), { recursive: true });
+  await t.rejects(inProcess(runMocked, ['--data-root', unwritable.root, '--all']), {
+    code: 'EISDIR',
+  });
+  // A dir where the result should be: reading it fails at once.
+  const unreadable = await dataRoot(t);
+  await mkdir(join(renewDirOf(unreadable), 'fixed.result'), { recursive: true });
+  await t.rejects(inProcess(runMocked, ['--data-root', unreadable.root, '--all']), {
+    code: 'EISDIR',
+  });
 });
 
 t.test('renew flag errors exit 2 with a clear message', async (t) => {
@@ -268,7 +279,7 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
   const lines = status.stdout.trimEnd().split('\n');
   t.match(lines[0], /^VOLUME +POD +ISSUER +STATE +NOT AFTER +NEXT RENEWAL +LAST ERROR$/);
   t.match(lines[1], /^csi-a +shop\/web-0 +ClusterIssuer\/embedded-ca +ok +\S+Z +\S+Z +-$/);
-  t.match(lines[2], /^csi-b .* failing +- +- +issuer not ready: x+…$/);
+  t.match(lines[2], /^csi-b .* failing +- +- +issuer not ready: x+…$/, 'failing implies a retry');
   t.ok((lines[2]?.split('issuer not ready')[1]?.length ?? 0) < 60, 'the error is truncated');
   t.match(lines[3], /^csi-c +- +- +corrupt +- +- +metadata\.json\.corrupt-20260101$/);
 

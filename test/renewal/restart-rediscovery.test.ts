@@ -1,10 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import {
-  type CertificateRequest,
-  CertificateRequestKind,
-} from '../../src/api/certificate-request.js';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { hashIdentifier, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
 import { readVolumeStatuses } from '../../src/renewal/volume-status.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';

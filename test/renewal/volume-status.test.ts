@@ -143,7 +143,7 @@ t.test('metadata that cannot be parsed is corrupt, with the reason', async (t) =
   await writeFile(root.metadataPath('csi-broken'), '{"volumeId": "csi-bro');
   const status = await statusOf(root, 'csi-broken');
   t.equal(status?.state, 'corrupt');
-  t.match(status?.detail, /is not valid JSON/);
+  t.match(status?.detail, /^metadata file metadata\.json is not valid JSON/);
 });
 
 t.test('a volume dir without metadata is incomplete', async (t) => {

@@ -1,13 +1,39 @@
+import { mkdirSync, statfsSync } from 'node:fs';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import {
   ensureDirDurably,
+  fsyncDir,
   isAtomicTempFile,
   removeFileDurably,
   renameDurably,
   writeFileAtomic,
 } from '../../src/store/atomic-file.js';
+import { isOnTmpfs, TMPFS_MAGIC } from '../../src/store/volatile-fs.js';
+import { tempDir } from '../support/temp-dir.js';
+import { countFsRequests } from './fixtures/fs-request-counter.js';
+import { spyOnFsync } from './fixtures/fsync-spy.js';
+
+const SHM = '/dev/shm';
+const shmIsTmpfs = (() => {
+  try {
+    return statfsSync(SHM).type === TMPFS_MAGIC;
+  } catch {
+    return false;
+  }
+})();
+
+// Every exported operation once, in dir.
+async function everyOperation(dir: string): Promise<void> {
+  await writeFileAtomic(join(dir, 'f.json'), 'one');
+  await writeFileAtomic(join(dir, 'f.json'), 'two');
+  await ensureDirDurably(join(dir, 'x', 'y'));
+  mkdirSync(join(dir, 'other'));
+  await renameDurably(join(dir, 'f.json'), join(dir, 'other', 'g.json'));
+  await removeFileDurably(join(dir, 'other', 'g.json'));
+  await fsyncDir(dir);
+}
 
 t.test('writeFileAtomic replaces content and leaves no temp file', async (t) => {
   const dir = t.testdir({ 'f.json': 'old' });
@@ -60,4 +86,48 @@ t.test('ensureDirDurably creates missing parents, private', async (t) => {
   await ensureDirDurably(join(dir, 'x', 'y', 'z'));
   await writeFile(join(dir, 'file'), '');
   await t.rejects(ensureDirDurably(join(dir, 'file', 'sub')));
+});
+
+t.test(
+  'on tmpfs: no fsync, no thread-pool round trip, same files',
+  { skip: !shmIsTmpfs && `${SHM} is not a tmpfs here` },
+  async (t) => {
+    const shm = await tempDir(t, 'cert-csi-atomic-', SHM);
+    t.ok(isOnTmpfs(shm));
+    const syncs = await spyOnFsync(t);
+    const requests = countFsRequests(t);
+    await everyOperation(shm);
+    t.equal(requests.count, 0, 'all synchronous calls');
+    t.equal(syncs.count, 0, 'no fsync on tmpfs');
+    const disk = t.testdir();
+    await everyOperation(disk);
+    t.same(await readdir(shm), await readdir(disk));
+    t.same(await readdir(join(shm, 'x')), ['y']);
+    t.equal((await stat(join(shm, 'x', 'y'))).mode & 0o777, 0o700);
+  },
+);
+
+t.test('on disk: every fsync, as before', async (t) => {
+  const dir = t.testdir();
+  if (isOnTmpfs(dir)) {
+    t.pass('the repo is on tmpfs here', { skip: true });
+    return;
+  }
+  const syncs = await spyOnFsync(t);
+  const count = async (work: () => Promise<unknown>) => {
+    const before = syncs.count;
+    await work();
+    return syncs.count - before;
+  };
+  t.equal(await count(() => writeFileAtomic(join(dir, 'f'), 'x')), 2, 'the file and its dir');
+  t.equal(await count(() => ensureDirDurably(join(dir, 'x', 'y'))), 2, 'each new entry');
+  t.equal(await count(() => ensureDirDurably(join(dir, 'x', 'y'))), 0, 'nothing new');
+  t.equal(await count(() => renameDurably(join(dir, 'f'), join(dir, 'x', 'f'))), 2, 'both dirs');
+  t.equal(await count(() => renameDurably(join(dir, 'x', 'f'), join(dir, 'x', 'g'))), 1);
+  t.equal(await count(() => removeFileDurably(join(dir, 'x', 'g'))), 1);
+  t.equal(await count(() => removeFileDurably(join(dir, 'x', 'g'))), 0, 'already gone');
+  t.equal(await count(() => fsyncDir(dir)), 1);
+  const requests = countFsRequests(t);
+  await writeFileAtomic(join(dir, 'f'), 'x');
+  t.ok(requests.count >= 5, `thread-pool calls: open, write, sync, close, rename, dir fsync`);
 });

@@ -245,6 +245,9 @@ async function getRequest(
 }
 
 function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted)
-    throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
+  if (!signal.aborted) return;
+  const timedOut = signal.reason instanceof Error && signal.reason.name === 'TimeoutError';
+  throw timedOut
+    ? new IssuanceError('timed out before the CertificateRequest was created', 'timeout')
+    : new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
 }

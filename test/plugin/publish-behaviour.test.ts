@@ -175,7 +175,7 @@ t.test('unpublish removes everything and succeeds when already gone', async (t) 
 t.test(
   'a publish that cannot finish says what it waits for, and the retry resumes the same request',
   async (t) => {
-    const p = await startPlugin(t, { publishTimeoutMs: 400 });
+    const p = await startPlugin(t, { publishTimeoutMs: 1500 });
     const attributes = {
       'csi.cert-manager.io/issuer-name': 'team-ca',
       'csi.cert-manager.io/key-algorithm': 'ECDSA',
@@ -216,7 +216,7 @@ t.test(
 );
 
 t.test('a request that is never approved times out saying so', async (t) => {
-  const p = await startPlugin(t, { publishTimeoutMs: 300, stack: { approval: false } });
+  const p = await startPlugin(t, { publishTimeoutMs: 1500, stack: { approval: false } });
   await rejectsWith(
     t,
     p.publish('csi-unapproved', embeddedCA()),

@@ -1,3 +1,4 @@
+import type { SubjectSpec } from '../api/volume-spec.js';
 import {
   asBytes,
   childrenOf,
@@ -22,17 +23,7 @@ import {
 export { parseLiteralSubject } from './literal-subject.js';
 
 /** Subject fields as cert-manager's `spec.subject` and the csi-driver attributes name them. */
-export interface SubjectFields {
-  commonName?: string;
-  organizations?: string[];
-  organizationalUnits?: string[];
-  countries?: string[];
-  provinces?: string[];
-  localities?: string[];
-  streetAddresses?: string[];
-  postalCodes?: string[];
-  serialNumber?: string;
-}
+export type SubjectFields = SubjectSpec;
 
 /** Encodes subject fields as an RDNSequence in Go's pkix.Name.ToRDNSequence order: C, ST, L, STREET, postalCode, O, OU, CN, serialNumber; each field's values form one multi-valued RDN. */
 export function subjectToDer(fields: SubjectFields): ArrayBuffer {

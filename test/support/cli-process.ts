@@ -38,10 +38,29 @@ export interface NodeProcess {
   stop(): Promise<number | null>;
 }
 
-/** Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit). */
-export function startNode(args: readonly string[]): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [...loaderArgs(), MAIN, 'node', ...args], {
+/**
+ * Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit).
+ * With `tsx`, the child runs under tsx whatever this process's loader: much faster to start
+ * than tap's ts-node, at the price of no coverage from the child.
+ */
+export function startNode(
+  args: readonly string[],
+  options: { tsx?: boolean } = {},
+): Promise<NodeProcess> {
+  const loader = options.tsx ? ['--import', 'tsx'] : loaderArgs();
+  // tsx compiles the sources differently from tap's loader: V8 coverage written by such a
+  // child would be merged into tap's report against the wrong code, so none is written.
+  const env = options.tsx
+    ? Object.fromEntries(
+        Object.entries(process.env).filter(
+          ([name]) =>
+            name !== 'NODE_V8_COVERAGE' && name !== 'NODE_OPTIONS' && !name.startsWith('_TAPJS'),
+        ),
+      )
+    : process.env;
+  const child = spawn(process.execPath, [...loader, MAIN, 'node', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env,
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) =>

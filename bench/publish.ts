@@ -27,7 +27,7 @@ import { makeCA } from '../test/support/issuer-fixtures.js';
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '200' },
-    'rsa-count': { type: 'string', default: '40' },
+    'rsa-count': { type: 'string', default: '100' },
     'rsa4096-count': { type: 'string', default: '4' },
   },
 });

@@ -37,7 +37,9 @@ export function readCAKeyPair(secret: Secret): CAKeyPair {
   }
   const caPem = secretValue(secret, CA_CERT_KEY);
   const root = caPem ? splitPemCertificates(caPem)[0] : undefined;
-  return { certificates: root ? [...certificates, root] : certificates, key };
+  // A self-signed CA's ca.crt repeats tls.crt: keeping one copy lets signing skip the chain build.
+  const known = root && certificates.some((c) => c.raw.equals(root.raw));
+  return { certificates: root && !known ? [...certificates, root] : certificates, key };
 }
 
 interface PreparedPair {

@@ -1,6 +1,6 @@
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
-import { objectKey } from '../api/meta.js';
+import { objectKey, splitObjectKey } from '../api/meta.js';
 import type { Clock } from '../store/clock.js';
 import { Informer } from '../store/informer.js';
 import type { ResourceStore } from '../store/resource-store.js';
@@ -27,6 +27,9 @@ type Waiter = (request: CertificateRequest | undefined) => void;
 export class RequestTracker {
   private readonly informer: Informer<CertificateRequest>;
   private readonly waiters = new Map<string, Set<Waiter>>();
+  // Request keys by volume-id-hash label: a publish looks up its volume's requests without
+  // scanning (and sorting) every request of the node.
+  private readonly byVolumeHash = new Map<string, Set<string>>();
 
   constructor(store: ResourceStore, nodeId: string, clock?: Clock) {
     this.informer = new Informer<CertificateRequest>(store, CertificateRequestKind, {
@@ -37,9 +40,19 @@ export class RequestTracker {
       const key = objectKey(request.metadata.namespace, request.metadata.name);
       for (const waiter of this.waiters.get(key) ?? []) waiter(gone ? undefined : request);
     };
-    this.informer.on('add', (request) => notify(request));
-    this.informer.on('update', (_old, request) => notify(request));
-    this.informer.on('delete', (request) => notify(request, true));
+    this.informer.on('add', (request) => {
+      this.index(request, true);
+      notify(request);
+    });
+    this.informer.on('update', (old, request) => {
+      this.index(old, false);
+      this.index(request, true);
+      notify(request);
+    });
+    this.informer.on('delete', (request) => {
+      this.index(request, false);
+      notify(request, true);
+    });
   }
 
   /** Starts the informer and resolves once its cache is filled. */
@@ -58,12 +71,31 @@ export class RequestTracker {
     return this.informer.get(name, namespace);
   }
 
+  private index(request: CertificateRequest, present: boolean): void {
+    const hash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
+    if (hash === undefined) return;
+    const key = objectKey(request.metadata.namespace, request.metadata.name);
+    let keys = this.byVolumeHash.get(hash);
+    if (present) {
+      if (!keys) {
+        keys = new Set();
+        this.byVolumeHash.set(hash, keys);
+      }
+      keys.add(key);
+    } else if (keys?.delete(key) && keys.size === 0) {
+      this.byVolumeHash.delete(hash);
+    }
+  }
+
   /** Every cached request of one volume, newest first. */
   requestsOfVolume(volumeId: string): CertificateRequest[] {
-    const hash = hashIdentifier(volumeId);
-    return this.informer
-      .list()
-      .filter((request) => request.metadata.labels?.[VOLUME_ID_HASH_LABEL] === hash)
+    const keys = this.byVolumeHash.get(hashIdentifier(volumeId)) ?? [];
+    return [...keys]
+      .map((key) => {
+        const { namespace, name } = splitObjectKey(key);
+        return this.informer.get(name, namespace);
+      })
+      .filter((request) => request !== undefined)
       .sort((a, b) =>
         (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
       );

@@ -126,6 +126,24 @@ t.test('ca.crt from the secret becomes the CA of an intermediate-signed chain', 
   );
 });
 
+t.test('a self-signed CA whose ca.crt repeats tls.crt issues leaf-only chains', async (t) => {
+  const root = await makeCA();
+  const secrets = [
+    tlsSecret('ns', 'ca', {
+      'tls.crt': root.certificatePem,
+      'tls.key': root.keyPem,
+      'ca.crt': root.certificatePem,
+    }),
+  ];
+  const outcome = await signWithCA(await request('1h'), caIssuer, context(secrets));
+  t.equal(outcome.outcome, 'issued');
+  if (outcome.outcome !== 'issued') return;
+  t.equal(outcome.caPem.trim(), root.certificatePem.trim(), 'ca.crt is the root');
+  t.equal((outcome.certificatePem.match(/BEGIN CERTIFICATE/g) ?? []).length, 1, 'leaf only');
+  const leaf = new X509Certificate(outcome.certificatePem);
+  t.ok(leaf.verify(new X509Certificate(root.certificatePem).publicKey), 'signed by the root');
+});
+
 t.test('the CA signer caches a Secret per resourceVersion and rereads a changed one', async (t) => {
   const first = await makeCA();
   const second = await makeCA({ algorithm: 'Ed25519' });

@@ -1,18 +1,20 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parseEndpoint } from '../driver/endpoint.js';
 import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../observability/logger.js';
-import { parseGoDuration } from '../pki/duration.js';
 import { DEFAULT_BACKOFF } from '../renewal/renewal-policy.js';
 import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../renewal/volume-manager.js';
 import { createMounter } from '../volume/mounter.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
+import { flagDuration, positiveInteger } from './flag-values.js';
+import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeRateFlags } from './kube-flags.js';
 import { loadManifests } from './load-manifests.js';
 import { packageVersion } from './package-version.js';
 
 export const NODE_DEFAULTS = {
+  mode: 'embedded',
   endpoint: 'unix:///run/cert-csi/csi.sock',
   driverName: 'csi.cert-manager.io',
   dataRoot: '/var/lib/cert-csi/volumes',
@@ -26,11 +28,16 @@ export const NODE_DEFAULTS = {
 
 export const NODE_HELP = `Usage: cert-csi node [flags]
 
-Runs the CSI node plugin. Embedded mode (the only mode yet): an in-process store
-persisted under --state-dir and the CA/SelfSigned issuer stack in the same process,
-with ClusterIssuers "embedded-ca" and "self-signed" created on first start.
+Runs the CSI node plugin.
+
+  --mode embedded (default): an in-process store persisted under --state-dir and the
+  CA/SelfSigned issuer stack in the same process, with ClusterIssuers "embedded-ca"
+  and "self-signed" created on first start.
+  --mode kubernetes: CertificateRequests in the cluster API, signed by cert-manager or
+  by "cert-csi controller"; this node watches only its own requests.
 
 Flags:
+  --mode embedded|kubernetes     where requests live and who signs them (default ${NODE_DEFAULTS.mode})
   --endpoint URL                 CSI socket, unix://PATH or tcp://HOST:PORT
                                  (default ${NODE_DEFAULTS.endpoint})
   --node-id ID                   this node's id, hashed into request labels
@@ -56,39 +63,61 @@ Flags:
                                  each delay is stretched by up to 50 % at random
   --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
   -h, --help                     show this help
+
+Kubernetes mode:
+${KUBE_CLIENT_HELP}  --use-token-request            create each CertificateRequest with the pod's own
+                                 service-account token (CSIDriver tokenRequests with
+                                 audience ""); the token is never logged or stored
 `;
+
+/** The flags of `cert-csi node`, as node:util parseArgs options (the manifests test reads them). */
+export const NODE_OPTIONS = {
+  mode: { type: 'string', default: NODE_DEFAULTS.mode },
+  ...KUBE_CLIENT_OPTIONS,
+  'use-token-request': { type: 'boolean', default: false },
+  endpoint: { type: 'string', default: NODE_DEFAULTS.endpoint },
+  'node-id': { type: 'string' },
+  'driver-name': { type: 'string', default: NODE_DEFAULTS.driverName },
+  'data-root': { type: 'string', default: NODE_DEFAULTS.dataRoot },
+  'state-dir': { type: 'string', default: NODE_DEFAULTS.stateDir },
+  manifests: { type: 'string' },
+  'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
+  'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
+  'max-concurrent-issuances': {
+    type: 'string',
+    default: String(DEFAULT_MAX_CONCURRENT_ISSUANCES),
+  },
+  'renewal-jitter': { type: 'string', default: NODE_DEFAULTS.renewalJitter },
+  'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
+  'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
+  'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
+  'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
 
 /** `cert-csi node`: parses flags and runs the embedded plugin until SIGINT or SIGTERM. */
 export async function runNode(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      endpoint: { type: 'string', default: NODE_DEFAULTS.endpoint },
-      'node-id': { type: 'string' },
-      'driver-name': { type: 'string', default: NODE_DEFAULTS.driverName },
-      'data-root': { type: 'string', default: NODE_DEFAULTS.dataRoot },
-      'state-dir': { type: 'string', default: NODE_DEFAULTS.stateDir },
-      manifests: { type: 'string' },
-      'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
-      'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
-      'max-concurrent-issuances': {
-        type: 'string',
-        default: String(DEFAULT_MAX_CONCURRENT_ISSUANCES),
-      },
-      'renewal-jitter': { type: 'string', default: NODE_DEFAULTS.renewalJitter },
-      'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
-      'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
-      'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
-      'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  const { values, tokens } = parseArgs({ args, options: NODE_OPTIONS, tokens: true });
+  const explicit = new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
   if (values.help) {
     process.stdout.write(NODE_HELP);
     return 0;
   }
   const level = values['log-level'];
   if (!isLogLevel(level)) throw new Error(`--log-level: unknown level "${level}"`);
+  const mode = values.mode;
+  if (mode !== 'embedded' && mode !== 'kubernetes') {
+    throw new Error(`--mode: expected embedded or kubernetes, got "${mode}"`);
+  }
+  const embeddedOnly = ['manifests', 'state-dir', 'cluster-resource-namespace'] as const;
+  const kubernetesOnly = ['kubeconfig', 'context', 'use-token-request'] as const;
+  for (const flag of mode === 'kubernetes' ? embeddedOnly : kubernetesOnly) {
+    if (explicit.has(flag))
+      throw new Error(
+        `--${flag}: only used with --mode ${mode === 'kubernetes' ? 'embedded' : 'kubernetes'}`,
+      );
+  }
+  const kubeRate = kubeRateFlags(values);
   const mountMode = values['mount-mode'];
   if (mountMode !== 'auto' && mountMode !== 'bind' && mountMode !== 'direct') {
     throw new Error(`--mount-mode: expected auto, bind or direct, got "${mountMode}"`);
@@ -117,31 +146,47 @@ export async function runNode(args: string[]): Promise<number> {
       'writing certificate files into target directories directly: no tmpfs, no read-only bind mount',
     );
   }
-  const manifests = values.manifests;
-  const plugin = await startEmbeddedPlugin({
+  const common = {
     endpoint,
     nodeId: values['node-id'] || hostname(),
     driverName: values['driver-name'],
     version: packageVersion(),
     dataRoot: resolve(values['data-root']),
-    stateDir: resolve(values['state-dir']),
     mounter,
     logger,
-    clusterResourceNamespace: values['cluster-resource-namespace'],
     maxConcurrentIssuances,
     renewalJitterMs,
     backoff,
-    ...(manifests
-      ? {
-          beforeIssuers: async (store) => {
-            const count = await loadManifests(store, manifests);
-            logger.info({ dir: manifests, objects: count }, 'loaded manifests');
-          },
-        }
-      : {}),
-  });
+  };
+  const manifests = values.manifests;
+  const plugin =
+    mode === 'kubernetes'
+      ? await (await import('./kubernetes-plugin.js')).startKubernetesPlugin({
+          ...common,
+          // Loaded only in this mode: client-node costs ~0.6 s to import.
+          kubeConfig: (await import('../store/kube-config.js')).loadKubeConfig({
+            ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+            ...(values.context ? { context: values.context } : {}),
+          }),
+          ...kubeRate,
+          useTokenRequest: values['use-token-request'],
+        })
+      : await startEmbeddedPlugin({
+          ...common,
+          stateDir: resolve(values['state-dir']),
+          clusterResourceNamespace: values['cluster-resource-namespace'],
+          ...(manifests
+            ? {
+                beforeIssuers: async (store) => {
+                  const count = await loadManifests(store, manifests);
+                  logger.info({ dir: manifests, objects: count }, 'loaded manifests');
+                },
+              }
+            : {}),
+        });
   logger.info(
     {
+      mode,
       endpoint: values.endpoint,
       nodeId: values['node-id'] || hostname(),
       driverName: values['driver-name'],
@@ -156,23 +201,4 @@ export async function runNode(args: string[]): Promise<number> {
   logger.info({}, 'stopping');
   await plugin.stop();
   return 0;
-}
-
-function positiveInteger(flag: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${flag}: must be a whole number >= 1, got "${text}"`);
-  return value;
-}
-
-function flagDuration(flag: string, text: string, zeroAllowed = false): number {
-  let ms: number;
-  try {
-    ms = parseGoDuration(text);
-  } catch (err) {
-    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (ms < 0 || (!zeroAllowed && ms === 0))
-    throw new Error(`${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got "${text}"`);
-  return ms;
 }

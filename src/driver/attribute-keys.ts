@@ -11,6 +11,8 @@ export const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
 export const POD_NAMESPACE_KEY = 'csi.storage.k8s.io/pod.namespace';
 export const POD_UID_KEY = 'csi.storage.k8s.io/pod.uid';
 export const SERVICE_ACCOUNT_NAME_KEY = 'csi.storage.k8s.io/serviceAccount.name';
+/** kubelet's token requests (CSIDriver tokenRequests): JSON `{audience: {token, expirationTimestamp}}`. */
+export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
 /** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus disable-auto-renew. */
 export const ATTRIBUTE_NAMES = [

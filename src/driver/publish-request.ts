@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import type { PublishRequest } from '../renewal/volume-publisher.js';
 import { validateVolumeId } from '../volume/volume-id.js';
+import { SERVICE_ACCOUNT_TOKENS_KEY } from './attribute-keys.js';
 import { invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest } from './csi-messages.js';
 import { formatAttributeErrors, parseVolumeAttributes } from './volume-attributes.js';
@@ -45,13 +46,16 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
   if (problems.length > 0 || !parsed.ok) {
     throw invalidArgument(problems.join('; '));
   }
+  const { [SERVICE_ACCOUNT_TOKENS_KEY]: serviceAccountTokens, ...volumeContext } =
+    call.volume_context ?? {};
   return {
     request: {
       volumeId: call.volume_id,
       targetPath: call.target_path,
       spec: parsed.spec,
-      volumeContext: { ...call.volume_context },
+      volumeContext,
       ...(volumeMountGroup ? { volumeMountGroup } : {}),
+      ...(serviceAccountTokens !== undefined ? { serviceAccountTokens } : {}),
     },
     deprecatedKeys: parsed.deprecatedKeys,
   };

@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { discardEvents, type EventRecorder } from '../api/event.js';
-import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
-import { defaultIssuerRef } from '../api/issuer-ref.js';
+import { ClusterIssuerKind, type Issuer, IssuerKind, issuerTypeOf } from '../api/issuer.js';
+import { defaultIssuerRef, isCertManagerGroup } from '../api/issuer-ref.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { type KubeObject, objectKey } from '../api/meta.js';
@@ -15,8 +15,10 @@ import { WorkQueue } from '../store/work-queue.js';
 import { type ApprovalPolicy, approveEveryRequest } from './approval-policy.js';
 import { syncApproval } from './approver-controller.js';
 import { createCASigner } from './ca-signer.js';
+import { getByKey } from './cache-lookup.js';
 import { syncIssuer } from './issuer-controller.js';
 import {
+  lookupIssuer,
   type RequestControllerDeps,
   resourceNamespaceOf,
   syncRequest,
@@ -40,6 +42,13 @@ export interface IssuerStackOptions {
   retryMaxDelayMs?: number;
   /** Keys held in this process for in-flight requests (embedded SelfSigned). */
   privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
+  /**
+   * Touch (approve, sign, mark pending or denied) only requests whose issuer exists and is
+   * a CA or SelfSigned issuer, so cert-manager can run beside us for other issuer types.
+   */
+  ownIssuerTypesOnly?: boolean;
+  /** Aborting it before the caches are synced makes the start give up (reject). */
+  signal?: AbortSignal;
 }
 
 /** A running controller stack. */
@@ -82,7 +91,13 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
   const queues = [approverQueue, requestQueue, issuerQueue, clusterIssuerQueue];
 
   const keyOf = (obj: KubeObject) => objectKey(obj.metadata.namespace, obj.metadata.name);
-  const approval = options.approval ?? approveEveryRequest;
+  const baseApproval = options.approval ?? approveEveryRequest;
+  // Filled in once the informers exist: whether a request's issuer is ours to handle.
+  let isOwnRequest: (request: CertificateRequest) => boolean = () => true;
+  const approval: ApprovalPolicy | false =
+    baseApproval && options.ownIssuerTypesOnly
+      ? (request) => (isOwnRequest(request) ? baseApproval(request) : { decision: 'abstain' })
+      : baseApproval;
 
   const onRequest = (request: CertificateRequest) => {
     if (approval) approverQueue.add(keyOf(request));
@@ -101,7 +116,11 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
           : ref.kind === 'Issuer' &&
             ref.name === issuer.metadata.name &&
             request.metadata.namespace === issuer.metadata.namespace;
-      if (matches) requestQueue.add(keyOf(request));
+      if (matches) {
+        requestQueue.add(keyOf(request));
+        // A request that waited for its issuer to appear may now be ours to approve.
+        if (approval) approverQueue.add(keyOf(request));
+      }
     }
   };
   for (const [informer, queue] of [
@@ -148,12 +167,30 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
   secrets.on('delete', onSecret);
 
   for (const informer of informers) informer.start();
-  await Promise.all(informers.map((informer) => informer.waitForSync()));
+  // A cache that cannot sync (API down, RBAC missing) retries forever; let the caller stop.
+  const giveUp = () => {
+    for (const informer of informers) informer.stop();
+  };
+  options.signal?.addEventListener('abort', giveUp, { once: true });
+  try {
+    if (options.signal?.aborted) giveUp();
+    await Promise.all(informers.map((informer) => informer.waitForSync()));
+  } finally {
+    options.signal?.removeEventListener('abort', giveUp);
+  }
 
   const signers = new Map<string, Signer>([
     ['ca', createCASigner()],
     ['selfSigned', signSelfSigned],
   ]);
+  if (options.ownIssuerTypesOnly) {
+    isOwnRequest = (request) => {
+      if (!isCertManagerGroup(request.spec.issuerRef)) return false;
+      const found = lookupIssuer(requestDeps, request);
+      const type = 'issuer' in found ? issuerTypeOf(found.issuer) : undefined;
+      return type !== undefined && signers.has(type);
+    };
+  }
   const requestDeps: RequestControllerDeps = {
     store,
     requests,
@@ -193,7 +230,11 @@ export async function startIssuerStack(options: IssuerStackOptions): Promise<Iss
     };
   const runs = [
     requestQueue.run(
-      logged('certificaterequests-issuer', (key) => syncRequest(requestDeps, key)),
+      logged('certificaterequests-issuer', async (key) => {
+        const request = getByKey(requests, key);
+        if (request && !isOwnRequest(request)) return;
+        await syncRequest(requestDeps, key);
+      }),
       options.signingWorkers ?? 4,
     ),
     issuerQueue.run(logged('issuers', (key) => syncIssuer(issuerSync, key))),

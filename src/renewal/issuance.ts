@@ -48,6 +48,8 @@ export interface IssuanceDeps {
   logger: Logger;
   /** Keys of requests in flight, readable by an in-process SelfSigned signer. */
   pendingKeys: Map<string, KeyObject>;
+  /** Creates the CertificateRequest instead of store (the pod's own identity). */
+  creator?: ResourceStore;
 }
 
 /**
@@ -79,7 +81,10 @@ export async function obtainCertificate(
     key = await readResumableKey(dataRoot, volumeId);
     if (key) {
       name = pending.name;
-      request = await getRequest(store, namespace, pending.name);
+      // From the node's informer, synced before any issuance: no read per resume, and the
+      // plugin needs no get permission. A request created but not yet seen is created
+      // again under the same name below, which the AlreadyExists check makes harmless.
+      request = tracker.get(namespace, pending.name);
       if (request) {
         const state = finalState(request);
         if (state === 'Denied' || state === 'Failed' || state === 'InvalidRequest') {
@@ -125,7 +130,7 @@ export async function obtainCertificate(
       });
       const built = buildCertificateRequest(spec, { name, nodeId: deps.nodeId, volumeId, csrPem });
       try {
-        await store.create(CertificateRequestKind, built);
+        await (deps.creator ?? store).create(CertificateRequestKind, built);
         log.info({ request: name, namespace }, 'created CertificateRequest');
       } catch (err) {
         // A retry after a crash between create and the metadata write finds its own request.
@@ -228,19 +233,6 @@ async function readResumableKey(
   } catch {
     // An undecodable key cannot finish its request: a new key and request are the safe answer.
     return undefined;
-  }
-}
-
-async function getRequest(
-  store: ResourceStore,
-  namespace: string,
-  name: string,
-): Promise<CertificateRequest | undefined> {
-  try {
-    return await store.get<CertificateRequest>(CertificateRequestKind, name, namespace);
-  } catch (err) {
-    if (isStoreError(err, 'NotFound')) return undefined;
-    throw err;
   }
 }
 

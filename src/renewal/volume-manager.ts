@@ -61,6 +61,14 @@ export interface VolumeManagerOptions {
   backoff?: BackoffPolicy;
   /** Told after each certificate written (first issuance or renewal); for metrics and tests. */
   onIssued?: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
+  /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */
+  onFailed?: (volumeId: string, volumeContext: Record<string, string>, err: unknown) => void;
+  /**
+   * The store that creates a volume's CertificateRequest, from the pod's service-account
+   * tokens of its latest publish (`--use-token-request`); throws when they are unusable.
+   * Without it the plugin's own store creates requests.
+   */
+  requestCreator?: (serviceAccountTokens: string | undefined) => ResourceStore;
 }
 
 /** A volume this process manages. */
@@ -85,6 +93,8 @@ export class VolumeManager implements VolumePublisher {
   private readonly limit: LimitFunction;
   private readonly publishing = new Map<string, Promise<PublishResult>>();
   private readonly renewing = new Map<string, Promise<IssuedCertificate | undefined>>();
+  private readonly tokens = new Map<string, string>();
+  private stopRequested = false;
   private readonly states = new Map<string, VolumeState>();
   private readonly locks = new KeyedMutex();
   private readonly pendingKeys = new Map<string, KeyObject>();
@@ -101,6 +111,7 @@ export class VolumeManager implements VolumePublisher {
   async start(): Promise<{ managed: number; corrupt: number }> {
     await this.options.dataRoot.ensure();
     await this.options.mounter.prepareDataRoot(this.options.dataRoot.root);
+    if (this.stopRequested) throw new Error('volume manager stopped before it started');
     await this.tracker.start();
     const counts = await this.rediscover();
     this.started = true;
@@ -109,6 +120,7 @@ export class VolumeManager implements VolumePublisher {
 
   /** Stops timers, waits and the request watch; files and mounts stay for the next start. */
   stop(): void {
+    this.stopRequested = true;
     this.started = false;
     this.timers.clear();
     for (const state of this.states.values()) state.abort.abort(new Error('plugin stopping'));
@@ -132,6 +144,10 @@ export class VolumeManager implements VolumePublisher {
 
   /** Publishes a volume; concurrent calls for one volume share one issuance. */
   publish(request: PublishRequest): Promise<PublishResult> {
+    // kubelet refreshes tokens by republishing (requiresRepublish): keep the newest.
+    if (request.serviceAccountTokens !== undefined) {
+      this.tokens.set(request.volumeId, request.serviceAccountTokens);
+    }
     const running = this.publishing.get(request.volumeId);
     if (running) return running;
     const work = this.publishOnce(request).finally(() => {
@@ -177,6 +193,8 @@ export class VolumeManager implements VolumePublisher {
       return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
     } catch (err) {
       await this.recordPublishFailure(volumeId, metadata, state, err);
+      if (!state.abort.signal.aborted)
+        this.options.onFailed?.(volumeId, metadata.volumeContext, err);
       throw err;
     }
   }
@@ -205,6 +223,9 @@ export class VolumeManager implements VolumePublisher {
         nodeId: this.options.nodeId,
         logger: this.options.logger,
         pendingKeys: this.pendingKeys,
+        ...(this.options.requestCreator
+          ? { creator: this.options.requestCreator(this.tokens.get(volumeId)) }
+          : {}),
       },
       volumeId,
       spec,
@@ -292,6 +313,7 @@ export class VolumeManager implements VolumePublisher {
     } catch (err) {
       if (state.abort.signal.aborted) return undefined;
       await this.recordRenewalFailure(volumeId, metadata, spec, err);
+      this.options.onFailed?.(volumeId, metadata.volumeContext, err);
       return undefined;
     }
   }
@@ -341,6 +363,7 @@ export class VolumeManager implements VolumePublisher {
       await mounter.unpublish(targetPath);
       await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
+      this.tokens.delete(volumeId);
     } finally {
       release();
     }

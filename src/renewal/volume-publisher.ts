@@ -5,9 +5,14 @@ export interface PublishRequest {
   volumeId: string;
   targetPath: string;
   spec: VolumeCertificateSpec;
-  /** kubelet's volume context as received (secrets are stripped before anything is stored). */
+  /** kubelet's volume context without the service-account tokens; stored in metadata.json. */
   volumeContext: Record<string, string>;
   volumeMountGroup?: string;
+  /**
+   * kubelet's `csi.storage.k8s.io/serviceAccount.tokens` (CSIDriver tokenRequests), kept in
+   * memory only: never written to disk, never logged.
+   */
+  serviceAccountTokens?: string;
 }
 
 /** What a publish produced, for logs and the CLI client. */

@@ -30,7 +30,7 @@ export async function runCli(
   }
 }
 
-/** A `cert-csi node` process, resolved once it logged that it started. */
+/** A long-running `cert-csi` process, resolved once it logged that it started. */
 export interface NodeProcess {
   child: ChildProcess;
   output(): string;
@@ -47,6 +47,15 @@ export function startNode(
   args: readonly string[],
   options: { tsx?: boolean } = {},
 ): Promise<NodeProcess> {
+  return startCommand(['node', ...args], 'cert-csi node plugin started', options);
+}
+
+/** Starts `cert-csi ARGS` and resolves once its output contains ready (see startNode). */
+export function startCommand(
+  args: readonly string[],
+  ready: string,
+  options: { tsx?: boolean; env?: Record<string, string> } = {},
+): Promise<NodeProcess> {
   const loader = options.tsx ? ['--import', 'tsx'] : loaderArgs();
   // tsx compiles the sources differently from tap's loader: V8 coverage written by such a
   // child would be merged into tap's report against the wrong code, so none is written.
@@ -58,19 +67,22 @@ export function startNode(
         ),
       )
     : process.env;
-  const child = spawn(process.execPath, [...loader, MAIN, 'node', ...args], {
+  const child = spawn(process.execPath, [...loader, MAIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env,
+    env: { ...env, ...options.env },
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${args[0]} did not start:\n${output}`)),
+      60_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('cert-csi node plugin started')) {
+      if (output.includes(ready)) {
         clearTimeout(timer);
         resolve({
           child,
@@ -86,7 +98,7 @@ export function startNode(
     child.stderr.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`node exited with ${code} before starting:\n${output}`));
+      reject(new Error(`${args[0]} exited with ${code} before starting:\n${output}`));
     });
   });
 }

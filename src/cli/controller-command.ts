@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { createLogger, isLogLevel } from '../observability/logger.js';
+import { loadKubeConfig } from '../store/kube-config.js';
+import { checkLeaderElectionTiming } from '../store/leader-election.js';
+import { startController } from './controller.js';
+import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
+import { flagDuration, positiveInteger } from './flag-values.js';
+import { kubeRateFlags } from './kube-flags.js';
+
+/**
+ * `cert-csi controller`: the issuer stack against the cluster. With leader election (the
+ * default) it campaigns for the Lease and works only while it holds it; losing the lease
+ * ends the process (exit 1) so its Deployment restarts it as a fresh candidate.
+ */
+export async function runController(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: CONTROLLER_OPTIONS });
+  if (values.help) {
+    process.stdout.write(CONTROLLER_HELP);
+    return 0;
+  }
+  const level = values['log-level'];
+  if (!isLogLevel(level)) throw new Error(`--log-level: unknown level "${level}"`);
+  const leaderElect = values['leader-elect'];
+  if (leaderElect !== 'true' && leaderElect !== 'false') {
+    throw new Error(`--leader-elect: expected true or false, got "${leaderElect}"`);
+  }
+  const timing = {
+    leaseDurationMs: flagDuration(
+      '--leader-election-lease-duration',
+      values['leader-election-lease-duration'],
+    ),
+    renewDeadlineMs: flagDuration(
+      '--leader-election-renew-deadline',
+      values['leader-election-renew-deadline'],
+    ),
+    retryPeriodMs: flagDuration(
+      '--leader-election-retry-period',
+      values['leader-election-retry-period'],
+    ),
+  };
+  checkLeaderElectionTiming(timing);
+  const signingWorkers = positiveInteger('--signing-workers', values['signing-workers']);
+  const rate = kubeRateFlags(values);
+  const logger = createLogger(level);
+  const kubeConfig = loadKubeConfig({
+    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context ? { context: values.context } : {}),
+  });
+  const identity = values.identity || `${hostname()}_${randomUUID().slice(0, 8)}`;
+  const clusterResourceNamespace = values['cluster-resource-namespace'];
+  logger.info({ identity, leaderElect, clusterResourceNamespace }, 'cert-csi controller started');
+  const controller = startController({
+    kubeConfig,
+    ...rate,
+    identity,
+    clusterResourceNamespace,
+    disableApproval: values['disable-approval'],
+    signingWorkers,
+    logger,
+    ...(leaderElect === 'true'
+      ? {
+          leaderElection: {
+            namespace: values['leader-election-namespace'],
+            name: values['leader-election-id'],
+            ...timing,
+          },
+        }
+      : {}),
+  });
+  const onSignal = () => void controller.stop();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  if ((await controller.done) === 'stopped') return 0;
+  logger.error({ identity }, 'lost the leader-election lease: exiting');
+  return 1;
+}

@@ -1,0 +1,99 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../api/logger.js';
+import { startIssuerStack } from '../issuer/stack.js';
+import { EventWriter } from '../store/event-writer.js';
+import { KubernetesStore } from '../store/kubernetes-store.js';
+import { LeaderElector } from '../store/leader-election.js';
+
+export interface ControllerOptions {
+  kubeConfig: KubeConfig;
+  qps: number;
+  burst: number;
+  identity: string;
+  clusterResourceNamespace: string;
+  /** Leave approval to another approver. */
+  disableApproval: boolean;
+  signingWorkers: number;
+  logger: Logger;
+  /** Elect a leader on this Lease; without it the controllers run at once. */
+  leaderElection?: {
+    namespace: string;
+    name: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+  /** Per-item retry backoff of the controllers (defaults: cert-manager's 5 s to 5 min). */
+  retryBaseDelayMs?: number;
+}
+
+/** A running `cert-csi controller`. */
+export interface Controller {
+  /** Resolves when the controller ends: 'lost' when it lost the lease, 'stopped' after stop(). */
+  done: Promise<'lost' | 'stopped'>;
+  stop(): Promise<void>;
+}
+
+const FIELD_MANAGER = 'cert-csi-controller';
+
+/**
+ * The issuer stack against the cluster, for CA and SelfSigned issuers only (cert-manager
+ * may run beside it for the others); with leader election only the Lease holder works.
+ */
+export function startController(options: ControllerOptions): Controller {
+  const { kubeConfig, qps, burst, logger } = options;
+  const store = new KubernetesStore({ kubeConfig, qps, burst, fieldManager: FIELD_MANAGER });
+  const events = new EventWriter({
+    store,
+    component: FIELD_MANAGER,
+    host: options.identity,
+    logger: logger.child({ source: 'events' }),
+  });
+  const stopping = new AbortController();
+
+  // Runs the controllers until signal aborts.
+  const work = async (signal: AbortSignal) => {
+    const stack = await startIssuerStack({
+      store,
+      clusterResourceNamespace: options.clusterResourceNamespace,
+      events,
+      logger: logger.child({ source: 'controllers' }),
+      signingWorkers: options.signingWorkers,
+      ownIssuerTypesOnly: true,
+      signal,
+      ...(options.disableApproval ? { approval: false as const } : {}),
+      ...(options.retryBaseDelayMs ? { retryBaseDelayMs: options.retryBaseDelayMs } : {}),
+    });
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await stack.stop();
+    await events.flush();
+  };
+
+  const election = options.leaderElection;
+  if (!election) {
+    return {
+      done: work(stopping.signal).then(() => 'stopped' as const),
+      stop: async () => stopping.abort(),
+    };
+  }
+  const elector = new LeaderElector({
+    store,
+    ...election,
+    identity: options.identity,
+    logger,
+  });
+  const done = elector
+    .run(work)
+    .then((): 'lost' | 'stopped' => (stopping.signal.aborted ? 'stopped' : 'lost'));
+  return {
+    done,
+    async stop() {
+      stopping.abort();
+      await elector.stop();
+      await done;
+    },
+  };
+}

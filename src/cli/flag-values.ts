@@ -1,0 +1,22 @@
+import { parseGoDuration } from '../pki/duration.js';
+
+/** A flag's whole number >= 1, or an error naming the flag. */
+export function positiveInteger(flag: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${flag}: must be a whole number >= 1, got "${text}"`);
+  return value;
+}
+
+/** A flag's Go duration in ms (positive, or also zero when allowed), or an error naming the flag. */
+export function flagDuration(flag: string, text: string, zeroAllowed = false): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(text);
+  } catch (err) {
+    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (ms < 0 || (!zeroAllowed && ms === 0))
+    throw new Error(`${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got "${text}"`);
+  return ms;
+}

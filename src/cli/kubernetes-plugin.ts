@@ -1,0 +1,74 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import { issuanceFailureEvent } from '../driver/failure-event.js';
+import { emptyAudienceToken } from '../driver/service-account-token.js';
+import type { VolumeManager } from '../renewal/volume-manager.js';
+import { EventWriter } from '../store/event-writer.js';
+import { kubeConfigWithToken } from '../store/kube-config.js';
+import { KubernetesStore } from '../store/kubernetes-store.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { type NodePluginOptions, startNodeServices } from './node-services.js';
+
+export interface KubernetesPluginOptions extends NodePluginOptions {
+  kubeConfig: KubeConfig;
+  qps: number;
+  burst: number;
+  /** Create each CertificateRequest with the pod's own service-account token. */
+  useTokenRequest: boolean;
+}
+
+/** A running cluster-mode plugin and the parts tests look at. */
+export interface KubernetesPlugin {
+  store: KubernetesStore;
+  manager: VolumeManager;
+  events: EventWriter;
+  dataRoot: DataRoot;
+  stop(): Promise<void>;
+}
+
+const FIELD_MANAGER = 'cert-csi-node';
+
+/**
+ * Wires the cluster mode of the node plugin: the cluster API as the store (this node's
+ * CertificateRequests only, through one label-scoped informer), Events on the Pod when an
+ * issuance fails, and optionally the pod's own token for creating requests. Signing is
+ * left to cert-manager or `cert-csi controller`.
+ */
+export async function startKubernetesPlugin(
+  options: KubernetesPluginOptions,
+): Promise<KubernetesPlugin> {
+  const { kubeConfig, qps, burst } = options;
+  const store = new KubernetesStore({ kubeConfig, qps, burst, fieldManager: FIELD_MANAGER });
+  const events = new EventWriter({
+    store,
+    component: FIELD_MANAGER,
+    host: options.nodeId,
+    logger: options.logger.child({ source: 'events' }),
+  });
+  const node = await startNodeServices(options, store, {
+    onFailed: (volumeId, volumeContext, err) => {
+      const event = issuanceFailureEvent(volumeId, volumeContext, err);
+      if (event) events.event(event.pod, event.type, event.reason, event.message);
+    },
+    ...(options.useTokenRequest
+      ? {
+          requestCreator: (tokens: string | undefined) =>
+            new KubernetesStore({
+              kubeConfig: kubeConfigWithToken(kubeConfig, emptyAudienceToken(tokens)),
+              qps,
+              burst,
+              fieldManager: FIELD_MANAGER,
+            }),
+        }
+      : {}),
+  });
+  return {
+    store,
+    manager: node.manager,
+    events,
+    dataRoot: node.dataRoot,
+    async stop() {
+      await node.stop();
+      await events.flush();
+    },
+  };
+}

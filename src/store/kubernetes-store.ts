@@ -1,0 +1,438 @@
+import {
+  ApiException,
+  CoreV1Api,
+  type CoreV1Event,
+  CustomObjectsApi,
+  type KubeConfig,
+  Watch as KubeWatch,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import { apiVersionOf, type KubeObject, type ResourceKind } from '../api/meta.js';
+import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { StoreError, type StoreErrorReason } from './errors.js';
+import { resourceNameOf } from './object-rules.js';
+import { RateLimiter } from './rate-limiter.js';
+import type {
+  ListOptions,
+  ListResult,
+  ResourceStore,
+  Watch,
+  WatchEventType,
+  WatchHandlers,
+  WatchOptions,
+} from './resource-store.js';
+
+export interface KubernetesStoreOptions {
+  kubeConfig: KubeConfig;
+  /** Client-side limit: sustained requests per second and the burst above it. */
+  qps?: number;
+  burst?: number;
+  /** Sent as fieldManager on writes, so managedFields say who wrote. */
+  fieldManager?: string;
+  clock?: Clock;
+}
+
+// A watch the server ends cleanly (its timeout) is reopened from the last resourceVersion
+// after this pause, so a server that closes at once cannot make us spin.
+const REWATCH_DELAY_MS = 200;
+
+type Json = Record<string, unknown>;
+
+/** The Status body of an API error, when the server sent one. */
+function statusOf(err: ApiException<unknown>): { reason?: string; message?: string } {
+  const body = err.body;
+  const parsed: unknown =
+    typeof body === 'string'
+      ? (() => {
+          try {
+            return JSON.parse(body);
+          } catch {
+            return undefined;
+          }
+        })()
+      : body;
+  if (parsed && typeof parsed === 'object') {
+    const { reason, message } = parsed as { reason?: unknown; message?: unknown };
+    return {
+      ...(typeof reason === 'string' ? { reason } : {}),
+      ...(typeof message === 'string' ? { message } : {}),
+    };
+  }
+  return {};
+}
+
+function reasonOf(code: number, statusReason: string | undefined): StoreErrorReason {
+  switch (code) {
+    case 404:
+      return 'NotFound';
+    case 409:
+      return statusReason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict';
+    case 410:
+      return 'Gone';
+    case 403:
+    case 401:
+      return 'Forbidden';
+    case 400:
+    case 422:
+      return 'Invalid';
+    default:
+      return 'InternalError';
+  }
+}
+
+/** Turns what the client threw into a StoreError that says which call failed and why. */
+export function toStoreError(err: unknown, what: string): StoreError {
+  if (err instanceof StoreError) return err;
+  if (err instanceof ApiException) {
+    const status = statusOf(err);
+    const reason = reasonOf(err.code, status.reason);
+    return new StoreError(reason, `${what}: ${status.message ?? `HTTP ${err.code}`}`);
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new StoreError('InternalError', `${what}: ${message}`);
+}
+
+/** Typed core-group models carry Date objects; the store hands out API JSON (RFC 3339 strings). */
+function plain<T>(value: unknown): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * Our objects as the typed models' parameters: the models declare Date fields, but their
+ * serializer passes RFC 3339 strings through unchanged, which is what the server wants.
+ */
+function asModel<M>(body: KubeObject): M {
+  return body as unknown as M;
+}
+
+function withKind<T extends KubeObject>(kind: ResourceKind, obj: unknown): T {
+  const object = plain<T>(obj);
+  object.apiVersion = apiVersionOf(kind);
+  object.kind = kind.kind;
+  return object;
+}
+
+/** The REST path of a kind's collection, as list and watch use it. */
+export function collectionPath(kind: ResourceKind, namespace?: string): string {
+  const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+  return kind.namespaced && namespace
+    ? `${base}/namespaces/${encodeURIComponent(namespace)}/${kind.plural}`
+    : `${base}/${kind.plural}`;
+}
+
+/**
+ * A ResourceStore over a Kubernetes API server through @kubernetes/client-node: custom
+ * resources (cert-manager.io, coordination.k8s.io) through CustomObjectsApi, core Secrets,
+ * Pods and Events through CoreV1Api. Every request waits for the client-side rate limit.
+ * A watch reopens itself from its last resourceVersion when the server closes it; an
+ * expired resourceVersion (410) or a failed connection is reported to the caller, whose
+ * informer relists or retries with backoff.
+ */
+export class KubernetesStore implements ResourceStore {
+  private readonly custom: CustomObjectsApi;
+  private readonly core: CoreV1Api;
+  private readonly limiter: RateLimiter;
+  private readonly fieldManager: string | undefined;
+  private readonly clock: Clock;
+  readonly kubeConfig: KubeConfig;
+
+  constructor(options: KubernetesStoreOptions) {
+    this.kubeConfig = options.kubeConfig;
+    this.custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    this.core = options.kubeConfig.makeApiClient(CoreV1Api);
+    this.clock = options.clock ?? systemClock;
+    this.limiter = new RateLimiter(options.qps ?? 20, options.burst ?? 40, this.clock);
+    this.fieldManager = options.fieldManager;
+  }
+
+  async get<T extends KubeObject>(
+    kind: ResourceKind,
+    name: string,
+    namespace?: string,
+  ): Promise<T> {
+    return this.call(`get ${describe(kind, name, namespace)}`, async () => {
+      if (kind.group !== '') {
+        const params = { ...this.customParams(kind), name };
+        return kind.namespaced
+          ? this.custom.getNamespacedCustomObject({ ...params, namespace: need(namespace, kind) })
+          : this.custom.getClusterCustomObject(params);
+      }
+      const ns = need(namespace, kind);
+      switch (kind.plural) {
+        case 'secrets':
+          return this.core.readNamespacedSecret({ name, namespace: ns });
+        case 'pods':
+          return this.core.readNamespacedPod({ name, namespace: ns });
+        default:
+          throw unsupported('get', kind);
+      }
+    }).then((obj) => withKind<T>(kind, obj));
+  }
+
+  async list<T extends KubeObject>(
+    kind: ResourceKind,
+    options: ListOptions = {},
+  ): Promise<ListResult<T>> {
+    const { namespace, labelSelector } = options;
+    const selector = labelSelector ? { labelSelector } : {};
+    const body = (await this.call(`list ${resourceNameOf(kind)}`, async () => {
+      if (kind.group !== '') {
+        const params = { ...this.customParams(kind), ...selector };
+        return kind.namespaced && namespace
+          ? this.custom.listNamespacedCustomObject({ ...params, namespace })
+          : this.custom.listClusterCustomObject(params);
+      }
+      if (kind.plural !== 'secrets') throw unsupported('list', kind);
+      return namespace
+        ? this.core.listNamespacedSecret({ namespace, ...selector })
+        : this.core.listSecretForAllNamespaces(selector);
+    })) as { metadata?: { resourceVersion?: string }; items?: unknown[] };
+    return {
+      items: (body.items ?? []).map((item) => withKind<T>(kind, item)),
+      resourceVersion: body.metadata?.resourceVersion ?? '',
+    };
+  }
+
+  async create<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    const { name, generateName, namespace } = obj.metadata;
+    const body = { ...obj, apiVersion: apiVersionOf(kind), kind: kind.kind };
+    const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
+    const created = await this.call(
+      `create ${describe(kind, name || `${generateName ?? ''}*`, namespace)}`,
+      async () => {
+        if (kind.group !== '') {
+          const params = { ...this.customParams(kind), body, ...manager };
+          return kind.namespaced
+            ? this.custom.createNamespacedCustomObject({
+                ...params,
+                namespace: need(namespace, kind),
+              })
+            : this.custom.createClusterCustomObject(params);
+        }
+        const ns = need(namespace, kind);
+        switch (kind.plural) {
+          case 'secrets':
+            return this.core.createNamespacedSecret({
+              namespace: ns,
+              body: asModel<V1Secret>(body),
+              ...manager,
+            });
+          case 'events':
+            return this.core.createNamespacedEvent({
+              namespace: ns,
+              body: asModel<CoreV1Event>(body),
+              ...manager,
+            });
+          default:
+            throw unsupported('create', kind);
+        }
+      },
+    );
+    return withKind<T>(kind, created);
+  }
+
+  async update<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    return this.replace(kind, obj, false);
+  }
+
+  async updateStatus<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    return this.replace(kind, obj, true);
+  }
+
+  async delete(kind: ResourceKind, name: string, namespace?: string): Promise<void> {
+    await this.call(`delete ${describe(kind, name, namespace)}`, async () => {
+      if (kind.group !== '') {
+        const params = { ...this.customParams(kind), name };
+        return kind.namespaced
+          ? this.custom.deleteNamespacedCustomObject({
+              ...params,
+              namespace: need(namespace, kind),
+            })
+          : this.custom.deleteClusterCustomObject(params);
+      }
+      if (kind.plural !== 'secrets') throw unsupported('delete', kind);
+      return this.core.deleteNamespacedSecret({ name, namespace: need(namespace, kind) });
+    });
+  }
+
+  watch<T extends KubeObject>(
+    kind: ResourceKind,
+    options: WatchOptions,
+    handlers: WatchHandlers<T>,
+  ): Watch {
+    return new KubernetesWatch<T>(this, kind, options, handlers, this.clock);
+  }
+
+  /** Opens one watch connection after the rate limit; used by KubernetesWatch. */
+  async openWatch(
+    path: string,
+    query: Record<string, string>,
+    onLine: (type: string, object: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<AbortController> {
+    await this.limiter.take();
+    return new KubeWatch(this.kubeConfig).watch(path, query, onLine, onDone);
+  }
+
+  private async replace<T extends KubeObject>(
+    kind: ResourceKind,
+    obj: T,
+    status: boolean,
+  ): Promise<T> {
+    const { name, namespace } = obj.metadata;
+    const body = { ...obj, apiVersion: apiVersionOf(kind), kind: kind.kind };
+    const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
+    const what = `${status ? 'update status of' : 'update'} ${describe(kind, name, namespace)}`;
+    const replaced = await this.call(what, async () => {
+      if (kind.group !== '') {
+        const params = { ...this.customParams(kind), name, body, ...manager };
+        if (kind.namespaced) {
+          const namespaced = { ...params, namespace: need(namespace, kind) };
+          return status
+            ? this.custom.replaceNamespacedCustomObjectStatus(namespaced)
+            : this.custom.replaceNamespacedCustomObject(namespaced);
+        }
+        return status
+          ? this.custom.replaceClusterCustomObjectStatus(params)
+          : this.custom.replaceClusterCustomObject(params);
+      }
+      if (kind.plural !== 'secrets' || status) {
+        throw unsupported(status ? 'update status of' : 'update', kind);
+      }
+      return this.core.replaceNamespacedSecret({
+        name,
+        namespace: need(namespace, kind),
+        body: asModel<V1Secret>(body),
+        ...manager,
+      });
+    });
+    return withKind<T>(kind, replaced);
+  }
+
+  private customParams(kind: ResourceKind) {
+    return { group: kind.group, version: kind.version, plural: kind.plural };
+  }
+
+  private async call<R>(what: string, request: () => Promise<R>): Promise<R> {
+    await this.limiter.take();
+    try {
+      return await request();
+    } catch (err) {
+      throw toStoreError(err, what);
+    }
+  }
+}
+
+function describe(kind: ResourceKind, name: string, namespace: string | undefined): string {
+  return `${resourceNameOf(kind)} ${namespace ? `${namespace}/` : ''}${name}`;
+}
+
+function need(namespace: string | undefined, kind: ResourceKind): string {
+  if (!namespace) throw new StoreError('Invalid', `${resourceNameOf(kind)} needs a namespace`);
+  return namespace;
+}
+
+function unsupported(verb: string, kind: ResourceKind): StoreError {
+  return new StoreError(
+    'Invalid',
+    `the Kubernetes store does not ${verb} ${resourceNameOf(kind)}: cert-csi never needs to`,
+  );
+}
+
+/**
+ * One logical watch over reconnecting HTTP watch streams. Bookmarks and events advance the
+ * resourceVersion it resumes from; the server's clean close reopens it; a 410 or a broken
+ * connection ends it with an error, as the ResourceStore contract says.
+ */
+class KubernetesWatch<T extends KubeObject> implements Watch {
+  private stopped = false;
+  private resourceVersion: string | undefined;
+  private controller: AbortController | undefined;
+  private timer: TimerHandle | undefined;
+
+  constructor(
+    private readonly store: KubernetesStore,
+    private readonly kind: ResourceKind,
+    private readonly options: WatchOptions,
+    private readonly handlers: WatchHandlers<T>,
+    private readonly clock: Clock,
+  ) {
+    this.resourceVersion = options.resourceVersion;
+    this.open();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) this.clock.clearTimeout(this.timer);
+    this.controller?.abort();
+  }
+
+  private open(): void {
+    const query: Record<string, string> = { allowWatchBookmarks: 'true' };
+    if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
+    if (this.options.labelSelector) query.labelSelector = this.options.labelSelector;
+    let failed = false;
+    const fail = (err: Error) => {
+      if (failed || this.stopped) return;
+      failed = true;
+      this.stopped = true;
+      this.controller?.abort();
+      this.handlers.onError(err);
+    };
+    this.store
+      .openWatch(
+        collectionPath(this.kind, this.options.namespace),
+        query,
+        (type, object) => {
+          if (this.stopped || failed) return;
+          if (type === 'ERROR') {
+            fail(watchStatusError(object, this.kind));
+            return;
+          }
+          const rv = (object as { metadata?: { resourceVersion?: string } })?.metadata
+            ?.resourceVersion;
+          if (rv) this.resourceVersion = rv;
+          if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
+            this.handlers.onEvent({
+              type: type as WatchEventType,
+              object: withKind<T>(this.kind, object),
+            });
+          }
+        },
+        (err) => {
+          if (this.stopped || failed) return;
+          if (err) {
+            const code = (err as { statusCode?: number }).statusCode;
+            fail(
+              code === 410
+                ? new StoreError(
+                    'Gone',
+                    `watch ${resourceNameOf(this.kind)}: resource version expired`,
+                  )
+                : toStoreError(err, `watch ${resourceNameOf(this.kind)}`),
+            );
+            return;
+          }
+          this.timer = this.clock.setTimeout(() => {
+            this.timer = undefined;
+            if (!this.stopped) this.open();
+          }, REWATCH_DELAY_MS);
+        },
+      )
+      .then(
+        (controller) => {
+          this.controller = controller;
+          if (this.stopped) controller.abort();
+        },
+        (err: unknown) => fail(toStoreError(err, `watch ${resourceNameOf(this.kind)}`)),
+      );
+  }
+}
+
+function watchStatusError(object: unknown, kind: ResourceKind): StoreError {
+  const status = (object ?? {}) as Json;
+  const code = typeof status.code === 'number' ? status.code : 500;
+  const message = typeof status.message === 'string' ? status.message : `HTTP ${code}`;
+  const reason = reasonOf(code, typeof status.reason === 'string' ? status.reason : undefined);
+  return new StoreError(reason, `watch ${resourceNameOf(kind)}: ${message}`);
+}

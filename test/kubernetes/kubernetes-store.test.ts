@@ -1,0 +1,345 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { KubeConfig } from '@kubernetes/client-node';
+import t from 'tap';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+} from '../../src/api/certificate-request.js';
+import { ClusterIssuerKind, type Issuer } from '../../src/api/issuer.js';
+import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
+import { type Lease, LeaseKind } from '../../src/api/lease.js';
+import { silentLogger } from '../../src/api/logger.js';
+import type { KubeObject } from '../../src/api/meta.js';
+import { type Pod, PodKind } from '../../src/api/pod.js';
+import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { isStoreError } from '../../src/store/errors.js';
+import { EventWriter } from '../../src/store/event-writer.js';
+import { Informer } from '../../src/store/informer.js';
+import { KubernetesStore } from '../../src/store/kubernetes-store.js';
+import type { WatchEvent } from '../../src/store/resource-store.js';
+import { FakeApiServer } from '../support/fake-api-server.js';
+
+async function serve(
+  t: { teardown(fn: () => unknown): void },
+  options: Parameters<typeof FakeApiServer.start>[0] = {},
+) {
+  const server = await FakeApiServer.start(options);
+  t.teardown(() => server.close());
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  const store = new KubernetesStore({ kubeConfig, qps: 1000, burst: 1000, fieldManager: 'test' });
+  return { server, store, kubeConfig };
+}
+
+function request(name: string, labels: Record<string, string> = {}): CertificateRequest {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: { name, namespace: 'ns1', labels },
+    spec: { request: 'Y3Ny', issuerRef: { name: 'ca', kind: 'Issuer' } },
+  };
+}
+
+/** The error a promise rejects with; fails the test when it resolves. */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await delay(5);
+  }
+}
+
+t.test('custom resources: create, get, list by label, update, status, delete', async (t) => {
+  const { store, server } = await serve(t);
+  const created = await store.create<CertificateRequest>(CertificateRequestKind, {
+    ...request('', { app: 'a' }),
+    metadata: { name: '', generateName: 'cr-', namespace: 'ns1', labels: { app: 'a' } },
+  });
+  t.match(created.metadata.name, /^cr-.{5}$/, 'named from generateName');
+  t.match(created.metadata.uid, /.+/, 'uid filled by the server');
+  t.equal(created.apiVersion, 'cert-manager.io/v1');
+  t.ok(
+    isStoreError(await rejection(store.create(CertificateRequestKind, request(''))), 'Invalid'),
+    'no name: Invalid',
+  );
+  const named = await store.create(CertificateRequestKind, request('cr-1', { app: 'a' }));
+  await store.create(CertificateRequestKind, request('cr-2', { app: 'b' }));
+  const got = await store.get<CertificateRequest>(CertificateRequestKind, 'cr-1', 'ns1');
+  t.equal(got.metadata.resourceVersion, named.metadata.resourceVersion);
+  const listed = await store.list<CertificateRequest>(CertificateRequestKind, {
+    namespace: 'ns1',
+    labelSelector: 'app=a',
+  });
+  t.same(listed.items.map((r) => r.metadata.name).sort(), [created.metadata.name, 'cr-1'].sort());
+  t.match(listed.resourceVersion, /^\d+$/, 'list carries the resourceVersion to watch from');
+  t.equal(listed.items[0]?.kind, 'CertificateRequest', 'items carry their kind');
+  const all = await store.list(CertificateRequestKind, {});
+  t.equal(all.items.length, 3, 'all namespaces');
+
+  const withStatus = await store.updateStatus(CertificateRequestKind, {
+    ...got,
+    spec: { ...got.spec, isCA: true },
+    status: { certificate: 'Y2VydA==' },
+  });
+  t.equal(withStatus.status?.certificate, 'Y2VydA==', 'status written');
+  t.notOk(withStatus.spec.isCA, 'a status write does not change spec');
+  const stale = store.update(CertificateRequestKind, { ...got, spec: { ...got.spec, isCA: true } });
+  {
+    const err = await rejection(stale);
+    t.ok(isStoreError(err, 'Conflict'), 'stale write: Conflict');
+  }
+  {
+    const err = await rejection(store.create(CertificateRequestKind, request('cr-1')));
+    t.ok(isStoreError(err, 'AlreadyExists'), 'rejected as expected');
+  }
+  await store.delete(CertificateRequestKind, 'cr-1', 'ns1');
+  {
+    const err = await rejection(store.get(CertificateRequestKind, 'cr-1', 'ns1'));
+    t.ok(
+      isStoreError(err, 'NotFound') &&
+        /get certificaterequests.cert-manager.io ns1\/cr-1: .*not found/.test(err.message),
+      'NotFound says which object',
+    );
+  }
+  const writes = server.requests.filter((r) => r.method === 'POST' || r.method === 'PUT');
+  t.ok(
+    writes.every((r) => r.query.get('fieldManager') === 'test'),
+    'every write names its field manager',
+  );
+});
+
+t.test('cluster-scoped kinds and leases go through the same generic path', async (t) => {
+  const { store } = await serve(t);
+  const issuer: Issuer = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'ClusterIssuer',
+    metadata: { name: 'ca' },
+    spec: { selfSigned: {} },
+  };
+  const created = await store.create(ClusterIssuerKind, issuer);
+  const ready = await store.updateStatus(ClusterIssuerKind, {
+    ...created,
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'IsReady', message: '' }] },
+  });
+  t.equal(ready.status?.conditions?.[0]?.status, 'True');
+  t.equal((await store.list(ClusterIssuerKind)).items.length, 1);
+  await store.update(ClusterIssuerKind, {
+    ...ready,
+    metadata: { ...ready.metadata, labels: { a: 'b' } },
+  });
+  await store.delete(ClusterIssuerKind, 'ca');
+
+  const lease = await store.create<Lease>(LeaseKind, {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'lock', namespace: 'ns1' },
+    spec: { holderIdentity: 'me', leaseDurationSeconds: 15 },
+  });
+  const renewed = await store.update<Lease>(LeaseKind, {
+    ...lease,
+    spec: { ...lease.spec, renewTime: '2026-11-21T10:00:00.000000Z' },
+  });
+  t.equal(renewed.spec.renewTime, '2026-11-21T10:00:00.000000Z', 'microsecond times kept as sent');
+});
+
+t.test('core kinds: Secrets, Pods (get), Events (create); other verbs are refused', async (t) => {
+  const { store, server } = await serve(t);
+  const secret = await store.create<Secret>(SecretKind, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'ca', namespace: 'ns1', labels: { x: 'y' } },
+    data: { 'tls.crt': 'YQ==' },
+  });
+  t.equal(typeof secret.metadata.creationTimestamp, 'string', 'timestamps are strings, not Dates');
+  t.equal(secret.kind, 'Secret');
+  const replaced = await store.update<Secret>(SecretKind, {
+    ...secret,
+    data: { 'tls.crt': 'Yg==' },
+  });
+  t.equal(replaced.data?.['tls.crt'], 'Yg==');
+  t.equal((await store.list(SecretKind, { labelSelector: 'x=y' })).items.length, 1);
+  t.equal((await store.list(SecretKind, { namespace: 'ns1' })).items.length, 1);
+  await store.delete(SecretKind, 'ca', 'ns1');
+  await t.rejects(store.updateStatus(SecretKind, secret), /does not update status of secrets/);
+
+  await server.store.create<Pod>(PodKind, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns1' },
+  });
+  const pod = await store.get<Pod>(PodKind, 'p', 'ns1');
+  t.equal(pod.metadata.name, 'p');
+  await t.rejects(store.list(PodKind), /does not list pods/);
+  await t.rejects(store.delete(PodKind, 'p', 'ns1'), /does not delete pods/);
+  await t.rejects(store.get(KubeEventKind, 'e', 'ns1'), /does not get events/);
+  await t.rejects(store.get(SecretKind, 'ca'), /secrets needs a namespace/);
+
+  const events = new EventWriter({
+    store,
+    component: 'cert-csi-node',
+    host: 'node-1',
+    logger: silentLogger,
+  });
+  events.event(pod, 'Warning', 'CertificateRequestDenied', 'denied: no');
+  events.event(pod, 'Warning', 'CertificateRequestDenied', 'denied: no');
+  events.event(
+    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' } },
+    'Normal',
+    'X',
+    'cluster-scoped objects get no Event',
+  );
+  await events.flush();
+  const written = await server.store.list<KubeEvent>(KubeEventKind, { namespace: 'ns1' });
+  t.equal(written.items.length, 1, 'a repeat within the window is not written again');
+  t.match(written.items[0], {
+    metadata: { name: /^p\./ },
+    involvedObject: { kind: 'Pod', name: 'p', namespace: 'ns1' },
+    reason: 'CertificateRequestDenied',
+    message: 'denied: no',
+    type: 'Warning',
+    source: { component: 'cert-csi-node', host: 'node-1' },
+    count: 1,
+  });
+});
+
+t.test('API errors become StoreErrors with the reason and the server message', async (t) => {
+  const { store, server } = await serve(t);
+  server.failRequests({ status: 500, times: 1 });
+  {
+    const err = await rejection(store.list(CertificateRequestKind));
+    t.ok(
+      isStoreError(err, 'InternalError') && /injected fault/.test(err.message),
+      'rejected as expected',
+    );
+  }
+  server.failRequests({ status: 403, times: 1 });
+  {
+    const err = await rejection(store.list(CertificateRequestKind));
+    t.ok(isStoreError(err, 'Forbidden'), 'rejected as expected');
+  }
+  server.failRequests({ status: 422, times: 1 });
+  {
+    const err = await rejection(store.list(CertificateRequestKind));
+    t.ok(isStoreError(err, 'Invalid'), 'rejected as expected');
+  }
+  await server.close();
+  {
+    const err = await rejection(store.list(CertificateRequestKind));
+    t.ok(
+      isStoreError(err, 'InternalError') && /list certificaterequests/.test(err.message),
+      'an unreachable server is an InternalError naming the call',
+    );
+  }
+});
+
+t.test(
+  'a watch delivers changes, survives the server closing it, and reports 410 as Gone',
+  async (t) => {
+    const { store, server } = await serve(t);
+    const start = await store.list(CertificateRequestKind, { namespace: 'ns1' });
+    const events: WatchEvent<KubeObject>[] = [];
+    const errors: Error[] = [];
+    const watch = store.watch(
+      CertificateRequestKind,
+      { namespace: 'ns1', resourceVersion: start.resourceVersion, labelSelector: 'app=a' },
+      { onEvent: (e) => events.push(e), onError: (e) => errors.push(e) },
+    );
+    t.teardown(() => watch.stop());
+    await until(() => server.openWatches === 1);
+    await store.create(CertificateRequestKind, request('one', { app: 'a' }));
+    await store.create(CertificateRequestKind, request('other', { app: 'b' }));
+    await until(() => events.length === 1);
+    t.match(events[0], {
+      type: 'ADDED',
+      object: { kind: 'CertificateRequest', metadata: { name: 'one' } },
+    });
+    const watches = () => server.requests.filter((r) => r.watch).length;
+    const before = watches();
+    server.endWatches();
+    await store.delete(CertificateRequestKind, 'one', 'ns1');
+    await until(() => events.length === 2);
+    t.equal(events[1]?.type, 'DELETED', 'the change made while reconnecting is not lost');
+    t.equal(watches(), before + 1, 'reopened once');
+    const reopened = server.requests.filter((r) => r.watch).at(-1);
+    t.equal(reopened?.labelSelector, 'app=a', 'with the same selector');
+    t.ok(reopened?.query.get('resourceVersion'), 'from the last resourceVersion seen');
+    t.same(errors, [], 'a clean close is not an error');
+
+    server.expireWatches();
+    server.endWatches();
+    await until(() => errors.length === 1);
+    t.ok(isStoreError(errors[0], 'Gone'), '410 on re-watch is Gone: the informer relists');
+  },
+);
+
+t.test(
+  'a dropped connection ends the watch with an error; a stopped watch stays quiet',
+  async (t) => {
+    const { store, server } = await serve(t);
+    const errors: Error[] = [];
+    const watch = store.watch(
+      CertificateRequestKind,
+      {},
+      { onEvent: () => {}, onError: (e) => errors.push(e) },
+    );
+    await until(() => server.openWatches === 1);
+    server.dropWatches();
+    await until(() => errors.length === 1);
+    t.ok(
+      isStoreError(errors[0], 'InternalError'),
+      'reported for the informer to retry with backoff',
+    );
+    watch.stop();
+    const quiet = store.watch(
+      CertificateRequestKind,
+      {},
+      { onEvent: () => {}, onError: (e) => errors.push(e) },
+    );
+    quiet.stop();
+    await delay(100);
+    t.equal(errors.length, 1, 'no error after stop');
+    t.equal(server.openWatches, 0, 'nothing left open');
+  },
+);
+
+t.test('an informer over the cluster store recovers from dropped watches and 410', async (t) => {
+  const { store, server } = await serve(t);
+  const informer = new Informer<CertificateRequest>(store, CertificateRequestKind, {
+    relistBackoffMs: 20,
+  });
+  informer.start();
+  t.teardown(() => informer.stop());
+  await informer.waitForSync();
+  await store.create(CertificateRequestKind, request('a'));
+  await until(() => informer.get('a', 'ns1') !== undefined);
+  server.dropWatches();
+  await store.create(CertificateRequestKind, request('b'));
+  await until(() => informer.get('b', 'ns1') !== undefined);
+  server.expireWatches();
+  server.endWatches();
+  await store.delete(CertificateRequestKind, 'a', 'ns1');
+  await until(() => informer.get('a', 'ns1') === undefined);
+  t.pass('every change arrived');
+});
+
+t.test('the client-side rate limit spaces requests at qps after the burst', async (t) => {
+  const server = await FakeApiServer.start();
+  t.teardown(() => server.close());
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  const store = new KubernetesStore({ kubeConfig, qps: 20, burst: 2 });
+  const started = Date.now();
+  await Promise.all(Array.from({ length: 6 }, () => store.list(SecretKind)));
+  const elapsed = Date.now() - started;
+  // 2 at once, then 4 more at 20/s: at least 200 ms.
+  t.ok(elapsed >= 190, `6 requests took ${elapsed} ms`);
+});

@@ -1,0 +1,204 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import t from 'tap';
+import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
+import { silentLogger } from '../../src/api/logger.js';
+import { SecretKind } from '../../src/api/secret.js';
+import { startController } from '../../src/cli/controller.js';
+import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
+import { CsiClient } from '../../src/driver/csi-client.js';
+import { createMounter } from '../../src/volume/mounter.js';
+import {
+  type Cluster,
+  CONTROLLER_TOKEN,
+  caIssuerAttributes,
+  NODE_TOKEN,
+  POD_NAMESPACE,
+  POD_UID,
+  startCluster,
+} from '../support/cluster-harness.js';
+import type { RequestLogEntry } from '../support/fake-api-server.js';
+import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+
+const OUR_ROLES = [
+  'ClusterRole/cert-csi-node',
+  'ClusterRole/cert-csi-controller',
+  'Role/cert-csi/cert-csi-controller:leader-election',
+];
+
+/**
+ * Everything the two components do in a cluster, once: the controller takes and renews
+ * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs; the plugin
+ * lists and watches its requests, creates one, renews it (deleting the old one) and
+ * records an Event when an issuance cannot finish. Returns the refused requests.
+ */
+async function everything(
+  cluster: Cluster,
+): Promise<{ forbidden: RequestLogEntry[]; issued: boolean }> {
+  const { server } = cluster;
+  const ca = await makeCA();
+  const secret = { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem };
+  await server.store.create(SecretKind, tlsSecret(POD_NAMESPACE, 'ca-key-pair', secret));
+  await server.store.create(SecretKind, tlsSecret('cert-csi', 'cluster-ca', secret));
+  await server.store.create(
+    IssuerKind,
+    issuer('ca', POD_NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
+  );
+  await server.store.create(
+    ClusterIssuerKind,
+    issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } }),
+  );
+
+  const controller = startController({
+    kubeConfig: cluster.kubeConfig(CONTROLLER_TOKEN),
+    qps: 1000,
+    burst: 1000,
+    identity: 'controller-a',
+    clusterResourceNamespace: 'cert-csi',
+    disableApproval: false,
+    signingWorkers: 2,
+    logger: silentLogger,
+    retryBaseDelayMs: 50,
+    leaderElection: {
+      namespace: 'cert-csi',
+      name: 'cert-csi-controller',
+      leaseDurationMs: 2_000,
+      renewDeadlineMs: 1_500,
+      retryPeriodMs: 200,
+    },
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-rbac-'));
+  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  const abort = new AbortController();
+  const starting = startKubernetesPlugin({
+    endpoint,
+    nodeId: 'node-1',
+    driverName: 'csi.cert-manager.io',
+    version: 'test',
+    dataRoot: join(dir, 'volumes'),
+    mounter: createMounter({ mode: 'direct' }),
+    logger: silentLogger,
+    kubeConfig: cluster.kubeConfig(NODE_TOKEN),
+    qps: 1000,
+    burst: 1000,
+    useTokenRequest: false,
+    attemptTimeoutMs: 1_500,
+    signal: abort.signal,
+  });
+  let issued = false;
+  // A plugin that cannot list its requests never starts: give it a moment, then give up.
+  const plugin = await Promise.race([starting, delay(2_000).then(() => undefined)]);
+  if (plugin) {
+    const client = new CsiClient(endpoint);
+    const volume = (id: string, attributes: Record<string, string>) => ({
+      volume_id: id,
+      target_path: join(dir, 'pods', id),
+      readonly: true,
+      volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+      volume_context: {
+        'csi.storage.k8s.io/ephemeral': 'true',
+        'csi.storage.k8s.io/pod.name': 'app-0',
+        'csi.storage.k8s.io/pod.namespace': POD_NAMESPACE,
+        'csi.storage.k8s.io/pod.uid': POD_UID,
+        ...attributes,
+      },
+    });
+    try {
+      await client.nodeCall('NodePublishVolume', volume('vol-1', caIssuerAttributes));
+      const renewed = await plugin.manager.renewNow({ volumeId: 'vol-1' });
+      issued = renewed.renewed.length === 1;
+    } catch {
+      issued = false;
+    }
+    // An issuer that never answers: the publish times out and the pod gets an Event.
+    await client
+      .nodeCall(
+        'NodePublishVolume',
+        volume('vol-2', { ...caIssuerAttributes, 'csi.cert-manager.io/issuer-name': 'missing' }),
+      )
+      .catch(() => undefined);
+    await plugin.events.flush();
+    client.close();
+  }
+  // At least one lease renewal after the start.
+  await delay(500);
+  abort.abort();
+  await starting.then((p) => p.stop()).catch(() => undefined);
+  await controller.stop();
+  await rm(dir, { recursive: true, force: true });
+  return { forbidden: server.requests.filter((r) => r.status === 403), issued };
+}
+
+t.test(
+  'with exactly the RBAC rules of deploy/daemonset both components do their work',
+  async (t) => {
+    const cluster = await startCluster(t);
+    const { forbidden, issued } = await everything(cluster);
+    t.same(
+      forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
+      [],
+      'no request was refused',
+    );
+    t.ok(issued, 'the volume was issued and renewed');
+    const events = await cluster.server.store.list(
+      { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
+      { namespace: POD_NAMESPACE },
+    );
+    t.ok(
+      events.items.some(
+        (e) => (e as unknown as { reason: string }).reason === 'CertificateRequestPending',
+      ),
+      'the stuck volume got an Event on its pod',
+    );
+  },
+);
+
+t.test(
+  'removing any single rule, or any verb of one, makes some request fail with 403',
+  async (t) => {
+    const full = (await startCluster(t)).rbac;
+    const rules = full.rules().filter((r) => OUR_ROLES.includes(r.role));
+    t.ok(rules.length >= 10, `${rules.length} rules in the node and controller roles`);
+    const cases = rules.flatMap((rule) => [
+      {
+        label: 'the whole rule',
+        rbac: full.withoutRule(rule.role, rule.index),
+        rule,
+        verb: undefined,
+      },
+      ...(rule.rule.verbs.length > 1
+        ? rule.rule.verbs.map((verb) => ({
+            label: `verb ${verb}`,
+            rbac: full.withoutVerb(rule.role, rule.index, verb),
+            rule,
+            verb,
+          }))
+        : []),
+    ]);
+    const limit = pLimit(3);
+    await Promise.all(
+      cases.map(({ label, rbac, rule, verb }) =>
+        limit(async () => {
+          const cluster = await startCluster(t);
+          cluster.server.rbac = rbac;
+          const { forbidden } = await everything(cluster);
+          const resources = rule.rule.resources;
+          const refused = forbidden.filter(
+            (r) =>
+              resources.includes(
+                r.subresource ? `${r.resource}/${r.subresource}` : String(r.resource),
+              ) &&
+              (verb === undefined || r.verb === verb),
+          );
+          t.ok(
+            refused.length > 0,
+            `without ${label} of ${rule.role} rule ${rule.index} (${resources.join(',')}: ${rule.rule.verbs.join(',')}) a request is refused`,
+          );
+        }),
+      ),
+    );
+  },
+);

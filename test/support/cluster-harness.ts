@@ -1,0 +1,176 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Test } from 'tap';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+} from '../../src/api/certificate-request.js';
+import { IssuerKind } from '../../src/api/issuer.js';
+import { silentLogger } from '../../src/api/logger.js';
+import { SecretKind } from '../../src/api/secret.js';
+import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
+import { CsiClient } from '../../src/driver/csi-client.js';
+import { createMounter } from '../../src/volume/mounter.js';
+import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
+import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
+import { loadRbacFromDirectory, type RbacAuthorizer } from './rbac-authorizer.js';
+
+export const DEPLOY_DIR = new URL('../../deploy/daemonset/', import.meta.url).pathname;
+export const NODE_TOKEN = 'node-service-account-token';
+export const CONTROLLER_TOKEN = 'controller-service-account-token';
+export const POD_NAMESPACE = 'sandbox';
+export const POD_UID = '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11';
+
+/** A fake API server with the RBAC rules of deploy/daemonset and the two ServiceAccounts' tokens. */
+export interface Cluster {
+  server: FakeApiServer;
+  rbac: RbacAuthorizer;
+  dir: string;
+  /** A kubeconfig file for token, for `--kubeconfig`. */
+  kubeconfigFile(token: string): Promise<string>;
+  kubeConfig(token: string): KubeConfig;
+  /** A CA Secret and a CA Issuer `ca` in the pod namespace. */
+  seedIssuer(): Promise<void>;
+  requests(): Promise<CertificateRequest[]>;
+}
+
+/** Starts a fake API server that enforces the manifests' RBAC (unless rbac: false). */
+export async function startCluster(
+  t: Test,
+  options: { rbac?: boolean; historySize?: number } = {},
+): Promise<Cluster> {
+  const rbac = await loadRbacFromDirectory(DEPLOY_DIR);
+  const server = await FakeApiServer.start({
+    ...(options.rbac === false ? {} : { rbac }),
+    ...(options.historySize ? { historySize: options.historySize } : {}),
+  });
+  server.addToken(NODE_TOKEN, serviceAccountUser('cert-csi', 'cert-csi-node'));
+  server.addToken(CONTROLLER_TOKEN, serviceAccountUser('cert-csi', 'cert-csi-controller'));
+  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-cluster-'));
+  t.teardown(async () => {
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    server,
+    rbac,
+    dir,
+    async kubeconfigFile(token) {
+      const path = join(dir, `kubeconfig-${token}`);
+      await writeFile(path, server.kubeConfigYaml(token), { mode: 0o600 });
+      return path;
+    },
+    kubeConfig(token) {
+      const config = new KubeConfig();
+      config.loadFromOptions(server.kubeConfig(token));
+      return config;
+    },
+    async seedIssuer() {
+      const ca = await makeCA();
+      await server.store.create(
+        SecretKind,
+        tlsSecret(POD_NAMESPACE, 'ca-key-pair', {
+          'tls.crt': ca.certificatePem,
+          'tls.key': ca.keyPem,
+        }),
+      );
+      await server.store.create(
+        IssuerKind,
+        issuer('ca', POD_NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
+      );
+    },
+    async requests() {
+      return (await server.store.list<CertificateRequest>(CertificateRequestKind)).items;
+    },
+  };
+}
+
+/** A cluster-mode plugin in this process, on a real socket, with a real gRPC client. */
+export interface ClusterPlugin {
+  plugin: KubernetesPlugin;
+  dir: string;
+  client: CsiClient;
+  publish(
+    volumeId: string,
+    attributes: Record<string, string>,
+    context?: Record<string, string>,
+  ): Promise<{ target: string }>;
+  unpublish(volumeId: string, target: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts `cert-csi node --mode kubernetes` wiring in-process as the node ServiceAccount. */
+export async function startClusterPlugin(
+  t: Test,
+  cluster: Cluster,
+  options: { nodeId?: string; useTokenRequest?: boolean; attemptTimeoutMs?: number } = {},
+): Promise<ClusterPlugin> {
+  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-node-'));
+  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  const plugin = await startKubernetesPlugin({
+    endpoint,
+    nodeId: options.nodeId ?? 'node-1',
+    driverName: 'csi.cert-manager.io',
+    version: '0.1.0-test',
+    dataRoot: join(dir, 'volumes'),
+    mounter: createMounter({ mode: 'direct' }),
+    logger: silentLogger,
+    kubeConfig: cluster.kubeConfig(NODE_TOKEN),
+    qps: 1000,
+    burst: 1000,
+    useTokenRequest: options.useTokenRequest ?? false,
+    ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
+  });
+  const client = new CsiClient(endpoint);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    client.close();
+    await plugin.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    plugin,
+    dir,
+    client,
+    stop,
+    async publish(volumeId, attributes, context = {}) {
+      const target = join(dir, 'pods', volumeId, 'mount');
+      await client.nodeCall('NodePublishVolume', {
+        volume_id: volumeId,
+        target_path: target,
+        readonly: true,
+        volume_context: {
+          'csi.storage.k8s.io/ephemeral': 'true',
+          'csi.storage.k8s.io/pod.name': 'app-0',
+          'csi.storage.k8s.io/pod.namespace': POD_NAMESPACE,
+          'csi.storage.k8s.io/pod.uid': POD_UID,
+          'csi.storage.k8s.io/serviceAccount.name': 'app',
+          ...context,
+          ...attributes,
+        },
+        volume_capability: {
+          mount: { fs_type: '', mount_flags: [], volume_mount_group: '' },
+          access_mode: { mode: 'SINGLE_NODE_WRITER' },
+        },
+      });
+      return { target };
+    },
+    async unpublish(volumeId, target) {
+      await client.nodeCall('NodeUnpublishVolume', { volume_id: volumeId, target_path: target });
+    },
+  };
+}
+
+/** The attributes of a volume signed by the seeded CA Issuer. */
+export const caIssuerAttributes = {
+  'csi.cert-manager.io/issuer-name': 'ca',
+  'csi.cert-manager.io/issuer-kind': 'Issuer',
+  'csi.cert-manager.io/dns-names': '${POD_NAME}.${POD_NAMESPACE}.svc',
+} as const;

@@ -1,0 +1,138 @@
+import type { ServerResponse } from 'node:http';
+import type { KubeObject } from '../../src/api/meta.js';
+import type { Watch, WatchEvent } from '../../src/store/resource-store.js';
+import type { FieldSelector } from './fake-api-server-field-selector.js';
+import type { Status } from './fake-api-server-status.js';
+
+type WireEvent =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject }
+  | { type: 'BOOKMARK'; object: KubeObject }
+  | { type: 'ERROR'; object: Status };
+
+/**
+ * One open watch response: newline-delimited JSON events on a chunked 200 response. It
+ * applies the field selector on top of the store's (label-filtered) watch, tracking which
+ * objects are in the selection so that an object leaving it is reported as DELETED, as the
+ * API server's watch cache does. Events that arrive while the initial state is still being
+ * sent are held back, and those the initial state already covers are dropped.
+ */
+export class WatchStream {
+  private readonly members = new Set<string>();
+  private pending: WatchEvent<KubeObject>[] | undefined = [];
+  private coveredRv = 0;
+  private upstream: Watch | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly fieldSelector: FieldSelector,
+    /** The kind's apiVersion and kind, for BOOKMARK objects. */
+    private readonly typeMeta: { apiVersion: string; kind: string },
+    readonly allowBookmarks: boolean,
+    private readonly onClose: (stream: WatchStream) => void,
+  ) {
+    response.on('close', () => this.closeUp());
+  }
+
+  /** Attaches the store watch that feeds this stream; it is stopped when the stream closes. */
+  attach(upstream: Watch): void {
+    if (this.closed) upstream.stop();
+    else this.upstream = upstream;
+  }
+
+  /** Ends the stream cleanly after seconds, as `timeoutSeconds` asks. */
+  endAfter(seconds: number): void {
+    this.timer = setTimeout(() => this.end(), seconds * 1000);
+  }
+
+  /**
+   * Sends the initial state (synthetic ADDED events, or nothing when resuming) and marks
+   * everything up to coveredRv as already sent; held-back events after it follow.
+   */
+  start(initial: readonly KubeObject[], members: readonly KubeObject[], coveredRv: number): void {
+    for (const object of members) this.members.add(keyOf(object));
+    for (const object of initial) this.deliver({ type: 'ADDED', object }, true);
+    this.coveredRv = coveredRv;
+    // start runs once, so the events held until now are still there.
+    const held = this.pending as WatchEvent<KubeObject>[];
+    this.pending = undefined;
+    for (const event of held) this.offer(event);
+  }
+
+  /** Takes one event from the store watch. */
+  offer(event: WatchEvent<KubeObject>): void {
+    if (this.pending) {
+      this.pending.push(event);
+      return;
+    }
+    if (Number(event.object.metadata.resourceVersion) <= this.coveredRv) return;
+    this.deliver(event, false);
+  }
+
+  /** Sends an ERROR event with status and ends the stream, as the API server does. */
+  fail(status: Status): void {
+    this.write({ type: 'ERROR', object: status });
+    this.end();
+  }
+
+  /** Sends a BOOKMARK carrying resourceVersion, if the client allowed bookmarks. */
+  bookmark(resourceVersion: string): void {
+    if (!this.allowBookmarks || this.pending) return;
+    this.write({
+      type: 'BOOKMARK',
+      object: { ...this.typeMeta, metadata: { name: '', resourceVersion } },
+    });
+  }
+
+  /** Ends the response cleanly (the client sees the stream finish). */
+  end(): void {
+    if (this.closed) return;
+    this.response.end();
+    this.closeUp();
+  }
+
+  /** Tears the connection down (the client sees an aborted stream). */
+  destroy(): void {
+    if (this.closed) return;
+    this.response.destroy();
+    this.closeUp();
+  }
+
+  private deliver(event: WatchEvent<KubeObject>, initial: boolean): void {
+    const key = keyOf(event.object);
+    const member = this.members.has(key);
+    const selected = this.fieldSelector.matches(event.object);
+    if (event.type === 'DELETED') {
+      // A deleted object's last state tells whether it was selected, even if it joined the
+      // selection before this watch began.
+      if (!member && !selected) return;
+      this.members.delete(key);
+      this.write({ type: 'DELETED', object: event.object });
+    } else if (selected) {
+      this.members.add(key);
+      const type = event.type === 'ADDED' || !member || initial ? 'ADDED' : 'MODIFIED';
+      this.write({ type, object: event.object });
+    } else if (member) {
+      this.members.delete(key);
+      this.write({ type: 'DELETED', object: event.object });
+    }
+  }
+
+  private write(event: WireEvent): void {
+    if (this.closed) return;
+    this.response.write(`${JSON.stringify(event)}\n`);
+  }
+
+  private closeUp(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.upstream?.stop();
+    this.onClose(this);
+  }
+}
+
+function keyOf(object: KubeObject): string {
+  return `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+}

@@ -8,13 +8,17 @@ import { startController } from './controller.js';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
 import { kubeRateFlags } from './kube-flags.js';
+import { terminationSignal } from './termination.js';
 
 /**
  * `cert-csi controller`: the issuer stack against the cluster. With leader election (the
  * default) it campaigns for the Lease and works only while it holds it; losing the lease
  * ends the process (exit 1) so its Deployment restarts it as a fresh candidate.
  */
-export async function runController(args: string[]): Promise<number> {
+export async function runController(
+  args: string[],
+  until: () => Promise<unknown> = terminationSignal,
+): Promise<number> {
   const { values } = parseArgs({ args, options: CONTROLLER_OPTIONS });
   if (values.help) {
     process.stdout.write(CONTROLLER_HELP);
@@ -69,9 +73,7 @@ export async function runController(args: string[]): Promise<number> {
         }
       : {}),
   });
-  const onSignal = () => void controller.stop();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  void until().then(() => controller.stop());
   if ((await controller.done) === 'stopped') return 0;
   logger.error({ identity }, 'lost the leader-election lease: exiting');
   return 1;

@@ -12,6 +12,7 @@ import { flagDuration, positiveInteger } from './flag-values.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeRateFlags } from './kube-flags.js';
 import { loadManifests } from './load-manifests.js';
 import { packageVersion } from './package-version.js';
+import { terminationSignal } from './termination.js';
 
 export const NODE_DEFAULTS = {
   mode: 'embedded',
@@ -70,6 +71,13 @@ ${KUBE_CLIENT_HELP}  --use-token-request            create each CertificateReque
                                  audience ""); the token is never logged or stored
 `;
 
+/** Where `cert-csi node` keeps requests and who signs them. */
+export const NODE_MODES = ['embedded', 'kubernetes'] as const;
+
+function isNodeMode(value: string): value is (typeof NODE_MODES)[number] {
+  return (NODE_MODES as readonly string[]).includes(value);
+}
+
 /** The flags of `cert-csi node`, as node:util parseArgs options (the manifests test reads them). */
 export const NODE_OPTIONS = {
   mode: { type: 'string', default: NODE_DEFAULTS.mode },
@@ -95,8 +103,11 @@ export const NODE_OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
-/** `cert-csi node`: parses flags and runs the embedded plugin until SIGINT or SIGTERM. */
-export async function runNode(args: string[]): Promise<number> {
+/** `cert-csi node`: parses flags and runs the plugin until SIGINT or SIGTERM (or until, in tests). */
+export async function runNode(
+  args: string[],
+  until: () => Promise<unknown> = terminationSignal,
+): Promise<number> {
   const { values, tokens } = parseArgs({ args, options: NODE_OPTIONS, tokens: true });
   const explicit = new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
   if (values.help) {
@@ -106,8 +117,8 @@ export async function runNode(args: string[]): Promise<number> {
   const level = values['log-level'];
   if (!isLogLevel(level)) throw new Error(`--log-level: unknown level "${level}"`);
   const mode = values.mode;
-  if (mode !== 'embedded' && mode !== 'kubernetes') {
-    throw new Error(`--mode: expected embedded or kubernetes, got "${mode}"`);
+  if (!isNodeMode(mode)) {
+    throw new Error(`--mode: expected ${NODE_MODES.join(' or ')}, got "${mode}"`);
   }
   const embeddedOnly = ['manifests', 'state-dir', 'cluster-resource-namespace'] as const;
   const kubernetesOnly = ['kubeconfig', 'context', 'use-token-request'] as const;
@@ -194,10 +205,7 @@ export async function runNode(args: string[]): Promise<number> {
     },
     'cert-csi node plugin started',
   );
-  await new Promise<void>((resolveSignal) => {
-    process.once('SIGINT', () => resolveSignal());
-    process.once('SIGTERM', () => resolveSignal());
-  });
+  await until();
   logger.info({}, 'stopping');
   await plugin.stop();
   return 0;

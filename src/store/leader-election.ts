@@ -72,6 +72,8 @@ export class LeaderElector {
   private lastRenew = 0;
   private wake: (() => void) | undefined;
   private expiresAt: number | undefined;
+  private inFlight: Promise<boolean> | undefined;
+  private releasing: Promise<void> | undefined;
 
   constructor(private readonly options: LeaderElectionOptions) {
     checkLeaderElectionTiming(options);
@@ -124,14 +126,21 @@ export class LeaderElector {
     this.leading = false;
     lost.abort();
     await work;
+    await this.releasing;
   }
 
   /** Stops campaigning; a leader gives the lease up so another can take it at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.clock.clearTimeout(this.timer);
+    const wasLeading = this.leading;
     this.wake?.();
-    if (this.leading) await this.release();
+    // Set before any await, so run() (which waits for it) ends only once the lease is free.
+    this.releasing = (async () => {
+      await this.inFlight;
+      if (wasLeading) await this.release();
+    })();
+    await this.releasing;
   }
 
   private leaseName(): string {
@@ -154,7 +163,15 @@ export class LeaderElector {
     });
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  // One attempt at a time, remembered so stop() can let it finish before releasing
+  // (otherwise the release and a renewal race on the same resourceVersion).
+  private tryAcquireOrRenew(): Promise<boolean> {
+    const attempt = this.attemptOnce();
+    this.inFlight = attempt;
+    return attempt;
+  }
+
+  private async attemptOnce(): Promise<boolean> {
     const { store, namespace, name, identity } = this.options;
     const now = this.clock.now();
     const durationSeconds = Math.ceil(this.options.leaseDurationMs / 1000);

@@ -9,7 +9,7 @@ import { ClusterIssuerKind, type Issuer, IssuerKind, issuerTypeOf } from '../../
 import type { ResourceKind } from '../../src/api/meta.js';
 import { CONTROLLER_OPTIONS } from '../../src/cli/controller-flags.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
-import { NODE_DEFAULTS, NODE_OPTIONS } from '../../src/cli/node-command.js';
+import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-command.js';
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { parseVolumeAttributes } from '../../src/driver/volume-attributes.js';
 import { issuerReadiness } from '../../src/issuer/issuer-setup.js';
@@ -26,8 +26,6 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const deployDir = join(repoRoot, 'deploy/daemonset');
 
-// `node --mode`: the code has no exported list of modes yet.
-const NODE_MODES = ['embedded', 'kubernetes'];
 const NAMESPACE = 'cert-csi';
 const EXAMPLE_NAMESPACE = 'default';
 const CLUSTER_SCOPED_KINDS = new Set([
@@ -353,7 +351,10 @@ t.test('the DaemonSet passes only flags `cert-csi node` accepts, with valid valu
   const { command, values } = parseNodeArgs(plugin);
   t.equal(command, 'node', 'first arg is the subcommand');
   t.equal(values.mode, 'kubernetes', '--mode=kubernetes: a cluster has no embedded store');
-  t.ok(NODE_MODES.includes(values.mode), `--mode is one of ${NODE_MODES.join(', ')}`);
+  t.ok(
+    (NODE_MODES as readonly string[]).includes(values.mode),
+    `--mode is one of ${NODE_MODES.join(', ')}`,
+  );
   t.ok((LOG_LEVELS as readonly string[]).includes(values['log-level']), '--log-level is a level');
   t.equal(values['node-id'], FIELD_SAMPLES['spec.nodeName'], '--node-id is the node name');
   t.equal(parseEndpoint(values.endpoint).kind, 'unix', '--endpoint is a unix socket');

@@ -1,0 +1,148 @@
+/**
+ * API requests per issuance in cluster mode, counted by the fake API server's request log:
+ * the node plugin and `cert-csi controller` (in this process) against test/support's fake
+ * API server, N first issuances through the CSI socket, then N renewals. The floor is the
+ * fewest writes an issuance can make: a first issuance creates one request; a renewal
+ * deletes the old one and creates one. Target: no more than 2 writes by the plugin.
+ *
+ *   npm run bench:api [-- --volumes 50]
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { IssuerKind } from '../src/api/issuer.js';
+import { silentLogger } from '../src/api/logger.js';
+import { SecretKind } from '../src/api/secret.js';
+import { startController } from '../src/cli/controller.js';
+import { startKubernetesPlugin } from '../src/cli/kubernetes-plugin.js';
+import { CsiClient } from '../src/driver/csi-client.js';
+import { createMounter } from '../src/volume/mounter.js';
+import {
+  FakeApiServer,
+  type RequestLogEntry,
+  serviceAccountUser,
+} from '../test/support/fake-api-server.js';
+import { issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+import { loadRbacFromDirectory } from '../test/support/rbac-authorizer.js';
+
+const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
+const volumes = Number(values.volumes);
+
+const rbac = await loadRbacFromDirectory(new URL('../deploy/daemonset/', import.meta.url).pathname);
+const server = await FakeApiServer.start({ rbac });
+server.addToken('node', serviceAccountUser('cert-csi', 'cert-csi-node'));
+server.addToken('controller', serviceAccountUser('cert-csi', 'cert-csi-controller'));
+const config = (token: string) => {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig(token));
+  return kubeConfig;
+};
+const ca = await makeCA();
+await server.store.create(
+  SecretKind,
+  tlsSecret('bench', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
+);
+await server.store.create(IssuerKind, issuer('ca', 'bench', { ca: { secretName: 'ca' } }));
+
+const controller = startController({
+  kubeConfig: config('controller'),
+  qps: 1000,
+  burst: 1000,
+  identity: 'bench',
+  clusterResourceNamespace: 'cert-csi',
+  disableApproval: false,
+  signingWorkers: 4,
+  logger: silentLogger,
+  leaderElection: {
+    namespace: 'cert-csi',
+    name: 'cert-csi-controller',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  },
+});
+const dir = await mkdtemp(join(tmpdir(), 'cert-csi-bench-api-'));
+const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+const plugin = await startKubernetesPlugin({
+  endpoint,
+  nodeId: 'bench-node',
+  driverName: 'csi.cert-manager.io',
+  version: 'bench',
+  dataRoot: join(dir, 'volumes'),
+  mounter: createMounter({ mode: 'direct' }),
+  logger: silentLogger,
+  kubeConfig: config('node'),
+  qps: 1000,
+  burst: 1000,
+  useTokenRequest: false,
+});
+const client = new CsiClient(endpoint);
+// Let both sides start (lists, watches, the Lease) before counting.
+await delay(500);
+
+const NODE = 'system:serviceaccount:cert-csi:cert-csi-node';
+const CONTROLLER = 'system:serviceaccount:cert-csi:cert-csi-controller';
+const isWrite = (r: RequestLogEntry) => !['get', 'list', 'watch'].includes(r.verb);
+
+function tally(entries: RequestLogEntry[], user: string, n: number) {
+  const mine = entries.filter((r) => r.user === user && r.resource !== 'leases');
+  const writes = mine.filter(isWrite);
+  const reads = mine.filter((r) => !isWrite(r));
+  const kinds = new Map<string, number>();
+  for (const r of mine) {
+    const key = `${r.verb} ${r.resource}${r.subresource ? `/${r.subresource}` : ''}`;
+    kinds.set(key, (kinds.get(key) ?? 0) + 1);
+  }
+  return {
+    writes: writes.length / n,
+    reads: reads.length / n,
+    detail: [...kinds].map(([k, v]) => `${k} ${(v / n).toFixed(2)}`).join(', '),
+  };
+}
+
+function report(label: string, entries: RequestLogEntry[], floor: number) {
+  const node = tally(entries, NODE, volumes);
+  const ctl = tally(entries, CONTROLLER, volumes);
+  console.log(
+    `${label.padEnd(15)} | plugin writes ${node.writes.toFixed(2)} reads ${node.reads.toFixed(2)} | floor ${floor} | ratio ${(node.writes / floor).toFixed(2)} | controller writes ${ctl.writes.toFixed(2)} reads ${ctl.reads.toFixed(2)}`,
+  );
+  console.log(`  plugin:     ${node.detail}`);
+  console.log(`  controller: ${ctl.detail}`);
+}
+
+console.log(`bench/api-requests: node ${process.version}, ${volumes} volumes, per issuance`);
+server.clearLog();
+for (let i = 0; i < volumes; i++) {
+  await client.nodeCall('NodePublishVolume', {
+    volume_id: `vol-${i}`,
+    target_path: join(dir, 'pods', `vol-${i}`),
+    readonly: true,
+    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+    volume_context: {
+      'csi.storage.k8s.io/ephemeral': 'true',
+      'csi.storage.k8s.io/pod.name': `pod-${i}`,
+      'csi.storage.k8s.io/pod.namespace': 'bench',
+      'csi.storage.k8s.io/pod.uid': '00000000-0000-4000-8000-000000000000',
+      'csi.cert-manager.io/issuer-name': 'ca',
+      'csi.cert-manager.io/key-algorithm': 'ECDSA',
+    },
+  });
+}
+await delay(200);
+report('first issuance', [...server.requests], 1);
+server.clearLog();
+const renewed = await plugin.manager.renewNow({ all: true });
+if (renewed.failed.length > 0) throw new Error(`renewals failed: ${renewed.failed.length}`);
+await delay(200);
+report('renewal', [...server.requests], 2);
+const forbidden = server.requests.filter((r) => r.status === 403).length;
+if (forbidden > 0) throw new Error(`${forbidden} requests refused by RBAC`);
+
+client.close();
+await plugin.stop();
+await controller.stop();
+await server.close();
+await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,198 @@
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import t from 'tap';
+import { type Lease, LeaseKind } from '../../src/api/lease.js';
+import { runController } from '../../src/cli/controller-command.js';
+import { runNode } from '../../src/cli/node-command.js';
+import { CsiClient } from '../../src/driver/csi-client.js';
+import { loadKubeConfig } from '../../src/store/kube-config.js';
+import { runCli } from '../support/cli-process.js';
+import { CONTROLLER_TOKEN, NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
+
+async function until<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('timed out waiting');
+    await delay(20);
+  }
+}
+
+async function failure(run: Promise<number>): Promise<string> {
+  try {
+    await run;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+  throw new Error('expected the command to fail');
+}
+
+t.test('node: mode flags are checked before anything starts', async (t) => {
+  t.match(
+    await failure(runNode(['--mode', 'cloud'])),
+    /--mode: expected embedded or kubernetes, got "cloud"/,
+  );
+  t.match(
+    await failure(runNode(['--mode', 'kubernetes', '--manifests', '/x'])),
+    /--manifests: only used with --mode embedded/,
+  );
+  t.match(
+    await failure(runNode(['--mode', 'kubernetes', '--state-dir', '/x'])),
+    /--state-dir: only used with --mode embedded/,
+  );
+  t.match(
+    await failure(runNode(['--kubeconfig', '/x'])),
+    /--kubeconfig: only used with --mode kubernetes/,
+  );
+  t.match(
+    await failure(runNode(['--use-token-request'])),
+    /--use-token-request: only used with --mode kubernetes/,
+  );
+  t.match(
+    await failure(runNode(['--mode', 'kubernetes', '--kube-api-qps', '0'])),
+    /--kube-api-qps: must be a number > 0, got "0"/,
+  );
+  t.match(
+    await failure(runNode(['--mode', 'kubernetes', '--kube-api-burst', '2.5'])),
+    /--kube-api-burst: must be a whole number >= 1, got "2.5"/,
+  );
+});
+
+t.test('controller: bad flags are refused with the flag named', async (t) => {
+  t.match(
+    await failure(runController(['--leader-elect', 'maybe'])),
+    /--leader-elect: expected true or false/,
+  );
+  t.match(
+    await failure(runController(['--log-level', 'loud'])),
+    /--log-level: unknown level "loud"/,
+  );
+  t.match(
+    await failure(runController(['--leader-election-renew-deadline', '20s'])),
+    /lease duration must be longer than the renew deadline/,
+  );
+  t.match(
+    await failure(runController(['--leader-election-retry-period', 'soon'])),
+    /--leader-election-retry-period: /,
+  );
+  t.match(
+    await failure(runController(['--signing-workers', '0'])),
+    /--signing-workers: must be a whole number >= 1/,
+  );
+  t.match(
+    await failure(runController(['--kubeconfig', '/nonexistent/kubeconfig'])),
+    /--kubeconfig \/nonexistent\/kubeconfig: /,
+  );
+});
+
+t.test('kubeconfig: a missing context is named with the known ones', async (t) => {
+  const cluster = await startCluster(t);
+  const file = await cluster.kubeconfigFile(NODE_TOKEN);
+  t.throws(
+    () => loadKubeConfig({ kubeconfig: file, context: 'prod' }),
+    /--context prod: no such context \(known: fake\)/,
+  );
+  const config = loadKubeConfig({ kubeconfig: file, context: 'fake' });
+  t.equal(config.getCurrentCluster()?.server, cluster.server.url);
+  const saved = process.env.KUBECONFIG;
+  process.env.KUBECONFIG = file;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+  });
+  t.equal(
+    loadKubeConfig({}).getCurrentCluster()?.server,
+    cluster.server.url,
+    '$KUBECONFIG when no flag',
+  );
+});
+
+t.test('node --mode kubernetes and controller run until told to stop', async (t) => {
+  const cluster = await startCluster(t);
+  await cluster.seedIssuer();
+  let stopController = () => {};
+  const controller = runController(
+    [
+      '--kubeconfig',
+      await cluster.kubeconfigFile(CONTROLLER_TOKEN),
+      '--leader-election-namespace',
+      'cert-csi',
+      '--log-level',
+      'silent',
+      '--identity',
+      'in-process',
+    ],
+    () => new Promise<void>((resolve) => (stopController = resolve)),
+  );
+  await until(async () => {
+    const lease = await cluster.server.store.get<Lease>(
+      LeaseKind,
+      'cert-csi-controller',
+      'cert-csi',
+    );
+    return lease.spec.holderIdentity === 'in-process' ? true : undefined;
+  });
+  let stopNode = () => {};
+  const socket = join(cluster.dir, 'csi.sock');
+  const node = runNode(
+    [
+      '--mode',
+      'kubernetes',
+      '--kubeconfig',
+      await cluster.kubeconfigFile(NODE_TOKEN),
+      '--endpoint',
+      `unix://${socket}`,
+      '--data-root',
+      join(cluster.dir, 'volumes'),
+      '--mount-mode',
+      'direct',
+      '--node-id',
+      'cli-node',
+      '--log-level',
+      'silent',
+    ],
+    () => new Promise<void>((resolve) => (stopNode = resolve)),
+  );
+  const client = new CsiClient({ kind: 'unix', path: socket });
+  t.teardown(() => client.close());
+  const probe = await until(
+    async () => (await client.identityCall('Probe', {})) as { ready?: { value?: boolean } },
+  );
+  t.equal(probe.ready?.value, true, 'the plugin answers on its socket');
+  await client.nodeCall('NodePublishVolume', {
+    volume_id: 'cli-vol',
+    target_path: join(cluster.dir, 'target'),
+    readonly: true,
+    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
+    volume_context: {
+      'csi.storage.k8s.io/ephemeral': 'true',
+      'csi.storage.k8s.io/pod.name': 'p',
+      'csi.storage.k8s.io/pod.namespace': 'sandbox',
+      'csi.cert-manager.io/issuer-name': 'ca',
+    },
+  });
+  t.pass('a volume was issued through the two commands');
+  stopNode();
+  t.equal(await node, 0, 'node exits 0 when told to stop');
+  stopController();
+  t.equal(await controller, 0, 'controller exits 0 when told to stop');
+  const lease = await cluster.server.store.get<Lease>(LeaseKind, 'cert-csi-controller', 'cert-csi');
+  t.equal(lease.spec.holderIdentity, '', 'the lease was given up on the way out');
+});
+
+t.test('controller --help documents its flags', async (t) => {
+  const help = await runCli(['controller', '--help']);
+  t.equal(help.code, 0);
+  for (const flag of [
+    '--kubeconfig',
+    '--leader-election-namespace',
+    '--leader-election-lease-duration',
+    '--disable-approval',
+    '--cluster-resource-namespace',
+  ]) {
+    t.match(help.stdout, flag);
+  }
+  const top = await runCli(['--help']);
+  t.match(top.stdout, /controller +run the issuer controllers/);
+});

@@ -8,7 +8,7 @@ import { SERVICE_ACCOUNT_TOKENS_KEY } from './attribute-keys.js';
 export function emptyAudienceToken(raw: string | undefined): string {
   if (raw === undefined) {
     throw new Error(
-      `'${SERVICE_ACCOUNT_TOKENS_KEY}' not present in volume context, driver likely doesn't have token requests enabled`,
+      `'${SERVICE_ACCOUNT_TOKENS_KEY}' not present in volume context, driver likely doesn't have token requests enabled (or, after a plugin restart, kubelet has not republished the volume yet: tokens are kept in memory only)`,
     );
   }
   let parsed: unknown;

@@ -9,6 +9,7 @@ import {
   isApproved,
   readyReason,
 } from '../../src/api/certificate-request.js';
+import { setCondition } from '../../src/api/conditions.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
 import { startCommand } from '../support/cli-process.js';
@@ -18,6 +19,7 @@ import {
   POD_NAMESPACE,
   POD_UID,
   startCluster,
+  startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { issuer, run } from '../support/issuer-fixtures.js';
@@ -133,3 +135,35 @@ t.test(
     );
   },
 );
+
+t.test('--disable-approval leaves approval to another approver, then signs', async (t) => {
+  const cluster = await startCluster(t);
+  await cluster.seedIssuer();
+  startClusterController(t, cluster, { disableApproval: true });
+  const node = await startClusterPlugin(t, cluster, { attemptTimeoutMs: 1_500 });
+  const failed = await node.publish('vol-wait', caIssuerAttributes).then(
+    () => undefined,
+    (err: unknown) => (err instanceof Error ? err.message : String(err)),
+  );
+  t.match(failed, /not yet been approved/, 'the publish says what it waits for');
+  const [pending] = await cluster.requests();
+  t.ok(pending, 'the request exists');
+  if (!pending) return;
+  t.notOk(isApproved(pending), 'nobody approved it');
+
+  // Another approver (approver-policy, a person with kubectl) approves it.
+  await cluster.server.store.updateStatus(CertificateRequestKind, {
+    ...pending,
+    status: {
+      ...pending.status,
+      conditions: setCondition(
+        pending.status?.conditions,
+        { type: 'Approved', status: 'True', reason: 'policy.cert-manager.io', message: 'ok' },
+        new Date(),
+      ),
+    },
+  });
+  const { target } = await node.publish('vol-wait', caIssuerAttributes);
+  t.ok(new X509Certificate(await readFile(join(target, 'tls.crt'))), 'signed once approved');
+  t.equal((await cluster.requests()).length, 1, 'the same request was resumed, not a new one');
+});

@@ -3,22 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { startController } from '../../src/cli/controller.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import {
   type Cluster,
-  CONTROLLER_TOKEN,
   caIssuerAttributes,
   NODE_TOKEN,
   POD_NAMESPACE,
   POD_UID,
   startCluster,
+  startClusterController,
 } from '../support/cluster-harness.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
@@ -36,6 +35,7 @@ const OUR_ROLES = [
  * records an Event when an issuance cannot finish. Returns the refused requests.
  */
 async function everything(
+  t: Pick<Test, 'teardown'>,
   cluster: Cluster,
 ): Promise<{ forbidden: RequestLogEntry[]; issued: boolean }> {
   const { server } = cluster;
@@ -52,16 +52,7 @@ async function everything(
     issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } }),
   );
 
-  const controller = startController({
-    kubeConfig: cluster.kubeConfig(CONTROLLER_TOKEN),
-    qps: 1000,
-    burst: 1000,
-    identity: 'controller-a',
-    clusterResourceNamespace: 'cert-csi',
-    disableApproval: false,
-    signingWorkers: 2,
-    logger: silentLogger,
-    retryBaseDelayMs: 50,
+  const controller = startClusterController(t, cluster, {
     leaderElection: {
       namespace: 'cert-csi',
       name: 'cert-csi-controller',
@@ -136,7 +127,7 @@ t.test(
   'with exactly the RBAC rules of deploy/daemonset both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
-    const { forbidden, issued } = await everything(cluster);
+    const { forbidden, issued } = await everything(t, cluster);
     t.same(
       forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
       [],
@@ -184,7 +175,7 @@ t.test(
         limit(async () => {
           const cluster = await startCluster(t);
           cluster.server.rbac = rbac;
-          const { forbidden } = await everything(cluster);
+          const { forbidden } = await everything(t, cluster);
           const resources = rule.rule.resources;
           const refused = forbidden.filter(
             (r) =>

@@ -10,6 +10,11 @@ import {
 import { IssuerKind } from '../../src/api/issuer.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { SecretKind } from '../../src/api/secret.js';
+import {
+  type Controller,
+  type ControllerOptions,
+  startController,
+} from '../../src/cli/controller.js';
 import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
@@ -174,3 +179,28 @@ export const caIssuerAttributes = {
   'csi.cert-manager.io/issuer-kind': 'Issuer',
   'csi.cert-manager.io/dns-names': '${POD_NAME}.${POD_NAMESPACE}.svc',
 } as const;
+
+/**
+ * `cert-csi controller` in this process as the controller ServiceAccount (quick retries,
+ * no leader election unless asked); stopped at teardown.
+ */
+export function startClusterController(
+  t: Pick<Test, 'teardown'>,
+  cluster: Cluster,
+  options: Partial<ControllerOptions> = {},
+): Controller {
+  const controller = startController({
+    kubeConfig: cluster.kubeConfig(CONTROLLER_TOKEN),
+    qps: 1000,
+    burst: 1000,
+    identity: 'controller-a',
+    clusterResourceNamespace: 'cert-csi',
+    disableApproval: false,
+    signingWorkers: 2,
+    logger: silentLogger,
+    retryBaseDelayMs: 50,
+    ...options,
+  });
+  t.teardown(() => controller.stop());
+  return controller;
+}

@@ -1,0 +1,336 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { ServiceError } from '@grpc/grpc-js';
+import t, { type Test } from 'tap';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+} from '../../src/api/certificate-request.js';
+import { type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
+import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
+import type { Controller } from '../../src/cli/controller.js';
+import type { MemoryStore } from '../../src/store/memory-store.js';
+import {
+  type Cluster,
+  type ClusterPlugin,
+  caIssuerAttributes,
+  POD_NAMESPACE,
+  startCluster,
+  startClusterController,
+  startClusterPlugin,
+} from '../support/cluster-harness.js';
+import type { RequestLogEntry } from '../support/fake-api-server.js';
+import { waitForObject } from '../support/wait-for-object.js';
+
+const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
+const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
+const NODE_SELECTOR = `${NODE_ID_HASH_LABEL}=${hashIdentifier('node-1')}`;
+const OUTAGE_MS = 30_000;
+
+/** For every volume-id-hash label: the live (not deleted) requests now, and the most ever. */
+interface LiveRequests {
+  live: Map<string, Set<string>>;
+  max: Map<string, number>;
+  errors: Error[];
+}
+
+/**
+ * Follows every CertificateRequest from the fake server's own store (admin side, not over
+ * HTTP, so no injected fault hides a change) and records how many were live per volume.
+ */
+async function trackLiveRequests(t: Test, store: MemoryStore): Promise<LiveRequests> {
+  const tracked: LiveRequests = { live: new Map(), max: new Map(), errors: [] };
+  const apply = (type: string, request: CertificateRequest) => {
+    const hash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
+    if (hash === undefined) return;
+    const names = tracked.live.get(hash) ?? new Set<string>();
+    tracked.live.set(hash, names);
+    if (type === 'DELETED') names.delete(request.metadata.name);
+    else names.add(request.metadata.name);
+    tracked.max.set(hash, Math.max(tracked.max.get(hash) ?? 0, names.size));
+  };
+  const listed = await store.list<CertificateRequest>(CertificateRequestKind);
+  for (const request of listed.items) apply('ADDED', request);
+  const watch = store.watch<CertificateRequest>(
+    CertificateRequestKind,
+    { resourceVersion: listed.resourceVersion },
+    {
+      onEvent: (event) => apply(event.type, event.object),
+      onError: (err) => tracked.errors.push(err),
+    },
+  );
+  t.teardown(() => watch.stop());
+  return tracked;
+}
+
+/** One NodePublishVolume call as the test's kubelet made it. */
+interface Attempt {
+  startedAt: number;
+  endedAt: number;
+  code?: number;
+  error?: string;
+}
+
+/**
+ * Publishes as kubelet does: on failure, retry after a backoff (1 s doubling, capped at
+ * 5 s here; kubelet's own cap is 2 min) until it works or the deadline passes.
+ */
+async function publishLikeKubelet(
+  node: ClusterPlugin,
+  volumeId: string,
+  deadline: number,
+): Promise<Attempt[]> {
+  const attempts: Attempt[] = [];
+  let backoffMs = 1_000;
+  for (;;) {
+    const startedAt = Date.now();
+    try {
+      await node.publish(volumeId, caIssuerAttributes);
+      attempts.push({ startedAt, endedAt: Date.now() });
+      return attempts;
+    } catch (err) {
+      const failure = err as Partial<ServiceError>;
+      attempts.push({
+        startedAt,
+        endedAt: Date.now(),
+        ...(failure.code !== undefined ? { code: failure.code } : {}),
+        error: failure.details ?? String(err),
+      });
+    }
+    if (Date.now() + backoffMs > deadline) {
+      throw new Error(`${volumeId} not published in time; attempts: ${JSON.stringify(attempts)}`);
+    }
+    await delay(backoffMs);
+    backoffMs = Math.min(backoffMs * 2, 5_000);
+  }
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(20);
+  }
+}
+
+/** A cluster with the CA Issuer ready and `cert-csi controller` running in-process. */
+async function clusterWithController(
+  t: Test,
+): Promise<{ cluster: Cluster; startSigner: () => Promise<Controller> }> {
+  const cluster = await startCluster(t);
+  await cluster.seedIssuer();
+  const startSigner = async () => {
+    const controller = startClusterController(t, cluster);
+    return controller;
+  };
+  return { cluster, startSigner };
+}
+
+/** Checks the volume's files: the certificate verifies against ca.crt and matches the key. */
+async function checkFiles(t: Test, target: string, volumeId: string): Promise<X509Certificate> {
+  const cert = new X509Certificate(await readFile(join(target, 'tls.crt')));
+  const ca = new X509Certificate(await readFile(join(target, 'ca.crt')));
+  t.ok(cert.verify(ca.publicKey), `${volumeId}: tls.crt is signed by ca.crt`);
+  t.ok(
+    cert.checkPrivateKey(createPrivateKey(await readFile(join(target, 'tls.key')))),
+    `${volumeId}: tls.key matches tls.crt`,
+  );
+  return cert;
+}
+
+function liveByVolume(requests: CertificateRequest[]): Map<string, string[]> {
+  const byVolume = new Map<string, string[]>();
+  for (const request of requests) {
+    const hash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL] ?? '';
+    byVolume.set(hash, [...(byVolume.get(hash) ?? []), request.metadata.name]);
+  }
+  return byVolume;
+}
+
+function isPluginRewatch(entry: RequestLogEntry): boolean {
+  const resourceVersion = entry.query.get('resourceVersion') ?? '';
+  return (
+    entry.user === NODE_USER &&
+    entry.watch &&
+    entry.resource === 'certificaterequests' &&
+    resourceVersion !== '' &&
+    resourceVersion !== '0'
+  );
+}
+
+t.test(
+  'a 30 s API outage with dropped watches, 409s and 410s: issuance completes after recovery, one live request per volume',
+  async (t) => {
+    const { cluster, startSigner } = await clusterWithController(t);
+    const { server } = cluster;
+    const live = await trackLiveRequests(t, server.store);
+    await startSigner();
+    await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
+    const node = await startClusterPlugin(t, cluster, {
+      nodeId: 'node-1',
+      attemptTimeoutMs: 4_000,
+    });
+
+    // A volume issued before the outage: republishing it needs no API call.
+    const { target: readyTarget } = await node.publish('vol-ready', caIssuerAttributes);
+    await checkFiles(t, readyTarget, 'vol-ready');
+    const watchesBefore = server.openWatches;
+    t.ok(watchesBefore >= 5, `${watchesBefore} watches open (plugin 1, controller 4)`);
+
+    // The outage: every request answers 500 for 30 s, and every open watch is torn down.
+    const faultStart = Date.now();
+    server.failRequests({ status: 500, forMs: OUTAGE_MS });
+    const recoveryAt = faultStart + OUTAGE_MS;
+    // After it, the plugin's first re-watch is refused with HTTP 410 (a fault registered
+    // second only applies once the 500s have ended).
+    server.failRequests({ status: 410, times: 1, match: isPluginRewatch });
+    t.equal(server.dropWatches(), watchesBefore, 'every watch dropped');
+
+    const volumes = ['vol-a', 'vol-b', 'vol-c'];
+    const deadline = recoveryAt + 25_000;
+    const publishing = volumes.map((volumeId) => publishLikeKubelet(node, volumeId, deadline));
+
+    await delay(2_000);
+    // Later in the outage: re-watches get the watch cache's 410 ERROR event once the server
+    // answers again, and the controller's first status writes conflict.
+    server.expireWatches(5);
+    server.conflictOnNextStatusUpdates(3);
+    const republishStart = Date.now();
+    await node.publish('vol-ready', caIssuerAttributes);
+    t.ok(Date.now() < recoveryAt, 'a ready volume republishes during the outage, from disk');
+    t.ok(Date.now() - republishStart < 2_000, 'and at once');
+
+    const attempts = await Promise.all(publishing);
+    for (const [index, volumeId] of volumes.entries()) {
+      const tries = attempts[index] as Attempt[];
+      const success = tries.at(-1) as Attempt;
+      const failures = tries.slice(0, -1);
+      t.ok(failures.length > 0, `${volumeId}: ${failures.length} failed attempts before success`);
+      t.ok(
+        failures.some((f) => f.endedAt < recoveryAt && /injected fault/.test(f.error ?? '')),
+        `${volumeId}: publishes during the outage fail with the API's error`,
+      );
+      const afterRecovery = success.endedAt - recoveryAt;
+      t.ok(
+        success.endedAt >= recoveryAt && afterRecovery < 25_000,
+        `${volumeId}: published ${afterRecovery} ms after the API recovered (attempt ${tries.length}; attempts ended at ${tries.map((a) => `${a.endedAt - faultStart}ms${a.error ? '✗' : '✓'}`).join(', ')} after the outage began)`,
+      );
+      await checkFiles(t, join(node.dir, 'pods', volumeId, 'mount'), volumeId);
+    }
+
+    // What the faults did, as the server saw it.
+    const log = server.requests.filter((r) => r.time >= faultStart);
+    t.ok(
+      log.some((r) => r.user === NODE_USER && r.verb === 'create' && r.status === 500),
+      'the plugin’s creates were refused with 500',
+    );
+    t.ok(
+      log.some((r) => r.user === NODE_USER && r.verb === 'list' && r.status === 500),
+      'the plugin’s informer relisted during the outage and got 500',
+    );
+    const firstListAfter = (user: string) =>
+      (log.find((r) => r.user === user && r.verb === 'list' && r.status === 200)?.time ??
+        Number.NaN) - recoveryAt;
+    const pluginRelist = firstListAfter(NODE_USER);
+    const controllerRelist = firstListAfter(CONTROLLER_USER);
+    t.ok(
+      pluginRelist >= 0 && controllerRelist >= 0,
+      `informers relisted ${pluginRelist} ms (plugin) and ${controllerRelist} ms (controller) after the API recovered`,
+    );
+    t.equal(
+      log.filter((r) => isPluginRewatch(r) && r.status === 410).length,
+      1,
+      'the plugin’s re-watch after the outage got 410 (and it relisted)',
+    );
+    const conflicts = log.filter((r) => r.subresource === 'status' && r.status === 409);
+    // Injected: the first three; the approver and the signer racing may add real ones.
+    t.ok(conflicts.length >= 3, `${conflicts.length} status writes conflicted`);
+    t.ok(
+      conflicts.every((r) => r.user === CONTROLLER_USER && r.time >= recoveryAt),
+      'all of them the controller’s, after the outage',
+    );
+
+    // One live request per volume, always.
+    const all = volumes.concat('vol-ready');
+    const current = liveByVolume(await cluster.requests());
+    for (const volumeId of all) {
+      const hash = hashIdentifier(volumeId);
+      t.equal(current.get(hash)?.length, 1, `${volumeId}: exactly one CertificateRequest now`);
+      t.equal(live.max.get(hash), 1, `${volumeId}: never more than one live CertificateRequest`);
+    }
+    t.same(live.errors, [], 'the observer’s watch never failed');
+
+    // The plugin only ever listed and watched its own node's requests.
+    const pluginCalls = server.requests.filter(
+      (r) => r.user === NODE_USER && r.resource === 'certificaterequests',
+    );
+    const reads = pluginCalls.filter((r) => r.verb === 'list' || r.verb === 'watch');
+    t.ok(reads.length > 4, `${reads.length} lists and watches by the plugin`);
+    t.same(
+      reads.filter((r) => r.labelSelector !== NODE_SELECTOR || r.namespace !== undefined),
+      [],
+      `every list and watch is scoped by ${NODE_SELECTOR}, across namespaces`,
+    );
+    t.equal(pluginCalls.filter((r) => r.verb === 'get').length, 0, 'no gets');
+    t.same(
+      server.requests.filter((r) => r.status === 403).map((r) => `${r.user} ${r.verb} ${r.path}`),
+      [],
+      'nothing was refused by RBAC',
+    );
+  },
+);
+
+t.test('an idle volume whose watch dropped and then expired (410) renews on request', async (t) => {
+  const { cluster, startSigner } = await clusterWithController(t);
+  const { server } = cluster;
+  const live = await trackLiveRequests(t, server.store);
+  const first = await startSigner();
+  await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
+  const node = await startClusterPlugin(t, cluster, { nodeId: 'node-1', attemptTimeoutMs: 4_000 });
+  const { target } = await node.publish('vol-idle', caIssuerAttributes);
+  const before = await checkFiles(t, target, 'vol-idle');
+  const [issuedFirst] = await cluster.requests();
+
+  // Only the plugin watches while the fault happens, so the one expiry is its re-watch's.
+  await first.stop();
+  await until(() => server.openWatches === 1, 'only the plugin’s watch open');
+  const dropAt = Date.now();
+  server.expireWatches(1);
+  t.equal(server.dropWatches(), 1, 'the plugin’s watch dropped');
+  const pluginReads = () =>
+    server.requests.filter(
+      (r) =>
+        r.time >= dropAt &&
+        r.user === NODE_USER &&
+        r.resource === 'certificaterequests' &&
+        (r.verb === 'list' || r.verb === 'watch'),
+    );
+  // Relist after the backoff, re-watch (410), relist at once, re-watch.
+  await until(() => pluginReads().length >= 4, 'the plugin to relist twice and watch again');
+  const reads = pluginReads();
+  t.same(
+    reads.slice(0, 4).map((r) => r.verb),
+    ['list', 'watch', 'list', 'watch'],
+    'list, watch, list, watch',
+  );
+  const [relist, , relistAfterGone] = reads as [RequestLogEntry, RequestLogEntry, RequestLogEntry];
+  t.ok(relist.time - dropAt >= 900, `first relist after the backoff (${relist.time - dropAt} ms)`);
+  t.ok(
+    relistAfterGone.time - relist.time < 900,
+    `second relist at once after the 410 (${relistAfterGone.time - relist.time} ms)`,
+  );
+  await until(() => server.openWatches === 1, 'the plugin watching again');
+
+  await startSigner();
+  const outcome = await node.plugin.manager.renewNow({ volumeId: 'vol-idle' });
+  t.same(outcome.failed, [], 'no failure');
+  t.equal(outcome.renewed.length, 1, 'renewed');
+  const after = await checkFiles(t, target, 'vol-idle');
+  t.not(after.serialNumber, before.serialNumber, 'a new certificate on disk');
+  const requests = await cluster.requests();
+  t.equal(requests.length, 1, 'one CertificateRequest left');
+  t.not(requests[0]?.metadata.name, issuedFirst?.metadata.name, 'the renewal’s');
+  t.equal(live.max.get(hashIdentifier('vol-idle')), 1, 'never two live at once');
+});

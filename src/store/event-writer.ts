@@ -15,6 +15,8 @@ export interface EventWriterOptions {
   clock?: Clock;
   /** The same event about the same object is written at most once per this window. */
   dedupeWindowMs?: number;
+  /** How many recent events are remembered for that (the oldest is forgotten first). */
+  maxRemembered?: number;
 }
 
 const DEFAULT_DEDUPE_WINDOW_MS = 10 * 60_000;
@@ -52,7 +54,7 @@ export class EventWriter implements EventRecorder {
       return;
     this.recent.delete(key);
     this.recent.set(key, now);
-    if (this.recent.size > MAX_REMEMBERED) {
+    if (this.recent.size > (this.options.maxRemembered ?? MAX_REMEMBERED)) {
       const oldest = this.recent.keys().next().value;
       if (oldest !== undefined) this.recent.delete(oldest);
     }

@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
@@ -196,3 +197,24 @@ t.test('controller --help documents its flags', async (t) => {
   const top = await runCli(['--help']);
   t.match(top.stdout, /controller +run the issuer controllers/);
 });
+
+t.test(
+  'kubeconfig: in a pod the service account is used; no cluster at all is an error',
+  async (t) => {
+    const saved = { ...process.env };
+    t.teardown(() => {
+      for (const name of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'KUBECONFIG']) {
+        if (saved[name] === undefined) delete process.env[name];
+        else process.env[name] = saved[name];
+      }
+    });
+    process.env.KUBERNETES_SERVICE_HOST = '10.96.0.1';
+    process.env.KUBERNETES_SERVICE_PORT = '443';
+    t.equal(loadKubeConfig({}).getCurrentCluster()?.server, 'https://10.96.0.1:443', 'in-cluster');
+    delete process.env.KUBERNETES_SERVICE_HOST;
+    const cluster = await startCluster(t);
+    const empty = join(cluster.dir, 'empty-kubeconfig');
+    await writeFile(empty, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    t.throws(() => loadKubeConfig({ kubeconfig: empty }), /no Kubernetes cluster configured/);
+  },
+);

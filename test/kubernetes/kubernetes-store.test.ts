@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import {
   type CertificateRequest,
@@ -15,7 +15,7 @@ import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { EventWriter } from '../../src/store/event-writer.js';
 import { Informer } from '../../src/store/informer.js';
-import { KubernetesStore } from '../../src/store/kubernetes-store.js';
+import { KubernetesStore, toStoreError } from '../../src/store/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { FakeApiServer } from '../support/fake-api-server.js';
 
@@ -343,3 +343,51 @@ t.test('the client-side rate limit spaces requests at qps after the burst', asyn
   // 2 at once, then 4 more at 20/s: at least 200 ms.
   t.ok(elapsed >= 190, `6 requests took ${elapsed} ms`);
 });
+
+t.test(
+  'errors without a Status body, unsupported kinds, and the event writer forgetting',
+  async (t) => {
+    const { store, server } = await serve(t);
+    const opaque = toStoreError(
+      new ApiException(502, 'bad gateway', '<html>oops</html>', {}),
+      'list x',
+    );
+    t.ok(isStoreError(opaque, 'InternalError'));
+    t.equal(opaque.message, 'list x: HTTP 502', 'a body that is not a Status: the HTTP code');
+    const empty = toStoreError(new ApiException(401, 'unauthorized', undefined, {}), 'get y');
+    t.ok(isStoreError(empty, 'Forbidden'), '401 is refused access');
+    t.equal(empty.message, 'get y: HTTP 401');
+    const parsed = toStoreError(
+      new ApiException(409, 'conflict', { reason: 'AlreadyExists', message: 'exists' }, {}),
+      'create z',
+    );
+    t.ok(isStoreError(parsed, 'AlreadyExists'), 'a parsed Status body is read too');
+    t.equal(toStoreError(parsed, 'again'), parsed, 'a StoreError passes through');
+
+    await server.store.create<Secret>(SecretKind, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 's', namespace: 'ns1' },
+    });
+    t.equal((await store.get<Secret>(SecretKind, 's', 'ns1')).metadata.name, 's', 'get a Secret');
+    const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns1' } };
+    t.match(await rejection(store.create(PodKind, pod)), /does not create pods/);
+
+    const events = new EventWriter({
+      store,
+      component: 'c',
+      logger: silentLogger,
+      maxRemembered: 1,
+    });
+    events.event(pod, 'Normal', 'A', 'first');
+    events.event(pod, 'Normal', 'B', 'second');
+    events.event(pod, 'Normal', 'A', 'first');
+    await events.flush();
+    const written = await server.store.list<KubeEvent>(KubeEventKind, { namespace: 'ns1' });
+    t.same(
+      written.items.map((e) => e.reason),
+      ['A', 'B', 'A'],
+      'with room for one, a repeat of a forgotten event is written again',
+    );
+  },
+);

@@ -121,7 +121,13 @@ export async function runNode(
     throw new Error(`--mode: expected ${NODE_MODES.join(' or ')}, got "${mode}"`);
   }
   const embeddedOnly = ['manifests', 'state-dir', 'cluster-resource-namespace'] as const;
-  const kubernetesOnly = ['kubeconfig', 'context', 'use-token-request'] as const;
+  const kubernetesOnly = [
+    'kubeconfig',
+    'context',
+    'kube-api-qps',
+    'kube-api-burst',
+    'use-token-request',
+  ] as const;
   for (const flag of mode === 'kubernetes' ? embeddedOnly : kubernetesOnly) {
     if (explicit.has(flag))
       throw new Error(

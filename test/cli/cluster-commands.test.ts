@@ -51,6 +51,10 @@ t.test('node: mode flags are checked before anything starts', async (t) => {
     /--use-token-request: only used with --mode kubernetes/,
   );
   t.match(
+    await failure(runNode(['--kube-api-qps', '5'])),
+    /--kube-api-qps: only used with --mode kubernetes/,
+  );
+  t.match(
     await failure(runNode(['--mode', 'kubernetes', '--kube-api-qps', '0'])),
     /--kube-api-qps: must be a number > 0, got "0"/,
   );
@@ -218,3 +222,36 @@ t.test(
     t.throws(() => loadKubeConfig({ kubeconfig: empty }), /no Kubernetes cluster configured/);
   },
 );
+
+t.test('controller: a leader that cannot renew its lease exits 1', async (t) => {
+  const cluster = await startCluster(t);
+  const exit = runController(
+    [
+      '--kubeconfig',
+      await cluster.kubeconfigFile(CONTROLLER_TOKEN),
+      '--log-level',
+      'silent',
+      '--identity',
+      'doomed',
+      '--leader-election-lease-duration',
+      '1s',
+      '--leader-election-renew-deadline',
+      '600ms',
+      '--leader-election-retry-period',
+      '100ms',
+    ],
+    () => new Promise(() => {}),
+  );
+  await until(async () => {
+    const lease = await cluster.server.store.get<Lease>(
+      LeaseKind,
+      'cert-csi-controller',
+      'cert-csi',
+    );
+    return lease.spec.holderIdentity === 'doomed' ? true : undefined;
+  });
+  cluster.server.failRequests({ status: 500, forMs: 5_000, match: (r) => r.resource === 'leases' });
+  const started = Date.now();
+  t.equal(await exit, 1, 'exit status 1 so the Deployment restarts it');
+  t.ok(Date.now() - started < 2_000, 'soon after the renew deadline');
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { watch } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseGoDuration } from '../pki/duration.js';
@@ -16,16 +16,17 @@ import { removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
 import { DataRoot } from '../volume/data-root.js';
 import { errnoCode, messageOf } from '../volume/errors.js';
 import { validateVolumeId } from '../volume/volume-id.js';
+import {
+  type CommandOutput,
+  isDirectory,
+  processOutput,
+  startDataRootCommand,
+  usageError,
+} from './data-root-command.js';
 
 const DEFAULT_TIMEOUT = '60s';
 // setTimeout's limit; a longer wait would fire at once.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** Where a command writes; the process streams, or a test's buffers. */
-export interface CommandOutput {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
 
 export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID | --all) [--timeout DURATION]
 
@@ -47,23 +48,14 @@ Flags:
 /** `cert-csi renew`: asks the plugin watching the data root to renew now, and reports the outcome. */
 export async function runRenew(
   args: string[],
-  out: CommandOutput = { stdout: process.stdout, stderr: process.stderr },
+  out: CommandOutput = processOutput,
 ): Promise<number> {
-  let values: ReturnType<typeof parseFlags>;
-  try {
-    values = parseFlags(args);
-  } catch (err) {
-    return usageError(out, messageOf(err));
-  }
-  if (values.help) {
-    out.stdout.write(RENEW_HELP);
-    return 0;
-  }
-  const root = values['data-root'];
-  if (!root) return usageError(out, '--data-root is required');
+  const started = startDataRootCommand(args, out, renewCommand);
+  if (typeof started === 'number') return started;
+  const { values, root } = started;
   const volumeId = values['volume-id'];
   if ((volumeId === undefined) === (values.all !== true)) {
-    return usageError(out, 'give either --volume-id ID or --all');
+    return usageError(out, renewCommand, 'give either --volume-id ID or --all');
   }
   let target: RenewTarget;
   if (volumeId === undefined) {
@@ -72,7 +64,7 @@ export async function runRenew(
     try {
       validateVolumeId(volumeId);
     } catch (err) {
-      return usageError(out, messageOf(err));
+      return usageError(out, renewCommand, messageOf(err));
     }
     target = { volumeId };
   }
@@ -81,20 +73,21 @@ export async function runRenew(
   try {
     timeoutMs = parseGoDuration(timeoutText);
   } catch (err) {
-    return usageError(out, `--timeout: ${messageOf(err)}`);
+    return usageError(out, renewCommand, `--timeout: ${messageOf(err)}`);
   }
   if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
-    return usageError(out, `--timeout: must be positive and at most 596h, got ${timeoutText}`);
+    return usageError(
+      out,
+      renewCommand,
+      `--timeout: must be positive and at most 596h, got ${timeoutText}`,
+    );
   }
   const dir = renewDirOf(new DataRoot(root));
-  const isDir = await stat(dir).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (!isDir) {
+  if (!(await isDirectory(dir))) {
     // The plugin creates the dir at start: without it, no plugin ever used this data root.
     return usageError(
       out,
+      renewCommand,
       `${dir} does not exist: is cert-csi node running with --data-root ${root}?`,
     );
   }
@@ -133,10 +126,7 @@ function parseFlags(args: string[]) {
   }).values;
 }
 
-function usageError(out: CommandOutput, message: string): number {
-  out.stderr.write(`cert-csi renew: ${message}\n\n${RENEW_HELP}`);
-  return 2;
-}
+const renewCommand = { name: 'renew', help: RENEW_HELP, parse: parseFlags };
 
 /**
  * Writes the request and resolves with the result file's text, or undefined after timeoutMs.

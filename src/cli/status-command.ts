@@ -1,14 +1,13 @@
-import { stat } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { readVolumeStatuses, type VolumeStatus } from '../renewal/volume-status.js';
 import { DataRoot } from '../volume/data-root.js';
-import { messageOf } from '../volume/errors.js';
-
-/** Where a command writes; the process streams, or a test's buffers. */
-export interface CommandOutput {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-}
+import {
+  type CommandOutput,
+  isDirectory,
+  processOutput,
+  startDataRootCommand,
+  usageError,
+} from './data-root-command.js';
 
 export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--json]
 
@@ -33,25 +32,14 @@ const ERROR_WIDTH = 60;
 /** `cert-csi status`: the volumes of this node, from their files. */
 export async function runStatus(
   args: string[],
-  out: CommandOutput = { stdout: process.stdout, stderr: process.stderr },
+  out: CommandOutput = processOutput,
 ): Promise<number> {
-  let values: ReturnType<typeof parseFlags>;
-  try {
-    values = parseFlags(args);
-  } catch (err) {
-    return usageError(out, messageOf(err));
+  const started = startDataRootCommand(args, out, statusCommand);
+  if (typeof started === 'number') return started;
+  const { values, root } = started;
+  if (!(await isDirectory(root))) {
+    return usageError(out, statusCommand, `data root ${root} does not exist or is not a directory`);
   }
-  if (values.help) {
-    out.stdout.write(STATUS_HELP);
-    return 0;
-  }
-  const root = values['data-root'];
-  if (!root) return usageError(out, '--data-root is required');
-  const isDir = await stat(root).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (!isDir) return usageError(out, `data root ${root} does not exist or is not a directory`);
   const statuses = await readVolumeStatuses(new DataRoot(root));
   if (values.json) {
     out.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
@@ -74,10 +62,7 @@ function parseFlags(args: string[]) {
   }).values;
 }
 
-function usageError(out: CommandOutput, message: string): number {
-  out.stderr.write(`cert-csi status: ${message}\n\n${STATUS_HELP}`);
-  return 2;
-}
+const statusCommand = { name: 'status', help: STATUS_HELP, parse: parseFlags };
 
 /** The status rows as an aligned text table, one line per volume. */
 export function formatTable(statuses: readonly VolumeStatus[]): string {

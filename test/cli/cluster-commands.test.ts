@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { type Lease, LeaseKind } from '../../src/api/lease.js';
 import { runController } from '../../src/cli/controller-command.js';
@@ -9,84 +8,66 @@ import { CsiClient } from '../../src/driver/csi-client.js';
 import { loadKubeConfig } from '../../src/store/kube-config.js';
 import { runCli } from '../support/cli-process.js';
 import { CONTROLLER_TOKEN, NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
-
-async function until<T>(probe: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await delay(20);
-  }
-}
-
-async function failure(run: Promise<number>): Promise<string> {
-  try {
-    await run;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-  throw new Error('expected the command to fail');
-}
+import { rejectionMessage, until } from '../support/eventually.js';
 
 t.test('node: mode flags are checked before anything starts', async (t) => {
   t.match(
-    await failure(runNode(['--mode', 'cloud'])),
+    await rejectionMessage(runNode(['--mode', 'cloud'])),
     /--mode: expected embedded or kubernetes, got "cloud"/,
   );
   t.match(
-    await failure(runNode(['--mode', 'kubernetes', '--manifests', '/x'])),
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--manifests', '/x'])),
     /--manifests: only used with --mode embedded/,
   );
   t.match(
-    await failure(runNode(['--mode', 'kubernetes', '--state-dir', '/x'])),
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--state-dir', '/x'])),
     /--state-dir: only used with --mode embedded/,
   );
   t.match(
-    await failure(runNode(['--kubeconfig', '/x'])),
+    await rejectionMessage(runNode(['--kubeconfig', '/x'])),
     /--kubeconfig: only used with --mode kubernetes/,
   );
   t.match(
-    await failure(runNode(['--use-token-request'])),
+    await rejectionMessage(runNode(['--use-token-request'])),
     /--use-token-request: only used with --mode kubernetes/,
   );
   t.match(
-    await failure(runNode(['--kube-api-qps', '5'])),
+    await rejectionMessage(runNode(['--kube-api-qps', '5'])),
     /--kube-api-qps: only used with --mode kubernetes/,
   );
   t.match(
-    await failure(runNode(['--mode', 'kubernetes', '--kube-api-qps', '0'])),
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--kube-api-qps', '0'])),
     /--kube-api-qps: must be a number > 0, got "0"/,
   );
   t.match(
-    await failure(runNode(['--mode', 'kubernetes', '--kube-api-burst', '2.5'])),
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--kube-api-burst', '2.5'])),
     /--kube-api-burst: must be a whole number >= 1, got "2.5"/,
   );
 });
 
 t.test('controller: bad flags are refused with the flag named', async (t) => {
   t.match(
-    await failure(runController(['--leader-elect', 'maybe'])),
+    await rejectionMessage(runController(['--leader-elect', 'maybe'])),
     /--leader-elect: expected true or false/,
   );
   t.match(
-    await failure(runController(['--log-level', 'loud'])),
+    await rejectionMessage(runController(['--log-level', 'loud'])),
     /--log-level: unknown level "loud"/,
   );
   t.match(
-    await failure(runController(['--leader-election-renew-deadline', '20s'])),
+    await rejectionMessage(runController(['--leader-election-renew-deadline', '20s'])),
     /lease duration must be longer than the renew deadline/,
   );
   t.match(
-    await failure(runController(['--leader-election-retry-period', 'soon'])),
+    await rejectionMessage(runController(['--leader-election-retry-period', 'soon'])),
     /--leader-election-retry-period: /,
   );
   t.match(
-    await failure(runController(['--signing-workers', '0'])),
+    await rejectionMessage(runController(['--signing-workers', '0'])),
     /--signing-workers: must be a whole number >= 1/,
   );
   t.match(
-    await failure(runController(['--kubeconfig', '/nonexistent/kubeconfig'])),
+    await rejectionMessage(runController(['--kubeconfig', '/nonexistent/kubeconfig'])),
     /--kubeconfig \/nonexistent\/kubeconfig: /,
   );
 });
@@ -130,14 +111,16 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
     ],
     () => new Promise<void>((resolve) => (stopController = resolve)),
   );
-  await until(async () => {
-    const lease = await cluster.server.store.get<Lease>(
-      LeaseKind,
-      'cert-csi-controller',
-      'cert-csi',
-    );
-    return lease.spec.holderIdentity === 'in-process' ? true : undefined;
-  });
+  // Until the controller has written it, the Lease does not exist: keep waiting.
+  await until(
+    async () => {
+      const lease = await cluster.server.store
+        .get<Lease>(LeaseKind, 'cert-csi-controller', 'cert-csi')
+        .catch(() => undefined);
+      return lease?.spec.holderIdentity === 'in-process' ? true : undefined;
+    },
+    { timeoutMs: 10_000 },
+  );
   let stopNode = () => {};
   const socket = join(cluster.dir, 'csi.sock');
   const node = runNode(
@@ -161,8 +144,10 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
   );
   const client = new CsiClient({ kind: 'unix', path: socket });
   t.teardown(() => client.close());
+  // The socket appears once the plugin has started: a refused call means not yet.
   const probe = await until(
-    async () => (await client.identityCall('Probe', {})) as { ready?: { value?: boolean } },
+    () => client.identityCall<{ ready?: { value?: boolean } }>('Probe', {}).catch(() => undefined),
+    { timeoutMs: 10_000 },
   );
   t.equal(probe.ready?.value, true, 'the plugin answers on its socket');
   await client.nodeCall('NodePublishVolume', {
@@ -242,14 +227,16 @@ t.test('controller: a leader that cannot renew its lease exits 1', async (t) => 
     ],
     () => new Promise(() => {}),
   );
-  await until(async () => {
-    const lease = await cluster.server.store.get<Lease>(
-      LeaseKind,
-      'cert-csi-controller',
-      'cert-csi',
-    );
-    return lease.spec.holderIdentity === 'doomed' ? true : undefined;
-  });
+  // Until the controller has written it, the Lease does not exist: keep waiting.
+  await until(
+    async () => {
+      const lease = await cluster.server.store
+        .get<Lease>(LeaseKind, 'cert-csi-controller', 'cert-csi')
+        .catch(() => undefined);
+      return lease?.spec.holderIdentity === 'doomed' ? true : undefined;
+    },
+    { timeoutMs: 10_000 },
+  );
   cluster.server.failRequests({ status: 500, forMs: 5_000, match: (r) => r.resource === 'leases' });
   const started = Date.now();
   t.equal(await exit, 1, 'exit status 1 so the Deployment restarts it');

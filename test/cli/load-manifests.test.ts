@@ -6,21 +6,13 @@ import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { rejectionMessage } from '../support/eventually.js';
 
 async function dirWith(t: Test, files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cert-csi-manifests-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
   return dir;
-}
-
-async function failure(run: Promise<unknown>): Promise<string> {
-  try {
-    await run;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-  throw new Error('expected loadManifests to fail');
 }
 
 t.test(
@@ -101,18 +93,18 @@ t.test(
         [name]: text,
       });
       const store = new MemoryStore();
-      t.match(await failure(loadManifests(store, dir)), expected, name);
+      t.match(await rejectionMessage(loadManifests(store, dir)), expected, name);
       t.same((await store.list(SecretKind)).items, [], `${name}: nothing written`);
     }
     t.match(
-      await failure(loadManifests(new MemoryStore(), '/nonexistent/manifests')),
+      await rejectionMessage(loadManifests(new MemoryStore(), '/nonexistent/manifests')),
       /\/nonexistent\/manifests: cannot read directory/,
     );
     const invalid = await dirWith(t, {
       'bad-name.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: Not_A_Name}\n',
     });
     t.match(
-      await failure(loadManifests(new MemoryStore(), invalid)),
+      await rejectionMessage(loadManifests(new MemoryStore(), invalid)),
       /bad-name\.yaml: .*Not_A_Name/,
       'a store refusal names the file',
     );

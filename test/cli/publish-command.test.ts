@@ -3,33 +3,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { runPublish, runUnpublish } from '../../src/cli/publish-command.js';
-
-async function failure(run: Promise<number>): Promise<string> {
-  try {
-    await run;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-  throw new Error('expected the command to fail');
-}
+import { rejectionMessage } from '../support/eventually.js';
 
 t.test('publish and unpublish refuse missing flags and malformed attributes', async (t) => {
-  t.match(await failure(runPublish([])), /--endpoint and --target are required/);
+  t.match(await rejectionMessage(runPublish([])), /--endpoint and --target are required/);
   t.match(
-    await failure(runPublish(['--endpoint', 'unix:///x'])),
+    await rejectionMessage(runPublish(['--endpoint', 'unix:///x'])),
     /--endpoint and --target are required/,
   );
   t.match(
-    await failure(runPublish(['--endpoint', 'unix:///x', '--target', '/t', '--attr', 'novalue'])),
+    await rejectionMessage(
+      runPublish(['--endpoint', 'unix:///x', '--target', '/t', '--attr', 'novalue']),
+    ),
     /--attr "novalue": expected KEY=VALUE/,
   );
   t.match(
-    await failure(runPublish(['--endpoint', 'unix:///x', '--target', '/t', '--attr', '=v'])),
+    await rejectionMessage(
+      runPublish(['--endpoint', 'unix:///x', '--target', '/t', '--attr', '=v']),
+    ),
     /--attr "=v": expected KEY=VALUE/,
   );
-  t.match(await failure(runUnpublish(['--target', '/t'])), /--endpoint and --target are required/);
   t.match(
-    await failure(runPublish(['--endpoint', 'http://x', '--target', '/t'])),
+    await rejectionMessage(runUnpublish(['--target', '/t'])),
+    /--endpoint and --target are required/,
+  );
+  t.match(
+    await rejectionMessage(runPublish(['--endpoint', 'http://x', '--target', '/t'])),
     /endpoint/i,
     'an endpoint that is not unix:// or tcp:// is refused',
   );

@@ -21,6 +21,7 @@ import {
   startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
+import { until } from '../support/eventually.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
@@ -104,14 +105,6 @@ async function publishLikeKubelet(
     }
     await delay(backoffMs);
     backoffMs = Math.min(backoffMs * 2, 5_000);
-  }
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(20);
   }
 }
 
@@ -295,7 +288,10 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
 
   // Only the plugin watches while the fault happens, so the one expiry is its re-watch's.
   await first.stop();
-  await until(() => server.openWatches === 1, 'only the plugin’s watch open');
+  await until(() => server.openWatches === 1, {
+    what: 'only the plugin’s watch open',
+    timeoutMs: 10_000,
+  });
   const dropAt = Date.now();
   server.expireWatches(1);
   t.equal(server.dropWatches(), 1, 'the plugin’s watch dropped');
@@ -308,7 +304,10 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
         (r.verb === 'list' || r.verb === 'watch'),
     );
   // Relist after the backoff, re-watch (410), relist at once, re-watch.
-  await until(() => pluginReads().length >= 4, 'the plugin to relist twice and watch again');
+  await until(() => pluginReads().length >= 4, {
+    what: 'the plugin to relist twice and watch again',
+    timeoutMs: 10_000,
+  });
   const reads = pluginReads();
   t.same(
     reads.slice(0, 4).map((r) => r.verb),
@@ -321,7 +320,10 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
     relistAfterGone.time - relist.time < 900,
     `second relist at once after the 410 (${relistAfterGone.time - relist.time} ms)`,
   );
-  await until(() => server.openWatches === 1, 'the plugin watching again');
+  await until(() => server.openWatches === 1, {
+    what: 'the plugin watching again',
+    timeoutMs: 10_000,
+  });
 
   await startSigner();
   const outcome = await node.plugin.manager.renewNow({ volumeId: 'vol-idle' });

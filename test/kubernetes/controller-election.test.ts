@@ -1,7 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { type Lease, LeaseKind } from '../../src/api/lease.js';
 import { type NodeProcess, startCommand } from '../support/cli-process.js';
@@ -10,19 +9,10 @@ import {
   startCluster,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
+import { until } from '../support/eventually.js';
 import { serviceAccountUser } from '../support/fake-api-server.js';
 
 const LEASE_MS = 3_000;
-
-async function until<T>(probe: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await delay(10);
-  }
-}
 
 t.test(
   'two controllers: only the lease holder signs; the other takes over when it is killed',
@@ -62,10 +52,13 @@ t.test(
       }),
     );
     const lease = () => server.store.get<Lease>(LeaseKind, 'cert-csi-controller', 'cert-csi');
-    const holder = await until(async () => {
-      const current = await lease().catch(() => undefined);
-      return current?.spec.holderIdentity || undefined;
-    }, 30_000);
+    const holder = await until(
+      async () => {
+        const current = await lease().catch(() => undefined);
+        return current?.spec.holderIdentity || undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     const other = holder === 'a' ? 'b' : 'a';
 
     const node = await startClusterPlugin(t, cluster);
@@ -94,10 +87,13 @@ t.test(
     const lastRenew = Date.parse((await lease()).spec.renewTime ?? '');
     const killedAt = Date.now();
     controllers.get(holder)?.child.kill('SIGKILL');
-    const takenAt = await until(async () => {
-      const current = await lease();
-      return current.spec.holderIdentity === other ? Date.now() : undefined;
-    }, LEASE_MS * 3);
+    const takenAt = await until(
+      async () => {
+        const current = await lease();
+        return current.spec.holderIdentity === other ? Date.now() : undefined;
+      },
+      { timeoutMs: LEASE_MS * 3 },
+    );
     const sinceKill = takenAt - killedAt;
     const sinceRenew = takenAt - lastRenew;
     t.ok(

@@ -17,6 +17,7 @@ import { EventWriter } from '../../src/store/event-writer.js';
 import { Informer } from '../../src/store/informer.js';
 import { KubernetesStore, toStoreError } from '../../src/store/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
+import { rejection, until } from '../support/eventually.js';
 import { FakeApiServer } from '../support/fake-api-server.js';
 
 async function serve(
@@ -38,24 +39,6 @@ function request(name: string, labels: Record<string, string> = {}): Certificate
     metadata: { name, namespace: 'ns1', labels },
     spec: { request: 'Y3Ny', issuerRef: { name: 'ca', kind: 'Issuer' } },
   };
-}
-
-/** The error a promise rejects with; fails the test when it resolves. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a rejection');
-}
-
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await delay(5);
-  }
 }
 
 t.test('custom resources: create, get, list by label, update, status, delete', async (t) => {

@@ -4,6 +4,7 @@ import { type Lease, LeaseKind } from '../../src/api/lease.js';
 import { checkLeaderElectionTiming, LeaderElector } from '../../src/store/leader-election.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
+import { until } from '../support/eventually.js';
 
 const timing = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 100 };
 
@@ -16,14 +17,6 @@ function candidate(store: ResourceStore, identity: string) {
     log.push('stop');
   });
   return { elector, log, done };
-}
-
-async function until(check: () => boolean, ms = 5_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await delay(10);
-  }
 }
 
 t.test('one of two candidates leads; the other takes over after the holder gives up', async (t) => {
@@ -44,7 +37,7 @@ t.test('one of two candidates leads; the other takes over after the holder gives
   t.same(a.log, ['start', 'stop'], 'a stopped its work');
   const released = await store.get<Lease>(LeaseKind, 'lock', 'ns');
   t.equal(released.spec.holderIdentity, '', 'a released the lease');
-  await until(() => b.elector.isLeader(), timing.retryPeriodMs * 5);
+  await until(() => b.elector.isLeader(), { timeoutMs: timing.retryPeriodMs * 5 });
   t.same(b.log, ['start'], 'b works once it leads');
   const taken = await store.get<Lease>(LeaseKind, 'lock', 'ns');
   t.equal(taken.spec.holderIdentity, 'b');

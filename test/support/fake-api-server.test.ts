@@ -8,6 +8,7 @@ import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { until } from './eventually.js';
 import { FakeApiServer, type FakeApiServerOptions, serviceAccountUser } from './fake-api-server.js';
 import { parseFieldSelector } from './fake-api-server-field-selector.js';
 import { applyJsonPatch, applyMergePatch } from './fake-api-server-patch.js';
@@ -85,13 +86,8 @@ async function apiError(promise: Promise<unknown>, code: number): Promise<ApiSta
   throw new Error(`expected HTTP ${code}, the call succeeded`);
 }
 
-async function until(condition: () => boolean, what: string, timeoutMs = 1500): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+// The fake server answers within milliseconds: poll often, give up soon.
+const QUICK = { timeoutMs: 1_500, intervalMs: 5 };
 
 /** Starts a client-node watch collecting events; done resolves with the done callback's argument. */
 async function startWatch(
@@ -561,7 +557,10 @@ t.test('a watch sees ADDED, MODIFIED and DELETED, with label and field selectors
 
   const summary = (events: WatchedEvent[]) =>
     events.map((e) => `${e.type} ${e.object.metadata.name}`);
-  await until(() => fromList.events.length >= 5 && fresh.events.length >= 5, 'watch events');
+  await until(() => fromList.events.length >= 5 && fresh.events.length >= 5, {
+    ...QUICK,
+    what: 'watch events',
+  });
   t.same(summary(fromList.events), [
     'ADDED cr1',
     'ADDED cr2',
@@ -576,7 +575,7 @@ t.test('a watch sees ADDED, MODIFIED and DELETED, with label and field selectors
     ['ADDED old', 'ADDED cr1', 'ADDED cr2', 'MODIFIED cr1', 'DELETED cr1'],
     'without a resourceVersion, the existing objects come first as ADDED',
   );
-  await until(() => selected.events.length >= 2, 'selected watch events');
+  await until(() => selected.events.length >= 2, { ...QUICK, what: 'selected watch events' });
   t.same(
     summary(selected.events),
     ['ADDED cr1', 'DELETED cr1'],
@@ -584,7 +583,10 @@ t.test('a watch sees ADDED, MODIFIED and DELETED, with label and field selectors
   );
 
   selected.controller.abort();
-  await until(() => server.openWatches === 2, 'the aborted watch to close on the server');
+  await until(() => server.openWatches === 2, {
+    ...QUICK,
+    what: 'the aborted watch to close on the server',
+  });
 });
 
 t.test('a watch from a resourceVersion too old gets an ERROR event with code 410', async (t) => {
@@ -611,7 +613,7 @@ t.test('a watch from a resourceVersion too old gets an ERROR event with code 410
   ]);
 
   const recent = await startWatch(kc, CR_PATH, { resourceVersion: '3' });
-  await until(() => recent.events.length === 1, 'the replayed change');
+  await until(() => recent.events.length === 1, { ...QUICK, what: 'the replayed change' });
   t.same(
     recent.events.map((e) => e.object.metadata.name),
     ['d'],
@@ -1064,7 +1066,10 @@ t.test('core kinds: secrets fold stringData, events are stored, leases and delet
     metadata: { name: 'ci' },
     spec: {},
   } as KubeObject);
-  await until(() => issuers.events.length === 1, 'the cluster-scoped watch event');
+  await until(() => issuers.events.length === 1, {
+    ...QUICK,
+    what: 'the cluster-scoped watch event',
+  });
   t.match(issuers.events, [{ type: 'ADDED', object: { metadata: { name: 'ci' } } }]);
   const issuer = (await custom.getClusterCustomObject({
     ...G,
@@ -1278,7 +1283,10 @@ t.test('a field selector watch reports objects entering and leaving the selectio
   const summary = (events: WatchedEvent[]) =>
     events.map((e) => `${e.type} ${e.object.metadata.name}`);
   const expected = ['DELETED p1', 'ADDED p1', 'MODIFIED p1', 'DELETED p1'];
-  await until(() => fresh.events.length >= 5 && resumed.events.length >= 4, 'pod events');
+  await until(() => fresh.events.length >= 5 && resumed.events.length >= 4, {
+    ...QUICK,
+    what: 'pod events',
+  });
   t.same(
     summary(fresh.events),
     ['ADDED p1', ...expected],
@@ -1286,7 +1294,7 @@ t.test('a field selector watch reports objects entering and leaving the selectio
   );
   t.same(summary(resumed.events), expected, 'a resumed watch knows what was selected');
   t.equal(fresh.events.length, 5, 'p2 never matched');
-  await until(() => named.events.length >= 2, 'events of p2');
+  await until(() => named.events.length >= 2, { ...QUICK, what: 'events of p2' });
   t.same(summary(named.events), ['ADDED p2', 'DELETED p2'], 'a watch on one name (legacy form)');
 });
 
@@ -1414,9 +1422,9 @@ t.test(
     informer.on('error', () => undefined);
     await informer.start();
     t.teardown(() => informer.stop());
-    await until(() => server.openWatches === 1, 'the informer watch');
+    await until(() => server.openWatches === 1, { ...QUICK, what: 'the informer watch' });
     await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body: request('cr1') });
-    await until(() => seen.length === 2, 'the informer add');
+    await until(() => seen.length === 2, { ...QUICK, what: 'the informer add' });
     const rewatch = server.waitForRequest((r) => r.verb === 'watch');
     server.endWatches();
     const second = await rewatch;
@@ -1426,7 +1434,7 @@ t.test(
       'resumes from the last event',
     );
     await custom.deleteNamespacedCustomObject({ ...G, namespace: 'ns1', name: 'cr0' });
-    await until(() => seen.length === 3, 'the informer delete');
+    await until(() => seen.length === 3, { ...QUICK, what: 'the informer delete' });
     t.same(seen, ['add cr0', 'add cr1', 'delete cr0']);
     t.same(
       informer.list('ns1').map((o) => o.metadata?.name),

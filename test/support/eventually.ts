@@ -1,0 +1,36 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * Polls probe until it yields something other than undefined or false, and returns that;
+ * throws, naming what it waited for, after timeoutMs. For conditions only a test can see
+ * (a lease holder, a log entry), not for the product's own waits, which are event-driven.
+ */
+export async function until<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  options: { what?: string; timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 5_000);
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
+    await delay(options.intervalMs ?? 10);
+  }
+}
+
+/** The error a promise rejects with; throws when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** The message of the error a promise rejects with; throws when it resolves instead. */
+export async function rejectionMessage(promise: Promise<unknown>): Promise<string> {
+  const err = await rejection(promise);
+  return err instanceof Error ? err.message : String(err);
+}

@@ -105,8 +105,17 @@ function asModel<M>(body: KubeObject): M {
   return body as unknown as M;
 }
 
-function withKind<T extends KubeObject>(kind: ResourceKind, obj: unknown): T {
-  const object = plain<T>(obj);
+/**
+ * The object with its apiVersion and kind set. Only the core group's REST answers are typed
+ * models that need converting; custom objects and watch events already are parsed JSON
+ * nobody else holds, so they are not copied again (a watch delivers every change).
+ */
+function withKind<T extends KubeObject>(
+  kind: ResourceKind,
+  obj: unknown,
+  typedModel = kind.group === '',
+): T {
+  const object = typedModel ? plain<T>(obj) : (obj as T);
   object.apiVersion = apiVersionOf(kind);
   object.kind = kind.kind;
   return object;
@@ -395,7 +404,7 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
           if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
             this.handlers.onEvent({
               type: type as WatchEventType,
-              object: withKind<T>(this.kind, object),
+              object: withKind<T>(this.kind, object, false),
             });
           }
         },

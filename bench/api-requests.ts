@@ -26,6 +26,7 @@ import {
   serviceAccountUser,
 } from '../test/support/fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 import { loadRbacFromDirectory } from '../test/support/rbac-authorizer.js';
 
 const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
@@ -116,20 +117,18 @@ function report(label: string, entries: RequestLogEntry[], floor: number) {
 console.log(`bench/api-requests: node ${process.version}, ${volumes} volumes, per issuance`);
 server.clearLog();
 for (let i = 0; i < volumes; i++) {
-  await client.nodeCall('NodePublishVolume', {
-    volume_id: `vol-${i}`,
-    target_path: join(dir, 'pods', `vol-${i}`),
-    readonly: true,
-    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-    volume_context: {
-      'csi.storage.k8s.io/ephemeral': 'true',
-      'csi.storage.k8s.io/pod.name': `pod-${i}`,
-      'csi.storage.k8s.io/pod.namespace': 'bench',
-      'csi.storage.k8s.io/pod.uid': '00000000-0000-4000-8000-000000000000',
+  await client.nodeCall(
+    'NodePublishVolume',
+    inlineVolumeCall(`vol-${i}`, join(dir, 'pods', `vol-${i}`), {
+      ...podInfo({
+        name: `pod-${i}`,
+        namespace: 'bench',
+        uid: '00000000-0000-4000-8000-000000000000',
+      }),
       'csi.cert-manager.io/issuer-name': 'ca',
       'csi.cert-manager.io/key-algorithm': 'ECDSA',
-    },
-  });
+    }),
+  );
 }
 await delay(200);
 report('first issuance', [...server.requests], 1);

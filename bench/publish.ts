@@ -23,6 +23,7 @@ import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
 import { createMounter } from '../src/volume/mounter.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
+import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 
 const { values } = parseArgs({
   options: {
@@ -82,22 +83,13 @@ async function startPlugin(dir: string) {
 let volumeCounter = 0;
 function publishRequest(dir: string, algorithm: Record<string, string>) {
   const id = `csi-bench-${volumeCounter++}`;
-  return {
-    volume_id: id,
-    target_path: join(dir, 'pods', id),
-    readonly: true,
-    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-    volume_context: {
-      'csi.storage.k8s.io/ephemeral': 'true',
-      'csi.storage.k8s.io/pod.name': id,
-      'csi.storage.k8s.io/pod.namespace': 'bench',
-      'csi.storage.k8s.io/pod.uid': '00000000-0000-4000-8000-000000000000',
-      'csi.cert-manager.io/issuer-name': 'embedded-ca',
-      'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
-      'csi.cert-manager.io/dns-names': `${id}.bench.svc`,
-      ...algorithm,
-    },
-  };
+  return inlineVolumeCall(id, join(dir, 'pods', id), {
+    ...podInfo({ name: id, namespace: 'bench', uid: '00000000-0000-4000-8000-000000000000' }),
+    'csi.cert-manager.io/issuer-name': 'embedded-ca',
+    'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
+    'csi.cert-manager.io/dns-names': `${id}.bench.svc`,
+    ...algorithm,
+  });
 }
 
 async function measure(

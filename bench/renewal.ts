@@ -22,6 +22,7 @@ import { parseGoDuration } from '../src/pki/duration.js';
 import { decodePrivateKey, generatePrivateKey } from '../src/pki/keys.js';
 import { createMounter } from '../src/volume/mounter.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
+import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 
 const { values } = parseArgs({
   options: {
@@ -93,20 +94,15 @@ const setupStart = performance.now();
 for (let i = 0; i < N; i += 32) {
   await Promise.all(
     ids.slice(i, i + 32).map((id) =>
-      client.nodeCall('NodePublishVolume', {
-        volume_id: id,
-        target_path: join(dir, 'pods', id),
-        readonly: true,
-        volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-        volume_context: {
-          'csi.storage.k8s.io/ephemeral': 'true',
-          'csi.storage.k8s.io/pod.name': id,
-          'csi.storage.k8s.io/pod.namespace': 'bench',
+      client.nodeCall(
+        'NodePublishVolume',
+        inlineVolumeCall(id, join(dir, 'pods', id), {
+          ...podInfo({ name: id, namespace: 'bench' }),
           'csi.cert-manager.io/issuer-name': 'embedded-ca',
           'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
           'csi.cert-manager.io/key-algorithm': 'ECDSA',
-        },
-      }),
+        }),
+      ),
     ),
   );
 }

@@ -9,6 +9,7 @@ import { loadKubeConfig } from '../../src/store/kube-config.js';
 import { runCli } from '../support/cli-process.js';
 import { CONTROLLER_TOKEN, NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { rejectionMessage, until } from '../support/eventually.js';
+import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
 
 t.test('node: mode flags are checked before anything starts', async (t) => {
   t.match(
@@ -150,18 +151,13 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
     { timeoutMs: 10_000 },
   );
   t.equal(probe.ready?.value, true, 'the plugin answers on its socket');
-  await client.nodeCall('NodePublishVolume', {
-    volume_id: 'cli-vol',
-    target_path: join(cluster.dir, 'target'),
-    readonly: true,
-    volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-    volume_context: {
-      'csi.storage.k8s.io/ephemeral': 'true',
-      'csi.storage.k8s.io/pod.name': 'p',
-      'csi.storage.k8s.io/pod.namespace': 'sandbox',
+  await client.nodeCall(
+    'NodePublishVolume',
+    inlineVolumeCall('cli-vol', join(cluster.dir, 'target'), {
+      ...podInfo({ name: 'p', namespace: 'sandbox' }),
       'csi.cert-manager.io/issuer-name': 'ca',
-    },
-  });
+    }),
+  );
   t.pass('a volume was issued through the two commands');
   stopNode();
   t.equal(await node, 0, 'node exits 0 when told to stop');

@@ -11,16 +11,17 @@ import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import {
+  appPod,
   type Cluster,
   caIssuerAttributes,
   NODE_TOKEN,
   POD_NAMESPACE,
-  POD_UID,
   startCluster,
   startClusterController,
 } from '../support/cluster-harness.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import { inlineVolumeCall } from '../support/publish-call.js';
 
 const OUR_ROLES = [
   'ClusterRole/cert-csi-node',
@@ -84,19 +85,8 @@ async function everything(
   const plugin = await Promise.race([starting, delay(2_000).then(() => undefined)]);
   if (plugin) {
     const client = new CsiClient(endpoint);
-    const volume = (id: string, attributes: Record<string, string>) => ({
-      volume_id: id,
-      target_path: join(dir, 'pods', id),
-      readonly: true,
-      volume_capability: { mount: {}, access_mode: { mode: 'SINGLE_NODE_WRITER' } },
-      volume_context: {
-        'csi.storage.k8s.io/ephemeral': 'true',
-        'csi.storage.k8s.io/pod.name': 'app-0',
-        'csi.storage.k8s.io/pod.namespace': POD_NAMESPACE,
-        'csi.storage.k8s.io/pod.uid': POD_UID,
-        ...attributes,
-      },
-    });
+    const volume = (id: string, attributes: Record<string, string>) =>
+      inlineVolumeCall(id, join(dir, 'pods', id), { ...appPod, ...attributes });
     try {
       await client.nodeCall('NodePublishVolume', volume('vol-1', caIssuerAttributes));
       const renewed = await plugin.manager.renewNow({ volumeId: 'vol-1' });

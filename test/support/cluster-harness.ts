@@ -16,10 +16,12 @@ import {
   startController,
 } from '../../src/cli/controller.js';
 import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
-import { CsiClient } from '../../src/driver/csi-client.js';
+import type { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
+import { connectClient } from './plugin-harness.js';
+import { inlineVolumeCall, podInfo } from './publish-call.js';
 import { loadRbacFromDirectory, type RbacAuthorizer } from './rbac-authorizer.js';
 
 export const DEPLOY_DIR = new URL('../../deploy/daemonset/', import.meta.url).pathname;
@@ -128,18 +130,7 @@ export async function startClusterPlugin(
     useTokenRequest: options.useTokenRequest ?? false,
     ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
   });
-  const client = new CsiClient(endpoint);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    client.close();
-    await plugin.stop();
-  };
-  t.teardown(async () => {
-    await stop();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const { client, stop } = connectClient(t, endpoint, plugin, dir);
   return {
     plugin,
     dir,
@@ -147,24 +138,10 @@ export async function startClusterPlugin(
     stop,
     async publish(volumeId, attributes, context = {}) {
       const target = join(dir, 'pods', volumeId, 'mount');
-      await client.nodeCall('NodePublishVolume', {
-        volume_id: volumeId,
-        target_path: target,
-        readonly: true,
-        volume_context: {
-          'csi.storage.k8s.io/ephemeral': 'true',
-          'csi.storage.k8s.io/pod.name': 'app-0',
-          'csi.storage.k8s.io/pod.namespace': POD_NAMESPACE,
-          'csi.storage.k8s.io/pod.uid': POD_UID,
-          'csi.storage.k8s.io/serviceAccount.name': 'app',
-          ...context,
-          ...attributes,
-        },
-        volume_capability: {
-          mount: { fs_type: '', mount_flags: [], volume_mount_group: '' },
-          access_mode: { mode: 'SINGLE_NODE_WRITER' },
-        },
-      });
+      await client.nodeCall(
+        'NodePublishVolume',
+        inlineVolumeCall(volumeId, target, { ...appPod, ...context, ...attributes }),
+      );
       return { target };
     },
     async unpublish(volumeId, target) {
@@ -172,6 +149,14 @@ export async function startClusterPlugin(
     },
   };
 }
+
+/** The pod every cluster test publishes for, as kubelet describes it. */
+export const appPod = podInfo({
+  name: 'app-0',
+  namespace: POD_NAMESPACE,
+  uid: POD_UID,
+  serviceAccount: 'app',
+});
 
 /** The attributes of a volume signed by the seeded CA Issuer. */
 export const caIssuerAttributes = {

@@ -9,6 +9,7 @@ import {
 import { silentLogger } from '../../src/api/logger.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
+import type { Endpoint } from '../../src/driver/endpoint.js';
 import type { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
 import type { IssuerStackOptions } from '../../src/issuer/stack.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
@@ -17,6 +18,7 @@ import type { VolumeManager } from '../../src/renewal/volume-manager.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
 import { createMounter } from '../../src/volume/mounter.js';
+import { inlineVolumeCall, podInfo } from './publish-call.js';
 
 /** A running plugin on a real unix socket, with a real gRPC client. */
 export interface PluginHarness {
@@ -41,6 +43,31 @@ export interface PluginHarness {
   ): Promise<{ target: string }>;
   unpublish(volumeId: string, target: string): Promise<void>;
   requests(): Promise<CertificateRequest[]>;
+}
+
+/**
+ * A gRPC client for a plugin started by a test, and one stop for both (client first, then
+ * plugin), also run at teardown, which then removes dir when given.
+ */
+export function connectClient(
+  t: Pick<Test, 'teardown'>,
+  endpoint: Endpoint,
+  plugin: { stop(): Promise<void> },
+  dir?: string,
+): { client: CsiClient; stop: () => Promise<void> } {
+  const client = new CsiClient(endpoint);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    client.close();
+    await plugin.stop();
+  };
+  t.teardown(async () => {
+    await stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return { client, stop };
 }
 
 /** Starts the embedded plugin (store, issuers, controllers, volume manager, CSI server) for one test. */
@@ -81,18 +108,7 @@ export async function startPlugin(
     ...(options.onIssued ? { onIssued: options.onIssued } : {}),
   });
   const { store, events, dataRoot, manager } = plugin;
-  const client = new CsiClient(endpoint);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    client.close();
-    await plugin.stop();
-  };
-  t.teardown(async () => {
-    await stop();
-    if (!options.dir) await rm(dir, { recursive: true, force: true });
-  });
+  const { client, stop } = connectClient(t, endpoint, plugin, options.dir ? undefined : dir);
   return {
     dir,
     dataRoot,
@@ -103,24 +119,24 @@ export async function startPlugin(
     stop,
     async publish(volumeId, attributes, publishOptions = {}) {
       const target = publishOptions.target ?? join(dir, 'pods', volumeId, 'mount');
-      await client.nodeCall('NodePublishVolume', {
-        volume_id: volumeId,
-        target_path: target,
-        readonly: publishOptions.readonly ?? true,
-        volume_context: {
-          'csi.storage.k8s.io/ephemeral': 'true',
-          'csi.storage.k8s.io/pod.name': 'app-0',
-          'csi.storage.k8s.io/pod.namespace': 'sandbox',
-          'csi.storage.k8s.io/pod.uid': '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11',
-          'csi.storage.k8s.io/serviceAccount.name': 'app',
-          ...publishOptions.pod,
-          ...attributes,
-        },
-        volume_capability: {
-          mount: { fs_type: '', mount_flags: [], volume_mount_group: publishOptions.fsGroup ?? '' },
-          access_mode: { mode: 'SINGLE_NODE_WRITER' },
-        },
+      const pod = podInfo({
+        name: 'app-0',
+        namespace: 'sandbox',
+        uid: '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11',
+        serviceAccount: 'app',
       });
+      await client.nodeCall(
+        'NodePublishVolume',
+        inlineVolumeCall(
+          volumeId,
+          target,
+          { ...pod, ...publishOptions.pod, ...attributes },
+          {
+            ...(publishOptions.fsGroup ? { fsGroup: publishOptions.fsGroup } : {}),
+            ...(publishOptions.readonly !== undefined ? { readonly: publishOptions.readonly } : {}),
+          },
+        ),
+      );
       return { target };
     },
     async unpublish(volumeId, target) {

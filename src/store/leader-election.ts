@@ -198,7 +198,6 @@ export class LeaderElector {
             leaseTransitions: 0,
           },
         });
-        this.observe(JSON.stringify({ identity, now }), now);
         return true;
       }
       const spec = current.spec ?? {};

@@ -1,8 +1,8 @@
+import { isDns1123Subdomain } from '../store/dns-names.js';
+
 // Kubernetes' rule for annotation keys (ValidateAnnotations: IsQualifiedName of
 // the lower-cased key): an optional DNS subdomain prefix, '/', and a name.
 
-const DNS_LABEL = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
-const DNS_SUBDOMAIN = new RegExp(`^${DNS_LABEL}(\\.${DNS_LABEL})*$`);
 const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 
 /** Why a key with a '/' cannot be an annotation key of a Kubernetes object, or undefined when it can. */
@@ -14,7 +14,7 @@ export function annotationKeyProblem(key: string): string | undefined {
   if (name.includes('/')) return "it must contain at most one '/'";
   if (prefix === '') return 'prefix part must be non-empty';
   if (prefix.length > 253) return 'prefix part must be no more than 253 characters';
-  if (!DNS_SUBDOMAIN.test(prefix)) {
+  if (!isDns1123Subdomain(prefix)) {
     return "prefix part must be a lowercase RFC 1123 subdomain: alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character";
   }
   if (name === '') return 'name part must be non-empty';

@@ -1,4 +1,5 @@
-import { goQuote } from './go-text.js';
+import { shortened } from '../api/echoed-value.js';
+import { goQuote, goQuoteValue } from './go-text.js';
 
 /** One rejected attribute: the full key as written (or the key it defaults) and why. */
 export interface AttributeError {
@@ -8,7 +9,7 @@ export interface AttributeError {
 
 // Message bodies in the wording of Kubernetes field errors, which csi-driver
 // returns (`Invalid value: "x": detail`), minus the `volumeAttributes.<key>` path:
-// the key travels separately.
+// the key travels separately. Values are quoted shortened (api/echoed-value.ts).
 
 /** `Required value: <detail>`. */
 export function requiredValue(detail: string): string {
@@ -17,26 +18,59 @@ export function requiredValue(detail: string): string {
 
 /** `Invalid value: "<value>": <detail>`; pass `redact` for secrets, which are never quoted. */
 export function invalidValue(value: string, detail: string, redact = false): string {
-  return `Invalid value: ${redact ? '(redacted)' : goQuote(value)}: ${detail}`;
+  return `Invalid value: ${redact ? '(redacted)' : goQuoteValue(value)}: ${detail}`;
 }
 
 /** `Unsupported value: "<value>": supported values: "a", "b"`. */
 export function unsupportedValue(value: string, supported: readonly string[]): string {
-  return `Unsupported value: ${goQuote(value)}: supported values: ${supported.map(goQuote).join(', ')}`;
+  return `Unsupported value: ${goQuoteValue(value)}: supported values: ${supported.map(goQuote).join(', ')}`;
 }
 
 /** `Duplicate value: "<value>"`. */
 export function duplicateValue(value: string): string {
-  return `Duplicate value: ${goQuote(value)}`;
+  return `Duplicate value: ${goQuoteValue(value)}`;
 }
 
-/** One message naming every bad key, for gRPC InvalidArgument. */
+/** Kubernetes' `Too long` field error, with the limit and the length found. */
+export function tooLong(value: string, limit: number, unit: 'characters' | 'bytes'): string {
+  const length = unit === 'bytes' ? Buffer.byteLength(value, 'utf8') : codePoints(value);
+  return `Too long: ${goQuoteValue(value)}: may not be more than ${limit} ${unit} (it has ${length})`;
+}
+
+/** Kubernetes' `Too many` field error: `Too many: <n>: must have at most <limit> items`. */
+export function tooMany(count: number, limit: number, items = 'items'): string {
+  return `Too many: ${count}: must have at most ${limit} ${items}`;
+}
+
+/** The length of text in characters (code points), as X.509 and Kubernetes count them. */
+export function codePoints(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+// One bad list element is one error; a list of 10,000 bad elements must not be
+// a message of 10,000 errors.
+const MAX_MESSAGES_PER_KEY = 3;
+
+/** One message naming every bad key (keys shortened, at most 3 messages each), for gRPC InvalidArgument. */
 export function formatAttributeErrors(errors: readonly AttributeError[]): string {
   // Array sort is stable: one key's messages keep the order they were found in.
-  const lines = [...errors]
-    .sort((a, b) => compare(a.key, b.key))
-    .map((e) => `${e.key}: ${e.message}`);
-  return [...new Set(lines)].join('; ');
+  const byKey = new Map<string, Set<string>>();
+  for (const e of [...errors].sort((a, b) => compare(a.key, b.key))) {
+    const messages = byKey.get(e.key) ?? new Set<string>();
+    messages.add(e.message);
+    byKey.set(e.key, messages);
+  }
+  const lines: string[] = [];
+  for (const [key, messages] of byKey) {
+    const shown = shortened(key);
+    const all = [...messages];
+    for (const message of all.slice(0, MAX_MESSAGES_PER_KEY)) lines.push(`${shown}: ${message}`);
+    const more = all.length - MAX_MESSAGES_PER_KEY;
+    if (more > 0) lines.push(`${shown}: and ${more} more ${more === 1 ? 'error' : 'errors'}`);
+  }
+  return lines.join('; ');
 }
 
 // Code-unit order, so the result does not depend on the locale.

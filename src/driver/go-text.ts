@@ -1,3 +1,5 @@
+import { echoParts } from '../api/echoed-value.js';
+
 // Go's string formatting and trimming, so that messages quote values the way
 // cert-manager's (`%q`) do and lists are trimmed with the same notion of space.
 
@@ -43,6 +45,12 @@ export function goQuote(text: string): string {
   return `${out}"`;
 }
 
+/** goQuote of a user's value, shortened to ECHO_LIMIT characters with `…(N characters)` after the quote. */
+export function goQuoteValue(text: string): string {
+  const { head, cut } = echoParts(text);
+  return goQuote(head) + cut;
+}
+
 function hex(code: number, width: number): string {
   return code.toString(16).padStart(width, '0');
 }
@@ -56,7 +64,7 @@ export type GoInteger = { ok: true; value: bigint } | { ok: false; message: stri
 export function parseGoInteger(text: string, func: 'Atoi' | 'ParseInt'): GoInteger {
   const fail = (reason: string): GoInteger => ({
     ok: false,
-    message: `strconv.${func}: parsing ${goQuote(text)}: ${reason}`,
+    message: `strconv.${func}: parsing ${goQuoteValue(text)}: ${reason}`,
   });
   if (!/^[+-]?[0-9]+$/.test(text)) return fail('invalid syntax');
   const value = BigInt(text);

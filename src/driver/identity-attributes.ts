@@ -1,12 +1,18 @@
+import { quoted } from '../api/echoed-value.js';
 import type { SubjectSpec } from '../api/volume-spec.js';
-import {
-  encodeSubjectAltNames,
-  ipAddressBytes,
-  parseLiteralSubject,
-  validateUri,
-} from '../pki/index.js';
+import { ipAddressBytes, parseLiteralSubject, validateUri } from '../pki/index.js';
+import { codePoints, tooLong, tooMany } from './attribute-errors.js';
 import type { AttributeName } from './attribute-keys.js';
 import type { AttributeReader } from './attribute-reader.js';
+import {
+  COMMON_NAME_MAX_CHARACTERS,
+  dnsNameProblem,
+  LITERAL_SUBJECT_MAX_CHARACTERS,
+  SUBJECT_ALT_NAMES_MAX,
+  SUBJECT_VALUE_MAX_CHARACTERS,
+  SUBJECT_VALUES_MAX,
+  URI_MAX_CHARACTERS,
+} from './identity-limits.js';
 import { splitCsvRecord, splitSanList } from './list-splitting.js';
 import { expandVariables, type Variables } from './variable-expansion.js';
 
@@ -35,7 +41,8 @@ const SUBJECT_LISTS: ReadonlyArray<[AttributeName, SubjectListField]> = [
 const errorText = (err: unknown): string => (err as Error).message;
 
 // A literal-subject replaces every other subject attribute; those are still
-// checked, where csi-driver skips them.
+// checked, where csi-driver skips them. Lengths and counts are checked after
+// expansion, against identity-limits.ts, so that the CSR builds and signs.
 
 /** Reads the subject and SAN attributes, expanding variables where csi-driver does. */
 export function readIdentity(attrs: AttributeReader, variables: Variables): Identity {
@@ -51,22 +58,41 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
 
   const subject: SubjectSpec = {};
   const commonName = expand('common-name');
-  if (commonName) subject.commonName = commonName;
+  if (commonName) {
+    subject.commonName = commonName;
+    checkLength(attrs, 'common-name', commonName, COMMON_NAME_MAX_CHARACTERS);
+  }
   // Not expanded, as in csi-driver.
   const serialNumber = attrs.nonEmpty('serialnumber');
-  if (serialNumber !== undefined) subject.serialNumber = serialNumber;
+  if (serialNumber !== undefined) {
+    subject.serialNumber = serialNumber;
+    checkLength(attrs, 'serialnumber', serialNumber, SUBJECT_VALUE_MAX_CHARACTERS);
+  }
   for (const [name, field] of SUBJECT_LISTS) {
     const text = expand(name);
     if (text === undefined) continue;
     const split = splitCsvRecord(text);
-    if (split.ok) subject[field] = split.values;
-    else attrs.fail(name, split.message);
+    if (!split.ok) {
+      attrs.fail(name, split.message);
+      continue;
+    }
+    subject[field] = split.values;
+    if (split.values.length > SUBJECT_VALUES_MAX) {
+      attrs.fail(name, tooMany(split.values.length, SUBJECT_VALUES_MAX, 'values'));
+      continue;
+    }
+    for (const value of split.values) checkLength(attrs, name, value, SUBJECT_VALUE_MAX_CHARACTERS);
   }
 
   const identity: Identity = { subject, dnsNames: [], ipAddresses: [], uris: [] };
   const literalSubject = expand('literal-subject');
   // Empty after expansion (an unset variable) reads as unset, not as an empty subject.
-  if (literalSubject) {
+  if (literalSubject && codePoints(literalSubject) > LITERAL_SUBJECT_MAX_CHARACTERS) {
+    attrs.fail(
+      'literal-subject',
+      tooLong(literalSubject, LITERAL_SUBJECT_MAX_CHARACTERS, 'characters'),
+    );
+  } else if (literalSubject) {
     try {
       parseLiteralSubject(literalSubject);
       identity.literalSubject = literalSubject;
@@ -77,26 +103,62 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
   }
 
   const dnsNames = splitSanList(expand('dns-names') ?? '');
-  const badDnsNames = dnsNames.flatMap((name) =>
-    problemOf(() => encodeSubjectAltNames({ dnsNames: [name] })),
-  );
-  if (badDnsNames.length > 0) attrs.fail('dns-names', badDnsNames.join(', '));
+  for (const name of dnsNames) {
+    const problem = dnsNameProblem(name);
+    if (problem !== undefined) attrs.fail('dns-names', problem);
+  }
   identity.dnsNames = dnsNames;
 
   // Not expanded, as in csi-driver.
   const ipAddresses = splitSanList(attrs.value('ip-sans') ?? '');
   const badIps = ipAddresses.filter((ip) => problemOf(() => ipAddressBytes(ip)).length > 0);
   if (badIps.length > 0) {
-    attrs.fail('ip-sans', `failed to parse IP address: ["${badIps.join('","')}"]`);
+    // csi-driver's message, listing at most three of them.
+    attrs.fail('ip-sans', `failed to parse IP address: [${listed(badIps.map(quoted)).join(',')}]`);
   }
   identity.ipAddresses = ipAddresses;
 
   const uris = splitSanList(expand('uri-sans') ?? '');
-  const badUris = uris.flatMap((uri) => problemOf(() => validateUri(uri)));
-  if (badUris.length > 0) attrs.fail('uri-sans', badUris.join(', '));
+  const tooLongUris = uris.filter((uri) => codePoints(uri) > URI_MAX_CHARACTERS);
+  for (const uri of tooLongUris) {
+    attrs.fail('uri-sans', tooLong(uri, URI_MAX_CHARACTERS, 'characters'));
+  }
+  // csi-driver joins the parse errors into one message; at most three are listed.
+  const badUris = uris
+    .filter((uri) => !tooLongUris.includes(uri))
+    .flatMap((uri) => problemOf(() => validateUri(uri)));
+  if (badUris.length > 0) attrs.fail('uri-sans', listed(badUris).join(', '));
   identity.uris = uris;
 
+  const sanCount = dnsNames.length + ipAddresses.length + uris.length;
+  if (sanCount > SUBJECT_ALT_NAMES_MAX) {
+    const message = tooMany(
+      sanCount,
+      SUBJECT_ALT_NAMES_MAX,
+      'subject alternative names (dns-names, ip-sans and uri-sans together)',
+    );
+    for (const [name, list] of SAN_LISTS) if (identity[list].length > 0) attrs.fail(name, message);
+  }
+
   return identity;
+}
+
+const SAN_LISTS: ReadonlyArray<[AttributeName, 'dnsNames' | 'ipAddresses' | 'uris']> = [
+  ['dns-names', 'dnsNames'],
+  ['ip-sans', 'ipAddresses'],
+  ['uri-sans', 'uris'],
+];
+
+// At most three of many, then how many more: thousands of bad elements are one short message.
+function listed(items: readonly string[]): string[] {
+  const shown = items.slice(0, 3);
+  if (items.length > 3) shown.push(`and ${items.length - 3} more`);
+  return shown;
+}
+
+// X.509's upper bounds count characters, not bytes.
+function checkLength(attrs: AttributeReader, name: AttributeName, value: string, max: number) {
+  if (codePoints(value) > max) attrs.fail(name, tooLong(value, max, 'characters'));
 }
 
 function problemOf(check: () => unknown): string[] {

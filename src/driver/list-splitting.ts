@@ -1,4 +1,4 @@
-import { goQuote, goTrimSpace } from './go-text.js';
+import { goQuoteValue, goTrimSpace } from './go-text.js';
 
 /** Splits a comma-separated attribute on `,` and trims each element with Go's TrimSpace. */
 export function splitList(text: string): string[] {
@@ -167,15 +167,15 @@ export function splitCsvRecord(text: string): CsvSplit {
   } catch (err) {
     // The reader throws nothing else: its input is an in-memory buffer.
     const reason = (err as CsvParseError).describe();
-    return { ok: false, message: `failed to parse ${goQuote(text)} as CSV: ${reason}` };
+    return { ok: false, message: `failed to parse ${goQuoteValue(text)} as CSV: ${reason}` };
   }
   const [first, second] = records;
   if (first === undefined)
-    return { ok: false, message: `no values found after parsing ${goQuote(text)}` };
+    return { ok: false, message: `no values found after parsing ${goQuoteValue(text)}` };
   if (second !== undefined) {
     return {
       ok: false,
-      message: `refusing to use ${goQuote(text)} as input as it parses as multiple lines of CSV`,
+      message: `refusing to use ${goQuoteValue(text)} as input as it parses as multiple lines of CSV`,
     };
   }
   return { ok: true, values: first };

@@ -1,9 +1,9 @@
-import { isAbsolute } from 'node:path';
 import type { PublishRequest } from '../renewal/volume-publisher.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from './attribute-keys.js';
 import { invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest } from './csi-messages.js';
+import { targetPathProblems } from './target-path.js';
 import { formatAttributeErrors, parseVolumeAttributes } from './volume-attributes.js';
 
 /** A checked publish request, and the legacy attribute keys it used. */
@@ -27,8 +27,9 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
       problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (!call.target_path) problems.push('target_path: required');
-  else if (!isAbsolute(call.target_path)) problems.push('target_path: must be an absolute path');
+  for (const problem of targetPathProblems(call.target_path ?? '')) {
+    problems.push(`target_path: ${problem}`);
+  }
   const capability = call.volume_capability;
   if (!capability) problems.push('volume_capability: required');
   else if (capability.block) {

@@ -1,4 +1,4 @@
-import { goQuote } from './go-text.js';
+import { goQuoteValue } from './go-text.js';
 
 /** The variables csi-driver offers, in the order its error message lists them. */
 export const VARIABLE_NAMES = [
@@ -10,6 +10,8 @@ export const VARIABLE_NAMES = [
 
 export type VariableName = (typeof VARIABLE_NAMES)[number];
 export type Variables = Readonly<Record<VariableName, string>>;
+
+const MAX_LISTED_NAMES = 3;
 
 export type Expansion = { ok: true; value: string } | { ok: false; message: string };
 
@@ -54,8 +56,16 @@ export function expandVariables(text: string, variables: Variables): Expansion {
     copied = j + 1;
   }
   if (undefinedNames.length > 0) {
-    const listed = undefinedNames.map((n) => `undefined variable ${goQuote(n)}`).join(', ');
-    return { ok: false, message: `${listed}, known variables: [${VARIABLE_NAMES.join(' ')}]` };
+    // A text of thousands of `$x` would otherwise make a message of thousands of names.
+    const listed = undefinedNames
+      .slice(0, MAX_LISTED_NAMES)
+      .map((n) => `undefined variable ${goQuoteValue(n)}`);
+    const more = undefinedNames.length - MAX_LISTED_NAMES;
+    if (more > 0) listed.push(`and ${more} more`);
+    return {
+      ok: false,
+      message: `${listed.join(', ')}, known variables: [${VARIABLE_NAMES.join(' ')}]`,
+    };
   }
   return { ok: true, value: out + text.slice(copied) };
 }

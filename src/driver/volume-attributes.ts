@@ -1,7 +1,18 @@
-import { defaultIssuerRef } from '../api/issuer-ref.js';
 import type { PodInfo, VolumeCertificateSpec } from '../api/volume-spec.js';
-import { DEFAULT_USAGES, formatGoDuration, isKnownUsage, parseGoDuration } from '../pki/index.js';
-import { type AttributeError, invalidValue, requiredValue } from './attribute-errors.js';
+import {
+  DEFAULT_USAGES,
+  formatGoDuration,
+  isKnownUsage,
+  KEY_USAGE_NAMES,
+  parseGoDuration,
+} from '../pki/index.js';
+import {
+  type AttributeError,
+  invalidValue,
+  requiredValue,
+  tooLong,
+  tooMany,
+} from './attribute-errors.js';
 import {
   type AttributeName,
   EPHEMERAL_KEY,
@@ -15,8 +26,10 @@ import { AttributeReader } from './attribute-reader.js';
 import { readFileAttributes } from './file-attributes.js';
 import { parseGid } from './fs-group.js';
 import { readIdentity } from './identity-attributes.js';
+import { readIssuerRef } from './issuer-attributes.js';
 import { readKeyAttributes } from './key-attributes.js';
 import { splitList } from './list-splitting.js';
+import { dnsLabelProblem, dnsSubdomainProblem } from './object-names.js';
 
 export type { AttributeError } from './attribute-errors.js';
 export { formatAttributeErrors } from './attribute-errors.js';
@@ -31,6 +44,11 @@ export const VOLUME_MOUNT_GROUP_KEY = 'volume_mount_group';
 
 // cert-manager's DefaultCertificateDuration: 90 days.
 const DEFAULT_DURATION_MS = 90 * 24 * 60 * 60 * 1000;
+// Kubernetes UIDs are 36-character UUIDs (static pods: 32 hex digits); the cap keeps
+// a forged one from bloating the CertificateRequest's owner reference.
+const POD_UID_MAX_CHARACTERS = 128;
+// The API server's TotalAnnotationSizeLimitB: keys and values together, in bytes.
+const ANNOTATIONS_MAX_BYTES = 256 * 1024;
 const POD_INFO_REQUIRED = requiredValue(
   'set by kubelet when the CSIDriver sets podInfoOnMount: true; the CertificateRequest is created in the pod namespace',
 );
@@ -45,10 +63,7 @@ export function parseVolumeAttributes(
   const kubeletErrors: AttributeError[] = [];
   const pod = readPod(sorted.kubelet, kubeletErrors);
 
-  const issuerName = attrs.nonEmpty('issuer-name');
-  if (issuerName === undefined) {
-    attrs.fail('issuer-name', requiredValue('issuer-name is a required field'));
-  }
+  const issuerRef = readIssuerRef(attrs);
   const durationText = attrs.nonEmpty('duration');
   const identity = readIdentity(attrs, {
     POD_NAME: pod.name,
@@ -57,11 +72,7 @@ export function parseVolumeAttributes(
     SERVICE_ACCOUNT_NAME: pod.serviceAccountName,
   });
   const spec: VolumeCertificateSpec = {
-    issuerRef: defaultIssuerRef({
-      name: issuerName ?? '',
-      kind: attrs.value('issuer-kind') ?? '',
-      group: attrs.value('issuer-group') ?? '',
-    }),
+    issuerRef,
     subject: identity.subject,
     dnsNames: identity.dnsNames,
     ipAddresses: identity.ipAddresses,
@@ -84,6 +95,8 @@ export function parseVolumeAttributes(
   const fsGroup = readFsGroup(attrs, options.volumeMountGroup, kubeletErrors);
   if (fsGroup !== undefined) spec.fsGroup = fsGroup;
 
+  checkAnnotationsSize(sorted.annotations, kubeletErrors);
+
   const errors = [...sorted.errors, ...kubeletErrors, ...attrs.errors];
   if (errors.length > 0) return { ok: false, errors };
   return { ok: true, spec, deprecatedKeys: sorted.deprecatedKeys };
@@ -95,8 +108,24 @@ function readPod(kubelet: ReadonlyMap<string, string>, errors: AttributeError[])
   if (kubelet.get(EPHEMERAL_KEY) !== 'true') {
     errors.push({ key: EPHEMERAL_KEY, message: 'only ephemeral volume types are supported' });
   }
-  for (const key of [POD_NAME_KEY, POD_NAMESPACE_KEY]) {
-    if (!kubelet.get(key)) errors.push({ key, message: POD_INFO_REQUIRED });
+  // The request is created in the namespace and owned by the pod: the API server's name rules.
+  const checks: Array<[string, (text: string) => string | undefined]> = [
+    [POD_NAME_KEY, dnsSubdomainProblem],
+    [POD_NAMESPACE_KEY, dnsLabelProblem],
+  ];
+  for (const [key, problemOf] of checks) {
+    const value = kubelet.get(key);
+    const problem = value ? problemOf(value) : POD_INFO_REQUIRED;
+    if (problem !== undefined) errors.push({ key, message: problem });
+  }
+  const serviceAccount = kubelet.get(SERVICE_ACCOUNT_NAME_KEY);
+  const serviceAccountProblem = serviceAccount ? dnsSubdomainProblem(serviceAccount) : undefined;
+  if (serviceAccountProblem !== undefined) {
+    errors.push({ key: SERVICE_ACCOUNT_NAME_KEY, message: serviceAccountProblem });
+  }
+  const uid = kubelet.get(POD_UID_KEY) ?? '';
+  if (uid.length > POD_UID_MAX_CHARACTERS) {
+    errors.push({ key: POD_UID_KEY, message: tooLong(uid, POD_UID_MAX_CHARACTERS, 'characters') });
   }
   return {
     name: kubelet.get(POD_NAME_KEY) ?? '',
@@ -141,6 +170,12 @@ function readUsages(attrs: AttributeReader): string[] {
   const text = attrs.nonEmpty('key-usages');
   if (text === undefined) return [...DEFAULT_USAGES];
   const usages = splitList(text);
+  // Duplicates are kept as csi-driver keeps them, but a list longer than there are
+  // usages is no list of usages.
+  if (usages.length > KEY_USAGE_NAMES.length) {
+    attrs.fail('key-usages', tooMany(usages.length, KEY_USAGE_NAMES.length, 'usages'));
+    return usages;
+  }
   for (const usage of usages) {
     if (!isKnownUsage(usage))
       attrs.fail('key-usages', invalidValue(usage, 'not a valid key usage'));
@@ -162,4 +197,23 @@ function readFsGroup(
   if (attribute !== undefined) attrs.fail('fs-group', parsed.message);
   else errors.push({ key: VOLUME_MOUNT_GROUP_KEY, message: parsed.message });
   return undefined;
+}
+
+// The API server refuses a CertificateRequest whose annotations are too large; name the largest.
+function checkAnnotationsSize(
+  annotations: Readonly<Record<string, string>>,
+  errors: AttributeError[],
+): void {
+  let total = 0;
+  let largest: [string, number] = ['', 0];
+  for (const [key, value] of Object.entries(annotations)) {
+    const size = Buffer.byteLength(key, 'utf8') + Buffer.byteLength(value, 'utf8');
+    total += size;
+    if (size > largest[1]) largest = [key, size];
+  }
+  if (total <= ANNOTATIONS_MAX_BYTES) return;
+  errors.push({
+    key: largest[0],
+    message: `Too long: annotations may not be more than ${ANNOTATIONS_MAX_BYTES} bytes in total (they have ${total}; this one ${largest[1]})`,
+  });
 }

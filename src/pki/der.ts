@@ -1,3 +1,4 @@
+import { quoted } from '../api/echoed-value.js';
 import { PkiError } from './errors.js';
 
 // A deliberately small DER codec. The pki layer needs byte-exact control over a
@@ -92,12 +93,12 @@ export function encodeString(tag: number, value: string): Uint8Array {
 /** Encodes an OBJECT IDENTIFIER from dotted-decimal text; throws PkiError if it is not one. */
 export function encodeOid(dotted: string): Uint8Array {
   if (!/^[0-2](\.(0|[1-9][0-9]*))+$/.test(dotted)) {
-    throw new PkiError(`invalid object identifier "${dotted}"`);
+    throw new PkiError(`invalid object identifier ${quoted(dotted)}`);
   }
   const arcs = dotted.split('.').map((a) => BigInt(a));
   const [first = 0n, second = 0n, ...rest] = arcs;
   if (first < 2n && second >= 40n) {
-    throw new PkiError(`invalid object identifier "${dotted}"`);
+    throw new PkiError(`invalid object identifier ${quoted(dotted)}`);
   }
   const out: number[] = [];
   for (const arc of [first * 40n + second, ...rest]) {

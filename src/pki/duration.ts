@@ -1,3 +1,4 @@
+import { echoParts } from '../api/echoed-value.js';
 import { PkiError } from './errors.js';
 
 // Go's time.ParseDuration and Duration.String, ported so that duration
@@ -19,9 +20,11 @@ const UNIT_NS: Record<string, bigint> = {
 const MAX_U63 = 1n << 63n;
 
 // Go's time.quote: non-ASCII and control characters become \x escapes of their UTF-8 bytes.
-function quote(s: string): string {
+// Shortened (api/echoed-value.ts): a duration attribute can be any length.
+function quote(text: string): string {
+  const { head, cut } = echoParts(text);
   let out = '"';
-  for (const ch of s) {
+  for (const ch of head) {
     const code = ch.charCodeAt(0);
     if (code >= 0x80 || code < 0x20) {
       for (const b of new TextEncoder().encode(ch)) out += `\\x${b.toString(16).padStart(2, '0')}`;
@@ -29,7 +32,7 @@ function quote(s: string): string {
       out += ch === '"' || ch === '\\' ? `\\${ch}` : ch;
     }
   }
-  return `${out}"`;
+  return `${out}"${cut}`;
 }
 
 const isDigit = (c: string | undefined): boolean => c !== undefined && c >= '0' && c <= '9';

@@ -1,3 +1,4 @@
+import { quoted } from '../api/echoed-value.js';
 import { concat, encodeOid, readSingle, sequence, setOf, toArrayBuffer } from './der.js';
 import { PkiError } from './errors.js';
 import { attributeTypeByName, encodeAttribute, encodeAttributeValue } from './name-attributes.js';
@@ -42,12 +43,12 @@ function resolveType(type: string): string {
     try {
       encodeOid(type);
     } catch {
-      fail(`invalid attribute type "${type}"`);
+      fail(`invalid attribute type ${quoted(type)}`);
     }
     return type;
   }
   const known = attributeTypeByName(type);
-  if (!known) fail(`unknown attribute type "${type}"`);
+  if (!known) fail(`unknown attribute type ${quoted(type)}`);
   return known.oid;
 }
 
@@ -72,7 +73,7 @@ function unescapeValue(value: string, type: string): string {
     if (value.charAt(i) !== '\\') continue;
     parts.push(encoder.encode(value.slice(plainStart, i)));
     const next = value.charAt(i + 1);
-    if (next === '') fail(`dangling escape at the end of the value of "${type}"`);
+    if (next === '') fail(`dangling escape at the end of the value of ${quoted(type)}`);
     if (ESCAPABLE.includes(next)) {
       parts.push(encoder.encode(next));
       i++;
@@ -80,7 +81,7 @@ function unescapeValue(value: string, type: string): string {
       parts.push(Uint8Array.of(Number.parseInt(value.slice(i + 1, i + 3), 16)));
       i += 2;
     } else {
-      fail(`invalid escape "\\${next}" in the value of "${type}"`);
+      fail(`invalid escape "\\${next}" in the value of ${quoted(type)}`);
     }
     plainStart = i + 1;
   }
@@ -88,26 +89,26 @@ function unescapeValue(value: string, type: string): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(concat(parts));
   } catch {
-    return fail(`the value of "${type}" is not valid UTF-8`);
+    return fail(`the value of ${quoted(type)} is not valid UTF-8`);
   }
 }
 
 function encodeHexValue(hex: string, type: string): Uint8Array {
-  if (!/^([0-9A-Fa-f]{2})+$/.test(hex)) fail(`invalid hex value for "${type}"`);
+  if (!/^([0-9A-Fa-f]{2})+$/.test(hex)) fail(`invalid hex value for ${quoted(type)}`);
   const der = new Uint8Array(Buffer.from(hex, 'hex'));
   try {
     readSingle(der);
   } catch {
-    fail(`hex value for "${type}" is not a single BER element`);
+    fail(`hex value for ${quoted(type)} is not a single BER element`);
   }
   return der;
 }
 
 function encodeRawAttribute(raw: string): Uint8Array {
   const eq = raw.indexOf('=');
-  if (eq < 0) fail(`missing '=' in "${raw.trim()}"`);
+  if (eq < 0) fail(`missing '=' in ${quoted(raw.trim())}`);
   const type = raw.slice(0, eq).trim();
-  if (type === '') fail(`missing attribute type in "${raw.trim()}"`);
+  if (type === '') fail(`missing attribute type in ${quoted(raw.trim())}`);
   const oid = resolveType(type);
   const value = trimValue(raw.slice(eq + 1));
   const valueDer = value.startsWith('#')
@@ -122,7 +123,7 @@ export function parseLiteralSubject(text: string): ArrayBuffer {
   const rdns: Uint8Array[] = [];
   let current: Uint8Array[] = [];
   for (const raw of splitAttributes(text)) {
-    if (raw.text.trim() === '') fail(`empty attribute in "${text}"`);
+    if (raw.text.trim() === '') fail(`empty attribute in ${quoted(text)}`);
     current.push(encodeRawAttribute(raw.text));
     if (raw.endsRdn) {
       rdns.push(setOf(current));

@@ -1,4 +1,5 @@
 import { isIP, SocketAddress } from 'node:net';
+import { quoted } from '../api/echoed-value.js';
 import {
   asBytes,
   childrenOf,
@@ -30,7 +31,7 @@ const GN_IP = 7;
 export function ipAddressBytes(text: string): Uint8Array {
   const family = isIP(text);
   // Zones (fe80::1%eth0) are accepted by node but are not addresses in a certificate.
-  if (family === 0 || text.includes('%')) throw new PkiError(`invalid IP address "${text}"`);
+  if (family === 0 || text.includes('%')) throw new PkiError(`invalid IP address ${quoted(text)}`);
   if (family === 4) return Uint8Array.from(text.split('.').map(Number));
   const canonical = new SocketAddress({ address: text, family: 'ipv6' }).address;
   const bytes = new Uint8Array(16);
@@ -73,14 +74,14 @@ export function validateUri(uri: string): void {
     /^[A-Za-z][A-Za-z0-9+.-]*:[\x21-\x7e]+$/.test(uri) &&
     !/%(?![0-9A-Fa-f]{2})/.test(uri) &&
     URL.canParse(uri);
-  if (!ok) throw new PkiError(`invalid URI "${uri}"`);
+  if (!ok) throw new PkiError(`invalid URI ${quoted(uri)}`);
 }
 
 /** Encodes a GeneralNames SAN extension value in Go's order: DNS, email, IP, URI; throws PkiError for names that cannot be encoded. */
 export function encodeSubjectAltNames(sans: Partial<SubjectAltNames>): ArrayBuffer {
   const names: Uint8Array[] = [];
   const ia5 = (tag: number, kind: string, value: string): void => {
-    if (!isAscii(value)) throw new PkiError(`invalid ${kind} "${value}": not ASCII`);
+    if (!isAscii(value)) throw new PkiError(`invalid ${kind} ${quoted(value)}: not ASCII`);
     names.push(contextTag(tag, new TextEncoder().encode(value), false));
   };
   for (const d of sans.dnsNames ?? []) ia5(GN_DNS, 'DNS name', d);

@@ -114,7 +114,9 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
   const badIps = ipAddresses.filter((ip) => problemOf(() => ipAddressBytes(ip)).length > 0);
   if (badIps.length > 0) {
     // csi-driver's message, listing at most three of them.
-    attrs.fail('ip-sans', `failed to parse IP address: [${listed(badIps.map(quoted)).join(',')}]`);
+    const more = badIps.length > 3 ? ` and ${badIps.length - 3} more` : '';
+    const shown = badIps.slice(0, 3).map(quoted).join(',');
+    attrs.fail('ip-sans', `failed to parse IP address: [${shown}]${more}`);
   }
   identity.ipAddresses = ipAddresses;
 

@@ -31,10 +31,9 @@ export function duplicateValue(value: string): string {
   return `Duplicate value: ${goQuoteValue(value)}`;
 }
 
-/** Kubernetes' `Too long` field error, with the limit and the length found. */
-export function tooLong(value: string, limit: number, unit: 'characters' | 'bytes'): string {
-  const length = unit === 'bytes' ? Buffer.byteLength(value, 'utf8') : codePoints(value);
-  return `Too long: ${goQuoteValue(value)}: may not be more than ${limit} ${unit} (it has ${length})`;
+/** Kubernetes' `Too long` field error, with the limit and the length found, in characters. */
+export function tooLong(value: string, limit: number): string {
+  return `Too long: ${goQuoteValue(value)}: may not be more than ${limit} characters (it has ${codePoints(value)})`;
 }
 
 /** Kubernetes' `Too many` field error: `Too many: <n>: must have at most <limit> items`. */

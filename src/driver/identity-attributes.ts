@@ -88,10 +88,7 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
   const literalSubject = expand('literal-subject');
   // Empty after expansion (an unset variable) reads as unset, not as an empty subject.
   if (literalSubject && codePoints(literalSubject) > LITERAL_SUBJECT_MAX_CHARACTERS) {
-    attrs.fail(
-      'literal-subject',
-      tooLong(literalSubject, LITERAL_SUBJECT_MAX_CHARACTERS, 'characters'),
-    );
+    attrs.fail('literal-subject', tooLong(literalSubject, LITERAL_SUBJECT_MAX_CHARACTERS));
   } else if (literalSubject) {
     try {
       parseLiteralSubject(literalSubject);
@@ -123,7 +120,7 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
   const uris = splitSanList(expand('uri-sans') ?? '');
   const tooLongUris = uris.filter((uri) => codePoints(uri) > URI_MAX_CHARACTERS);
   for (const uri of tooLongUris) {
-    attrs.fail('uri-sans', tooLong(uri, URI_MAX_CHARACTERS, 'characters'));
+    attrs.fail('uri-sans', tooLong(uri, URI_MAX_CHARACTERS));
   }
   // csi-driver joins the parse errors into one message; at most three are listed.
   const badUris = uris
@@ -160,7 +157,7 @@ function listed(items: readonly string[]): string[] {
 
 // X.509's upper bounds count characters, not bytes.
 function checkLength(attrs: AttributeReader, name: AttributeName, value: string, max: number) {
-  if (codePoints(value) > max) attrs.fail(name, tooLong(value, max, 'characters'));
+  if (codePoints(value) > max) attrs.fail(name, tooLong(value, max));
 }
 
 function problemOf(check: () => unknown): string[] {

@@ -31,8 +31,7 @@ const HOST_LABEL = /^[A-Za-z0-9]([-A-Za-z0-9]*[A-Za-z0-9])?$/;
  * 253 characters, optionally `*.` then such a name. Underscores and a trailing dot are refused.
  */
 export function dnsNameProblem(name: string): string | undefined {
-  if (name.length > DNS_NAME_MAX_CHARACTERS)
-    return tooLong(name, DNS_NAME_MAX_CHARACTERS, 'characters');
+  if (name.length > DNS_NAME_MAX_CHARACTERS) return tooLong(name, DNS_NAME_MAX_CHARACTERS);
   const host = name.startsWith('*.') ? name.slice(2) : name;
   const labels = host.split('.');
   if (labels.every((label) => label.length <= DNS_LABEL_MAX_CHARACTERS && HOST_LABEL.test(label)))

@@ -16,8 +16,7 @@ const SUBDOMAIN_RULE = `a lowercase RFC 1123 subdomain must consist of lower cas
 /** Why text is no namespace name (an RFC 1123 label, at most 63 characters), or undefined. */
 export function dnsLabelProblem(text: string): string | undefined {
   if (isDns1123Label(text)) return undefined;
-  if (text.length > DNS1123_LABEL_MAX_LENGTH)
-    return tooLong(text, DNS1123_LABEL_MAX_LENGTH, 'characters');
+  if (text.length > DNS1123_LABEL_MAX_LENGTH) return tooLong(text, DNS1123_LABEL_MAX_LENGTH);
   return invalidValue(text, LABEL_RULE);
 }
 
@@ -25,6 +24,6 @@ export function dnsLabelProblem(text: string): string | undefined {
 export function dnsSubdomainProblem(text: string): string | undefined {
   if (isDns1123Subdomain(text)) return undefined;
   if (text.length > DNS1123_SUBDOMAIN_MAX_LENGTH)
-    return tooLong(text, DNS1123_SUBDOMAIN_MAX_LENGTH, 'characters');
+    return tooLong(text, DNS1123_SUBDOMAIN_MAX_LENGTH);
   return invalidValue(text, SUBDOMAIN_RULE);
 }

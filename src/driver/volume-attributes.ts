@@ -125,7 +125,7 @@ function readPod(kubelet: ReadonlyMap<string, string>, errors: AttributeError[])
   }
   const uid = kubelet.get(POD_UID_KEY) ?? '';
   if (uid.length > POD_UID_MAX_CHARACTERS) {
-    errors.push({ key: POD_UID_KEY, message: tooLong(uid, POD_UID_MAX_CHARACTERS, 'characters') });
+    errors.push({ key: POD_UID_KEY, message: tooLong(uid, POD_UID_MAX_CHARACTERS) });
   }
   return {
     name: kubelet.get(POD_NAME_KEY) ?? '',

@@ -251,6 +251,7 @@ t.test('at most three messages per key, then how many more', async (t) => {
     [attr('key-usages')]: 'a,b,c,d,e',
     [attr('ip-sans')]: 'w,x,y,z',
     [attr('uri-sans')]: '$A$B$C$D',
+    [attr('literal-subject')]: '$A$B$C',
   });
   t.notOk(result.ok);
   if (result.ok) return;
@@ -262,7 +263,24 @@ t.test('at most three messages per key, then how many more', async (t) => {
       'csi.cert-manager.io/key-usages: Invalid value: "b": not a valid key usage',
       'csi.cert-manager.io/key-usages: Invalid value: "c": not a valid key usage',
       'csi.cert-manager.io/key-usages: and 2 more errors',
+      'csi.cert-manager.io/literal-subject: undefined variable "A", undefined variable "B", undefined variable "C", known variables: [POD_NAME POD_NAMESPACE POD_UID SERVICE_ACCOUNT_NAME]',
       'csi.cert-manager.io/uri-sans: undefined variable "A", undefined variable "B", undefined variable "C", and 1 more, known variables: [POD_NAME POD_NAMESPACE POD_UID SERVICE_ACCOUNT_NAME]',
     ].join('; '),
+  );
+});
+
+t.test('one more error, and many bad URIs in one message', async (t) => {
+  const result = parseVolumeAttributes({
+    ...POD,
+    [attr('key-usages')]: 'a,b,c,d',
+    [attr('uri-sans')]: 'w,x,y,z',
+  });
+  t.notOk(result.ok);
+  if (result.ok) return;
+  const message = formatAttributeErrors(result.errors);
+  t.match(message, /csi\.cert-manager\.io\/key-usages: and 1 more error;/);
+  t.match(
+    message,
+    /csi\.cert-manager\.io\/uri-sans: invalid URI "w", invalid URI "x", invalid URI "y", and 1 more$/,
   );
 });

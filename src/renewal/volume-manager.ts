@@ -10,7 +10,12 @@ import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
-import { readMetadata, type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import {
+  readMetadata,
+  type VolumeFailure,
+  type VolumeMetadata,
+  writeMetadata,
+} from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
 import {
   readPkcs12Password,
@@ -36,6 +41,7 @@ import {
   republishDifferences,
 } from './republish-check.js';
 import { RequestTracker } from './request-tracker.js';
+import type { UnsavedFailure } from './status-socket.js';
 import { TimerSet } from './timer-set.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
 
@@ -104,6 +110,8 @@ export class VolumeManager implements VolumePublisher {
   private readonly unpublishing = new Map<string, number>();
   private readonly renewing = new Map<string, Promise<IssuedCertificate | undefined>>();
   private readonly tokens = new Map<string, string>();
+  /** Failures metadata.json could not take (a full data root), for `cert-csi status`. */
+  private readonly unsaved = new Map<string, UnsavedFailure>();
   private stopRequested = false;
   private readonly states = new Map<string, VolumeState>();
   private readonly locks = new KeyedMutex();
@@ -145,6 +153,11 @@ export class VolumeManager implements VolumePublisher {
   /** How many renewal timers are armed (for status and benchmarks). */
   get scheduledRenewals(): number {
     return this.timers.size;
+  }
+
+  /** The last failure of each volume whose metadata.json could not record it, by volume id. */
+  unsavedFailures(): UnsavedFailure[] {
+    return [...this.unsaved.values()].sort((a, b) => a.volumeId.localeCompare(b.volumeId));
   }
 
   /** The private key of a request this node is waiting for, for an in-process SelfSigned signer. */
@@ -296,6 +309,7 @@ export class VolumeManager implements VolumePublisher {
       delete metadata.failures;
       delete metadata.nextRetryTime;
       await writeMetadata(dataRoot, metadata);
+      this.unsaved.delete(volumeId);
       await removePendingKey(dataRoot, volumeId);
     } finally {
       release();
@@ -387,7 +401,10 @@ export class VolumeManager implements VolumePublisher {
           const metadata = await this.readExisting(volumeId);
           outcome.failed.push({
             volumeId,
-            error: metadata?.lastError?.message ?? 'the volume was unpublished',
+            error:
+              this.unsaved.get(volumeId)?.lastError.message ??
+              metadata?.lastError?.message ??
+              'the volume was unpublished',
           });
         }
       }),
@@ -423,6 +440,7 @@ export class VolumeManager implements VolumePublisher {
       await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
       this.tokens.delete(volumeId);
+      this.unsaved.delete(volumeId);
     } finally {
       release();
     }
@@ -537,8 +555,7 @@ export class VolumeManager implements VolumePublisher {
     try {
       const state = this.states.get(volumeId);
       if (!state || state.abort.signal.aborted) return;
-      // writeMetadata never creates the volume dir, so a removed volume stays removed.
-      await writeMetadata(this.options.dataRoot, metadata).catch(() => undefined);
+      await this.saveFailure(metadata, metadata.lastError);
     } finally {
       release();
     }
@@ -565,13 +582,34 @@ export class VolumeManager implements VolumePublisher {
         this.states.delete(volumeId);
         return;
       }
-      metadata.lastError = {
+      await this.saveFailure(metadata, {
         message: messageOf(err),
         time: new Date(this.clock.now()).toISOString(),
-      };
-      await writeMetadata(dataRoot, metadata);
+      });
     } finally {
       release();
+    }
+  }
+
+  /**
+   * Writes a failure to metadata.json; when that fails too (a full data root), keeps it in
+   * memory, where `cert-csi status` reads it through the status socket. The caller holds the
+   * volume's lock.
+   */
+  private async saveFailure(metadata: VolumeMetadata, lastError: VolumeFailure): Promise<void> {
+    const { volumeId } = metadata;
+    metadata.lastError = lastError;
+    try {
+      // writeMetadata never creates the volume dir, so a removed volume stays removed.
+      await writeMetadata(this.options.dataRoot, metadata);
+      this.unsaved.delete(volumeId);
+    } catch (err) {
+      const saveError = messageOf(err);
+      this.unsaved.set(volumeId, { volumeId, lastError, saveError });
+      this.options.logger.error(
+        { volumeId, err: saveError },
+        'cannot record the failure in metadata.json; cert-csi status shows it from memory',
+      );
     }
   }
 

@@ -6,6 +6,7 @@ import { nodeServiceHandlers } from '../driver/node-service.js';
 import { specFromVolumeContext } from '../driver/stored-spec.js';
 import { watchRenewRequests } from '../renewal/renew-requests.js';
 import type { BackoffPolicy } from '../renewal/renewal-policy.js';
+import { serveUnsavedFailures } from '../renewal/status-socket.js';
 import { VolumeManager, type VolumeManagerOptions } from '../renewal/volume-manager.js';
 import type { Clock } from '../store/clock.js';
 import type { ResourceStore } from '../store/resource-store.js';
@@ -85,6 +86,11 @@ export async function startNodeServices(
     (target) => manager.renewNow(target),
     logger,
   );
+  const statusSocket = await serveUnsavedFailures(
+    dataRoot,
+    () => manager.unsavedFailures(),
+    logger,
+  );
   const identity = {
     driverName: options.driverName,
     version: options.version,
@@ -106,6 +112,7 @@ export async function startNodeServices(
     async stop() {
       await server.close();
       renewWatcher.close();
+      await statusSocket.close();
       manager.stop();
     },
   };

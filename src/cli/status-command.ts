@@ -13,7 +13,8 @@ export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--json]
 
 Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
 next renewal and last error. It reads the files under the data root, so it works
-whether the plugin runs or not.
+whether the plugin runs or not; a running plugin adds, through <data-root>/..status.sock,
+the last errors it could not write to metadata.json (a full data root).
 
 States: ok; pending (an issuance or renewal is in flight or asked for); failing
 (attempts fail and no valid certificate is served); expired; corrupt (metadata.json

@@ -1,6 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
 import { IssuanceError } from '../renewal/issuance.js';
+import { RepublishConflictError } from '../renewal/republish-check.js';
 import type { VolumePublisher } from '../renewal/volume-publisher.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import { CsiError, invalidArgument } from './csi-error.js';
@@ -82,5 +83,8 @@ const issuanceCodes: Record<IssuanceError['reason'], status> = {
 /** The gRPC status of a failed publish: why the certificate is not there. */
 export function toCsiError(err: unknown): unknown {
   if (err instanceof IssuanceError) return new CsiError(issuanceCodes[err.reason], err.message);
+  // CSI spec, NodePublishVolume: "Volume published but is incompatible".
+  if (err instanceof RepublishConflictError)
+    return new CsiError(status.ALREADY_EXISTS, err.message);
   return err;
 }

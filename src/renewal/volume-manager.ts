@@ -10,7 +10,12 @@ import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
-import { readMetadata, type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import {
+  readMetadata,
+  type VolumeFailure,
+  type VolumeMetadata,
+  writeMetadata,
+} from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
 import {
   readPkcs12Password,
@@ -30,7 +35,13 @@ import {
   DEFAULT_BACKOFF,
   nextAttempt,
 } from './renewal-policy.js';
+import {
+  type PublishedVolume,
+  RepublishConflictError,
+  republishDifferences,
+} from './republish-check.js';
 import { RequestTracker } from './request-tracker.js';
+import type { UnsavedFailure } from './status-socket.js';
 import { TimerSet } from './timer-set.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
 
@@ -91,9 +102,16 @@ export class VolumeManager implements VolumePublisher {
   private readonly clock: Clock;
   private readonly timers: TimerSet;
   private readonly limit: LimitFunction;
-  private readonly publishing = new Map<string, Promise<PublishResult>>();
+  private readonly publishing = new Map<
+    string,
+    { request: PublishRequest; work: Promise<PublishResult> }
+  >();
+  /** Volumes with an unpublish under way (a count: two unpublishes may overlap). */
+  private readonly unpublishing = new Map<string, number>();
   private readonly renewing = new Map<string, Promise<IssuedCertificate | undefined>>();
   private readonly tokens = new Map<string, string>();
+  /** Failures metadata.json could not take (a full data root), for `cert-csi status`. */
+  private readonly unsaved = new Map<string, UnsavedFailure>();
   private stopRequested = false;
   private readonly states = new Map<string, VolumeState>();
   private readonly locks = new KeyedMutex();
@@ -137,40 +155,76 @@ export class VolumeManager implements VolumePublisher {
     return this.timers.size;
   }
 
+  /** The last failure of each volume whose metadata.json could not record it, by volume id. */
+  unsavedFailures(): UnsavedFailure[] {
+    return [...this.unsaved.values()].sort((a, b) => a.volumeId.localeCompare(b.volumeId));
+  }
+
   /** The private key of a request this node is waiting for, for an in-process SelfSigned signer. */
   pendingKeyFor(namespace: string, name: string): KeyObject | undefined {
     return this.pendingKeys.get(`${namespace}/${name}`);
   }
 
-  /** Publishes a volume; concurrent calls for one volume share one issuance. */
+  /**
+   * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
+   * other attributes or another target than the published volume is refused
+   * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+   */
   publish(request: PublishRequest): Promise<PublishResult> {
-    // kubelet refreshes tokens by republishing (requiresRepublish): keep the newest.
+    const { volumeId } = request;
+    if (this.unpublishing.has(volumeId)) return Promise.reject(unpublishingError());
+    const running = this.publishing.get(volumeId);
+    if (running) {
+      const differences = republishDifferences(asPublished(running.request), asPublished(request));
+      if (differences.length > 0) {
+        return Promise.reject(new RepublishConflictError(volumeId, differences));
+      }
+      this.keepTokens(request);
+      return running.work;
+    }
+    const work = this.publishOnce(request).finally(() => {
+      this.publishing.delete(volumeId);
+    });
+    this.publishing.set(volumeId, { request, work });
+    return work;
+  }
+
+  // kubelet refreshes tokens by republishing (requiresRepublish): keep the newest of an
+  // accepted publish.
+  private keepTokens(request: PublishRequest): void {
     if (request.serviceAccountTokens !== undefined) {
       this.tokens.set(request.volumeId, request.serviceAccountTokens);
     }
-    const running = this.publishing.get(request.volumeId);
-    if (running) return running;
-    const work = this.publishOnce(request).finally(() => {
-      this.publishing.delete(request.volumeId);
-    });
-    this.publishing.set(request.volumeId, work);
-    return work;
   }
 
   private async publishOnce(request: PublishRequest): Promise<PublishResult> {
     const { dataRoot, mounter } = this.options;
     const { volumeId, targetPath, spec } = request;
     const existing = await this.readExisting(volumeId);
+    if (existing) {
+      // Attributes are immutable: the certificate on disk was issued for the published ones.
+      const published: PublishedVolume = {
+        ...existing,
+        pkcs12Password: await readPkcs12Password(dataRoot, volumeId),
+        issued: existing.nextIssuanceTime !== undefined,
+      };
+      const differences = republishDifferences(published, asPublished(request));
+      if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
+    }
+    // An unpublish that began meanwhile waits for this publish: end it without a step.
+    if (this.unpublishing.has(volumeId)) throw unpublishingError();
+    const state = this.stateOf(volumeId);
+    this.keepTokens(request);
     if (existing && isUsable(existing, this.clock.now())) {
       // Ready already: only make sure the mount is there (kubelet republishes often).
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+      throwIfUnpublished(state);
       await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
-      this.stateOf(volumeId);
+      throwIfUnpublished(state);
       if (!this.timers.has(volumeId)) this.schedule(volumeId, existing, spec);
       return { issued: false, ...times(existing) };
     }
 
-    const state = this.stateOf(volumeId);
     const metadata: VolumeMetadata = {
       ...existing,
       volumeId,
@@ -187,14 +241,18 @@ export class VolumeManager implements VolumePublisher {
     try {
       const issued = await this.limit(() => this.issue(volumeId, spec, metadata, state));
       this.options.onIssued?.(volumeId, issued, 'publish');
+      // Each step that an unpublish overtook ends the publish as aborted, not as its own error.
+      throwIfUnpublished(state);
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+      throwIfUnpublished(state);
       await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+      throwIfUnpublished(state);
       this.schedule(volumeId, metadata, spec);
       return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
     } catch (err) {
       await this.recordPublishFailure(volumeId, metadata, state, err);
-      if (!state.abort.signal.aborted)
-        this.options.onFailed?.(volumeId, metadata.volumeContext, err);
+      if (state.abort.signal.aborted) throw abortedError(state, err);
+      this.options.onFailed?.(volumeId, metadata.volumeContext, err);
       throw err;
     }
   }
@@ -251,6 +309,7 @@ export class VolumeManager implements VolumePublisher {
       delete metadata.failures;
       delete metadata.nextRetryTime;
       await writeMetadata(dataRoot, metadata);
+      this.unsaved.delete(volumeId);
       await removePendingKey(dataRoot, volumeId);
     } finally {
       release();
@@ -342,7 +401,10 @@ export class VolumeManager implements VolumePublisher {
           const metadata = await this.readExisting(volumeId);
           outcome.failed.push({
             volumeId,
-            error: metadata?.lastError?.message ?? 'the volume was unpublished',
+            error:
+              this.unsaved.get(volumeId)?.lastError.message ??
+              metadata?.lastError?.message ??
+              'the volume was unpublished',
           });
         }
       }),
@@ -350,13 +412,27 @@ export class VolumeManager implements VolumePublisher {
     return outcome;
   }
 
-  /** Unpublishes: stops work on the volume, unmounts, removes its directory. */
+  /**
+   * Unpublishes: stops work on the volume, unmounts, removes its directory. A publish running
+   * meanwhile is aborted and waited for; one arriving meanwhile is refused as aborted.
+   */
   async unpublish(volumeId: string, targetPath: string): Promise<void> {
+    this.unpublishing.set(volumeId, (this.unpublishing.get(volumeId) ?? 0) + 1);
+    try {
+      await this.unpublishOnce(volumeId, targetPath);
+    } finally {
+      const left = (this.unpublishing.get(volumeId) as number) - 1;
+      if (left > 0) this.unpublishing.set(volumeId, left);
+      else this.unpublishing.delete(volumeId);
+    }
+  }
+
+  private async unpublishOnce(volumeId: string, targetPath: string): Promise<void> {
     const { dataRoot, mounter } = this.options;
     this.timers.cancel(volumeId);
     const state = this.states.get(volumeId);
     state?.abort.abort(new Error('volume unpublished'));
-    await this.publishing.get(volumeId)?.catch(() => undefined);
+    await this.publishing.get(volumeId)?.work.catch(() => undefined);
     await this.renewing.get(volumeId)?.catch(() => undefined);
     const release = await this.locks.lock(volumeId);
     try {
@@ -364,6 +440,7 @@ export class VolumeManager implements VolumePublisher {
       await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
       this.tokens.delete(volumeId);
+      this.unsaved.delete(volumeId);
     } finally {
       release();
     }
@@ -478,8 +555,7 @@ export class VolumeManager implements VolumePublisher {
     try {
       const state = this.states.get(volumeId);
       if (!state || state.abort.signal.aborted) return;
-      // writeMetadata never creates the volume dir, so a removed volume stays removed.
-      await writeMetadata(this.options.dataRoot, metadata).catch(() => undefined);
+      await this.saveFailure(metadata, metadata.lastError);
     } finally {
       release();
     }
@@ -506,13 +582,34 @@ export class VolumeManager implements VolumePublisher {
         this.states.delete(volumeId);
         return;
       }
-      metadata.lastError = {
+      await this.saveFailure(metadata, {
         message: messageOf(err),
         time: new Date(this.clock.now()).toISOString(),
-      };
-      await writeMetadata(dataRoot, metadata);
+      });
     } finally {
       release();
+    }
+  }
+
+  /**
+   * Writes a failure to metadata.json; when that fails too (a full data root), keeps it in
+   * memory, where `cert-csi status` reads it through the status socket. The caller holds the
+   * volume's lock.
+   */
+  private async saveFailure(metadata: VolumeMetadata, lastError: VolumeFailure): Promise<void> {
+    const { volumeId } = metadata;
+    metadata.lastError = lastError;
+    try {
+      // writeMetadata never creates the volume dir, so a removed volume stays removed.
+      await writeMetadata(this.options.dataRoot, metadata);
+      this.unsaved.delete(volumeId);
+    } catch (err) {
+      const saveError = messageOf(err);
+      this.unsaved.set(volumeId, { volumeId, lastError, saveError });
+      this.options.logger.error(
+        { volumeId, err: saveError },
+        'cannot record the failure in metadata.json; cert-csi status shows it from memory',
+      );
     }
   }
 
@@ -556,6 +653,33 @@ export class VolumeManager implements VolumePublisher {
       return undefined;
     }
   }
+}
+
+/** A publish request as the side of a republish comparison (a running publish counts as issued). */
+function asPublished(request: PublishRequest): PublishedVolume {
+  return {
+    targetPath: request.targetPath,
+    volumeContext: request.volumeContext,
+    volumeMountGroup: request.volumeMountGroup,
+    pkcs12Password: request.spec.files.pkcs12?.password,
+    issued: true,
+  };
+}
+
+/** A publish that met an unpublish of its volume (kubelet retries it if the pod still wants it). */
+function unpublishingError(): IssuanceError {
+  return new IssuanceError('publish aborted: the volume is being unpublished', 'aborted');
+}
+
+/** Ends a publish whose volume was unpublished (or the plugin stopped) before this step. */
+function throwIfUnpublished(state: VolumeState): void {
+  if (state.abort.signal.aborted) throw abortedError(state);
+}
+
+// The issuance's own abort error says what it was waiting for; keep it.
+function abortedError(state: VolumeState, cause?: unknown): IssuanceError {
+  if (cause instanceof IssuanceError && cause.reason === 'aborted') return cause;
+  return new IssuanceError(`publish aborted: ${messageOf(state.abort.signal.reason)}`, 'aborted');
 }
 
 /** A volume whose certificate is on disk and not yet expired. */

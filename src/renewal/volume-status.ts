@@ -12,6 +12,7 @@ import {
   requestCovers,
   requestIdOf,
 } from './renew-protocol.js';
+import { readUnsavedFailures, type UnsavedFailure } from './status-socket.js';
 
 /** One volume of the node as `cert-csi status` shows it, read from its files alone. */
 export interface VolumeStatus {
@@ -41,17 +42,22 @@ function attribute(context: Record<string, string>, name: string): string | unde
   return context[`${PREFIX}${name}`] ?? context[`${LEGACY_PREFIX}${name}`];
 }
 
-/** Every volume under the data root, sorted by id; a volume that cannot be read becomes a row saying so. */
+/**
+ * Every volume under the data root, sorted by id; a volume that cannot be read becomes a row
+ * saying so. A running plugin adds the failures it could not write to metadata.json.
+ */
 export async function readVolumeStatuses(
   dataRoot: DataRoot,
   now: Date = new Date(),
 ): Promise<VolumeStatus[]> {
   const requests = await readPendingRequests(dataRoot);
+  const unsaved = await readUnsavedFailures(dataRoot);
   const statuses: VolumeStatus[] = [];
   for (const id of await dataRoot.listVolumeIds()) {
     const requested = requests.some((r) => requestCovers(r, id));
+    const inMemory = unsaved.find((u) => u.volumeId === id);
     try {
-      statuses.push(await volumeStatus(dataRoot, id, requested, now));
+      statuses.push(await volumeStatus(dataRoot, id, requested, now, inMemory));
     } catch (err) {
       statuses.push({
         volumeId: id,
@@ -69,6 +75,7 @@ async function volumeStatus(
   id: string,
   requested: boolean,
   now: Date,
+  unsaved: UnsavedFailure | undefined,
 ): Promise<VolumeStatus> {
   let meta: VolumeMetadata;
   try {
@@ -97,12 +104,15 @@ async function volumeStatus(
     (await certificateNotAfter(dataRoot, id, attribute(context, 'certificate-file')));
   if (notAfter !== undefined) status.notAfter = notAfter;
   const failures = meta.failures ?? 0;
-  const failed = failures > 0 || meta.lastError !== undefined;
+  // The plugin keeps a failure in memory only while metadata.json cannot take it: it is newer.
+  const lastError = unsaved?.lastError ?? meta.lastError;
+  const failed = failures > 0 || lastError !== undefined;
   // While failing, the next attempt is the backoff retry, not the planned renewal.
   const nextRenewal = (failed ? meta.nextRetryTime : undefined) ?? meta.nextIssuanceTime;
   if (nextRenewal !== undefined) status.nextRenewal = nextRenewal;
-  if (meta.lastError !== undefined) status.lastError = meta.lastError;
-  status.renewalPending = meta.pendingRequest !== undefined || failures > 0 || requested;
+  if (lastError !== undefined) status.lastError = lastError;
+  status.renewalPending =
+    meta.pendingRequest !== undefined || failures > 0 || unsaved !== undefined || requested;
 
   const valid = notAfter !== undefined && Date.parse(notAfter) >= now.getTime();
   if (notAfter !== undefined && !valid) status.state = 'expired';
@@ -116,6 +126,9 @@ async function volumeStatus(
   if (meta.pendingRequest !== undefined) {
     const { namespace, name } = meta.pendingRequest;
     status.detail = `waiting for CertificateRequest ${namespace}/${name}`;
+  }
+  if (unsaved !== undefined) {
+    status.detail = `last error held in the plugin's memory, metadata.json cannot be written: ${unsaved.saveError}`;
   }
   return status;
 }

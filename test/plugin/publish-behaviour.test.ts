@@ -146,6 +146,121 @@ t.test('republish is idempotent; a failing republish leaves a working volume alo
   await stat(p.dataRoot.metadataPath('csi-again'));
 });
 
+t.test(
+  'a republish with other attributes is refused with AlreadyExists naming the keys; a new token is fine',
+  async (t) => {
+    const p = await startPlugin(t);
+    const attributes = embeddedCA({
+      'csi.cert-manager.io/common-name': 'first.sandbox',
+      'csi.cert-manager.io/pkcs12-enable': 'true',
+      'csi.cert-manager.io/pkcs12-password': 'first-keystore-secret',
+    });
+    const tokens = (token: string) => ({
+      'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ '': { token } }),
+    });
+    const { target } = await p.publish('csi-fixed', { ...attributes, ...tokens('token-one') });
+    const first = await readFile(join(target, 'tls.crt'), 'utf8');
+    await rejectsWith(
+      t,
+      p.publish('csi-fixed', {
+        ...attributes,
+        'csi.cert-manager.io/common-name': 'second.sandbox',
+        'csi.cert-manager.io/duration': '48h',
+      }),
+      status.ALREADY_EXISTS,
+      /^volume csi-fixed is already published with other settings .*csi\.cert-manager\.io\/common-name: published "first\.sandbox", asked for "second\.sandbox"; csi\.cert-manager\.io\/duration: published \(unset\), asked for "48h"$/,
+    );
+    const secret = await p
+      .publish('csi-fixed', {
+        ...attributes,
+        'csi.cert-manager.io/pkcs12-password': 'second-keystore-secret',
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; details?: string },
+      );
+    t.equal(secret?.code, status.ALREADY_EXISTS, 'a new keystore password is refused');
+    t.match(secret?.details, /csi\.cert-manager\.io\/pkcs12-password: differs/);
+    t.notMatch(secret?.details, /keystore-secret/, 'neither password is shown');
+    await rejectsWith(
+      t,
+      p.publish('csi-fixed', attributes, { pod: { 'csi.storage.k8s.io/pod.name': 'app-1' } }),
+      status.ALREADY_EXISTS,
+      /csi\.storage\.k8s\.io\/pod\.name: published "app-0", asked for "app-1"/,
+    );
+    t.equal(await readFile(join(target, 'tls.crt'), 'utf8'), first, 'the certificate is unchanged');
+    await p.publish('csi-fixed', { ...attributes, ...tokens('token-two') });
+    t.pass('a republish that only brings new service-account tokens is accepted');
+    t.equal(await readFile(join(target, 'tls.crt'), 'utf8'), first, 'and keeps the certificate');
+    t.equal((await p.requests()).length, 1, 'one CertificateRequest in all');
+  },
+);
+
+t.test(
+  'a publish of a published volume to another target is refused; its recorded target stays',
+  async (t) => {
+    const p = await startPlugin(t);
+    const { target } = await p.publish('csi-here', embeddedCA());
+    const elsewhere = join(p.dir, 'pods', 'other-pod', 'mount');
+    await rejectsWith(
+      t,
+      p.publish('csi-here', embeddedCA(), { target: elsewhere }),
+      status.ALREADY_EXISTS,
+      new RegExp(
+        `target_path: published at "${target}", asked for "${elsewhere}"`.replace(/[./]/g, '\\$&'),
+      ),
+    );
+    const metadata = JSON.parse(await readFile(p.dataRoot.metadataPath('csi-here'), 'utf8'));
+    t.equal(metadata.targetPath, target, 'metadata.json keeps the published target');
+    await t.rejects(stat(elsewhere), { code: 'ENOENT' }, 'nothing was created at the other target');
+    await stat(join(target, 'tls.crt'));
+  },
+);
+
+t.test(
+  'while a first publish is in flight, a publish with other settings is refused, not joined',
+  async (t) => {
+    // A bounded wait, so a publish wrongly joined ends too.
+    const p = await startPlugin(t, { publishTimeoutMs: 20_000, stack: { approval: false } });
+    const first = p.publish('csi-inflight', embeddedCA()).then(
+      () => undefined,
+      (e: unknown) => e as { code?: number; details?: string },
+    );
+    await firstRequest(p);
+    await rejectsWith(
+      t,
+      p.publish('csi-inflight', embeddedCA({ 'csi.cert-manager.io/common-name': 'other' })),
+      status.ALREADY_EXISTS,
+      /csi\.cert-manager\.io\/common-name: published \(unset\), asked for "other"/,
+    );
+    await rejectsWith(
+      t,
+      p.publish('csi-inflight', embeddedCA(), { target: join(p.dir, 'elsewhere') }),
+      status.ALREADY_EXISTS,
+      /target_path: published at/,
+    );
+    await p.unpublish('csi-inflight', join(p.dir, 'pods', 'csi-inflight', 'mount'));
+    t.equal((await first)?.code, status.ABORTED, 'the first publish ends with the unpublish');
+  },
+);
+
+t.test(
+  'a volume that never got a certificate may be published to a new target, which is recorded',
+  async (t) => {
+    const p = await startPlugin(t, { publishTimeoutMs: 1000, stack: { approval: false } });
+    await rejectsWith(t, p.publish('csi-moved', embeddedCA()), status.DEADLINE_EXCEEDED, /./);
+    const moved = join(p.dir, 'pods', 'moved', 'mount');
+    await rejectsWith(
+      t,
+      p.publish('csi-moved', embeddedCA(), { target: moved }),
+      status.DEADLINE_EXCEEDED,
+      /not yet been approved/,
+    );
+    const metadata = JSON.parse(await readFile(p.dataRoot.metadataPath('csi-moved'), 'utf8'));
+    t.equal(metadata.targetPath, moved, 'the new target is the recorded one');
+  },
+);
+
 t.test('20 concurrent publishes of one volume share one issuance', async (t) => {
   const p = await startPlugin(t);
   const results = await Promise.allSettled(
@@ -262,6 +377,66 @@ t.test(
       'volume dir stays gone',
     );
     t.same(await p.requests(), [], 'request deleted with the volume');
+  },
+);
+
+t.test(
+  'publishes racing unpublishes answer OK or Aborted, never Internal, and leave nothing behind',
+  async (t) => {
+    // Unpublish fired from onIssued lands while the publish mounts (its step after issuance).
+    const unpublishOnIssue = new Map<string, () => void>();
+    const p = await startPlugin(t, {
+      onIssued: (volumeId) => unpublishOnIssue.get(volumeId)?.(),
+    });
+    const attributes = embeddedCA({ 'csi.cert-manager.io/key-algorithm': 'ECDSA' });
+    const outcome = (call: Promise<unknown>) =>
+      call.then(
+        () => 'OK',
+        (e: { code?: number; details?: string }) =>
+          `${status[e.code ?? status.UNKNOWN]}${e.code === status.ABORTED ? '' : `: ${e.details}`}`,
+      );
+    const seen = new Set<string>();
+    const unexpected: string[] = [];
+    const record = (step: string, result: string) => {
+      seen.add(result);
+      if (result !== 'OK' && result !== 'ABORTED') unexpected.push(`${step}: ${result}`);
+    };
+    for (let i = 0; i < 50; i++) {
+      const volumeId = `csi-race-${i}`;
+      const target = join(p.dir, 'pods', volumeId, 'mount');
+      // 1. Unpublish during issuance, at a few different moments.
+      const issuing = outcome(p.publish(volumeId, attributes));
+      await new Promise((resolve) => setTimeout(resolve, i % 5));
+      record('unpublish during issuance', await outcome(p.unpublish(volumeId, target)));
+      record('publish racing an unpublish during issuance', await issuing);
+      await p.unpublish(volumeId, target);
+      // 2. Unpublish during the mount step.
+      let unpublishing: Promise<string> | undefined;
+      unpublishOnIssue.set(volumeId, () => {
+        unpublishing = outcome(p.unpublish(volumeId, target));
+      });
+      record(
+        'publish racing an unpublish during mount',
+        await outcome(p.publish(volumeId, attributes)),
+      );
+      unpublishOnIssue.delete(volumeId);
+      record('unpublish during mount', (await unpublishing) ?? 'onIssued never fired');
+      await p.unpublish(volumeId, target);
+      // 3. A republish arriving while the volume is being unpublished.
+      await p.publish(volumeId, attributes);
+      // Two unpublishes at once: kubelet may retry one that seems slow.
+      const leaving = outcome(
+        Promise.all([p.unpublish(volumeId, target), p.unpublish(volumeId, target)]),
+      );
+      record('republish during an unpublish', await outcome(p.publish(volumeId, attributes)));
+      record('unpublish racing a republish', await leaving);
+      await p.unpublish(volumeId, target);
+      await t.rejects(stat(target), { code: 'ENOENT' }, `${volumeId}: target gone`);
+    }
+    t.same(unexpected, [], `only OK and ABORTED (seen: ${[...seen].sort().join(', ')})`);
+    t.same(await p.dataRoot.listVolumeIds(), [], 'no volume dir left');
+    t.equal(p.manager.scheduledRenewals, 0, 'no renewal timer left');
+    t.same(await p.requests(), [], 'no CertificateRequest left');
   },
 );
 

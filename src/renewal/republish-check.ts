@@ -1,0 +1,91 @@
+import { timingSafeEqual } from 'node:crypto';
+import { resolve } from 'node:path';
+import { stripSecrets } from '../volume/metadata.js';
+
+// Attributes are immutable once a volume is published, as in csi-driver: the certificate on
+// disk was issued for them. A republish that asks for something else is refused rather than
+// answered with a certificate that does not match it (CSI spec, NodePublishVolume:
+// ALREADY_EXISTS "Volume published but is incompatible").
+
+/** The published side of a comparison: what metadata.json (or a running publish) holds. */
+export interface PublishedVolume {
+  targetPath: string;
+  /** kubelet's volume context; secret keys are ignored (see pkcs12Password). */
+  volumeContext: Record<string, string>;
+  volumeMountGroup?: string | undefined;
+  /** The PKCS#12 password in effect (undefined without PKCS#12), compared, never shown. */
+  pkcs12Password?: string | undefined;
+  /** False while the volume never got a certificate: nothing was mounted at its target yet. */
+  issued: boolean;
+}
+
+/** A publish of a volume that is already published with other attributes or another target. */
+export class RepublishConflictError extends Error {
+  override readonly name = 'RepublishConflictError';
+  constructor(
+    readonly volumeId: string,
+    /** One line per difference, values shortened, secrets never shown. */
+    readonly differences: readonly string[],
+  ) {
+    super(
+      `volume ${volumeId} is already published with other settings (volume attributes are immutable; unpublish it first): ${differences.join('; ')}`,
+    );
+  }
+}
+
+/** Longest value quoted in a difference. */
+export const MAX_QUOTED_VALUE = 100;
+
+// The key under which a differing PKCS#12 password is named (its legacy alias means the same).
+const PKCS12_PASSWORD_KEY = 'csi.cert-manager.io/pkcs12-password';
+
+/**
+ * What differs between a published volume and a new publish of it, as messages naming each
+ * key (values shortened, secrets not shown); empty when the publish is compatible. A target
+ * change is allowed while the published volume never got a certificate.
+ */
+export function republishDifferences(published: PublishedVolume, next: PublishedVolume): string[] {
+  const differences: string[] = [];
+  if (published.issued && resolve(published.targetPath) !== resolve(next.targetPath)) {
+    differences.push(
+      `target_path: published at ${quote(published.targetPath)}, asked for ${quote(next.targetPath)}`,
+    );
+  }
+  const before = stripSecrets(published.volumeContext);
+  const after = stripSecrets(next.volumeContext);
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  for (const key of keys) {
+    if (before[key] === after[key]) continue;
+    differences.push(
+      `${key}: published ${quoteOrUnset(before[key])}, asked for ${quoteOrUnset(after[key])}`,
+    );
+  }
+  if ((published.volumeMountGroup ?? '') !== (next.volumeMountGroup ?? '')) {
+    differences.push(
+      `volume_mount_group: published ${quoteOrUnset(published.volumeMountGroup)}, asked for ${quoteOrUnset(next.volumeMountGroup)}`,
+    );
+  }
+  // A first publish cut short before it stored the password has none to compare yet.
+  const passwordKnown = published.issued || published.pkcs12Password !== undefined;
+  if (passwordKnown && !sameSecret(published.pkcs12Password, next.pkcs12Password)) {
+    differences.push(`${PKCS12_PASSWORD_KEY}: differs from the published one (not shown)`);
+  }
+  return differences;
+}
+
+function sameSecret(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+/** value as JSON, cut to MAX_QUOTED_VALUE characters with the full length said. */
+export function quote(value: string): string {
+  if (value.length <= MAX_QUOTED_VALUE) return JSON.stringify(value);
+  return `${JSON.stringify(value.slice(0, MAX_QUOTED_VALUE))}… (${value.length} characters)`;
+}
+
+function quoteOrUnset(value: string | undefined): string {
+  return value === undefined || value === '' ? '(unset)' : quote(value);
+}

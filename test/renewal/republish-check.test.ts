@@ -1,0 +1,86 @@
+import t from 'tap';
+import {
+  MAX_QUOTED_VALUE,
+  type PublishedVolume,
+  RepublishConflictError,
+  republishDifferences,
+} from '../../src/renewal/republish-check.js';
+
+const published: PublishedVolume = {
+  targetPath: '/pods/a/mount',
+  volumeContext: {
+    'csi.cert-manager.io/issuer-name': 'ca',
+    'csi.cert-manager.io/pkcs12-password': 'old-secret',
+    'csi.storage.k8s.io/pod.name': 'app-0',
+  },
+  volumeMountGroup: '2000',
+  pkcs12Password: 'old-secret',
+  issued: true,
+};
+
+t.test(
+  'the same publish again has no difference; tokens and trailing slashes do not count',
+  async (t) => {
+    t.same(
+      republishDifferences(published, {
+        ...published,
+        targetPath: '/pods/a/mount/',
+        volumeContext: {
+          ...published.volumeContext,
+          'csi.storage.k8s.io/serviceAccount.tokens': '{"":{"token":"new"}}',
+        },
+      }),
+      [],
+    );
+  },
+);
+
+t.test(
+  'each difference names its key; long values are shortened, secrets never shown',
+  async (t) => {
+    const long = 'x'.repeat(5000);
+    const differences = republishDifferences(published, {
+      targetPath: '/pods/b/mount',
+      volumeContext: {
+        'csi.cert-manager.io/issuer-name': long,
+        'csi.cert-manager.io/pkcs12-password': 'new-secret',
+        'csi.cert-manager.io/common-name': 'added',
+      },
+      volumeMountGroup: undefined,
+      pkcs12Password: 'new-secret',
+      issued: true,
+    });
+    t.same(differences, [
+      'target_path: published at "/pods/a/mount", asked for "/pods/b/mount"',
+      'csi.cert-manager.io/common-name: published (unset), asked for "added"',
+      `csi.cert-manager.io/issuer-name: published "ca", asked for "${'x'.repeat(MAX_QUOTED_VALUE)}"… (5000 characters)`,
+      'csi.storage.k8s.io/pod.name: published "app-0", asked for (unset)',
+      'volume_mount_group: published "2000", asked for (unset)',
+      'csi.cert-manager.io/pkcs12-password: differs from the published one (not shown)',
+    ]);
+    const error = new RepublishConflictError('csi-x', differences);
+    t.notMatch(error.message, /secret/, 'no password in the message');
+    t.ok(error.message.length < 2000, 'the message stays short whatever the values');
+  },
+);
+
+t.test(
+  'a volume never issued may move to another target and has no stored password yet',
+  async (t) => {
+    const never = { ...published, issued: false, pkcs12Password: undefined };
+    t.same(republishDifferences(never, { ...published, targetPath: '/pods/b/mount' }), []);
+    t.same(
+      republishDifferences(
+        { ...never, pkcs12Password: 'old-secret' },
+        { ...published, pkcs12Password: 'other' },
+      ),
+      ['csi.cert-manager.io/pkcs12-password: differs from the published one (not shown)'],
+      'a stored password is compared',
+    );
+    t.same(
+      republishDifferences(published, { ...published, pkcs12Password: undefined }),
+      ['csi.cert-manager.io/pkcs12-password: differs from the published one (not shown)'],
+      'a password dropped is a difference',
+    );
+  },
+);

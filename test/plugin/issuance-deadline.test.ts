@@ -78,3 +78,15 @@ t.test(
     }
   },
 );
+
+t.test('an attempt whose deadline passes before its request exists says so', async (t) => {
+  // A 1 ms deadline passes while the publish is still checking and queueing.
+  const p = await startPlugin(t, { publishTimeoutMs: 1 });
+  const err = await p.publish('csi-no-time', embeddedCA()).then(
+    () => undefined,
+    (e: { code?: number; details?: string }) => e,
+  );
+  t.equal(err?.code, status.DEADLINE_EXCEEDED);
+  t.match(err?.details, /^timed out before the CertificateRequest was created$/);
+  t.same(await p.requests(), [], 'no request was created');
+});

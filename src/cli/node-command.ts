@@ -54,8 +54,9 @@ Flags:
   --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
                                  direct: files written into the target directory;
                                  auto: bind when root on Linux (default ${NODE_DEFAULTS.mountMode})
-  --max-concurrent-issuances N   issuances (first or renewal) running at once; more
-                                 wait their turn (default ${DEFAULT_MAX_CONCURRENT_ISSUANCES})
+  --max-concurrent-issuances N   issuances (first or renewal) creating their request at
+                                 once; more wait their turn; waiting for the signature
+                                 takes no slot (default ${DEFAULT_MAX_CONCURRENT_ISSUANCES})
   --renewal-jitter DURATION      spread each renewal over a random delay of at most this
                                  after its renewal time (default ${NODE_DEFAULTS.renewalJitter})
   --backoff-initial DURATION     first retry delay after a failed renewal (default ${NODE_DEFAULTS.backoffInitial})

@@ -30,6 +30,7 @@ import { readIssuerRef } from './issuer-attributes.js';
 import { readKeyAttributes } from './key-attributes.js';
 import { splitList } from './list-splitting.js';
 import { dnsLabelProblem, dnsSubdomainProblem } from './object-names.js';
+import { renewalWindowProblem } from './renewal-window.js';
 
 export type { AttributeError } from './attribute-errors.js';
 export { formatAttributeErrors } from './attribute-errors.js';
@@ -90,8 +91,14 @@ export function parseVolumeAttributes(
   };
   if (identity.literalSubject !== undefined) spec.literalSubject = identity.literalSubject;
   // Unlike csi-driver, "" is not a way to leave renew-before unset: it is an error.
-  const renewBeforeMs = readDuration(attrs, 'renew-before', attrs.value('renew-before'));
+  const renewBeforeText = attrs.value('renew-before');
+  const renewBeforeMs = readDuration(attrs, 'renew-before', renewBeforeText);
   if (renewBeforeMs !== undefined) spec.renewBeforeMs = renewBeforeMs;
+  const noRoom = renewalWindowProblem(spec.durationMs, renewBeforeMs);
+  if (noRoom) {
+    const text = noRoom.name === 'duration' ? durationText : renewBeforeText;
+    attrs.fail(noRoom.name, invalidValue(text ?? '', noRoom.detail));
+  }
   const fsGroup = readFsGroup(attrs, options.volumeMountGroup, kubeletErrors);
   if (fsGroup !== undefined) spec.fsGroup = fsGroup;
 

@@ -11,6 +11,7 @@ import { createCsr } from '../pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { encodePkcs12 } from '../pki/pkcs12.js';
 import { renewalTime } from '../pki/renewal-time.js';
+import { untilAborted } from '../store/deadline.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
@@ -50,6 +51,12 @@ export interface IssuanceDeps {
   pendingKeys: Map<string, KeyObject>;
   /** Creates the CertificateRequest instead of store (the pod's own identity). */
   creator?: ResourceStore;
+  /**
+   * Runs the costly work (key, CSR, creating the request) in one of the node's issuance
+   * slots; the wait for the signature runs outside it, so requests nobody signs cannot
+   * starve the others. Without it the work runs at once.
+   */
+  slot?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -69,7 +76,7 @@ export async function obtainCertificate(
   /** The key to reuse (reuse-private-key); a new one is generated when absent. */
   reuseKey?: KeyObject,
 ): Promise<IssuedCertificate> {
-  const { store, tracker, dataRoot } = deps;
+  const { tracker, dataRoot } = deps;
   const log = deps.logger.child({ volumeId });
   const namespace = spec.pod.namespace;
   let key: KeyObject | undefined;
@@ -99,44 +106,22 @@ export async function obtainCertificate(
     }
   }
 
-  if (!key || !name) {
-    key =
-      reuseKey ??
-      (await generatePrivateKey(
-        spec.key.size !== undefined
-          ? { algorithm: spec.key.algorithm, size: spec.key.size }
-          : { algorithm: spec.key.algorithm },
-      ));
-    name = randomUUID();
-    await writePendingKey(dataRoot, volumeId, encodePrivateKey(key, 'PKCS8'));
-    metadata.pendingRequest = { name, namespace, createdAt: new Date().toISOString() };
-    await writeMetadata(dataRoot, metadata);
+  if (!key || !name || !request) {
+    // Only this part takes a slot; a signal aborted while queued for one ends the wait.
+    const slot = deps.slot ?? ((work) => work());
+    const resumable = key && name ? { key, name } : undefined;
+    ({ key, name } = await untilAborted(
+      slot(() => createRequest(deps, volumeId, spec, metadata, signal, resumable, reuseKey)),
+      signal,
+    ).catch((err: unknown) => {
+      throw asIssuanceError(err, signal);
+    }));
+  } else {
+    deps.pendingKeys.set(`${namespace}/${name}`, key);
   }
-  throwIfAborted(signal);
 
   const requestKey = `${namespace}/${name}`;
-  deps.pendingKeys.set(requestKey, key);
   try {
-    if (!request) {
-      // Older requests of this volume are final or orphaned: keep at most one per volume.
-      await deleteRequestsOfVolume(deps, volumeId, name);
-      const csrPem = await createCsr({
-        key,
-        ...(spec.literalSubject ? { literalSubject: spec.literalSubject } : {}),
-        subject: spec.subject,
-        dnsNames: spec.dnsNames,
-        ipAddresses: spec.ipAddresses,
-        uris: spec.uris,
-      });
-      const built = buildCertificateRequest(spec, { name, nodeId: deps.nodeId, volumeId, csrPem });
-      try {
-        await (deps.creator ?? store).create(CertificateRequestKind, built);
-        log.info({ request: name, namespace }, 'created CertificateRequest');
-      } catch (err) {
-        // A retry after a crash between create and the metadata write finds its own request.
-        if (!isStoreError(err, 'AlreadyExists')) throw err;
-      }
-    }
     let outcome: Awaited<ReturnType<RequestTracker['waitForFinal']>>;
     try {
       outcome = await tracker.waitForFinal(namespace, name, signal);
@@ -156,6 +141,83 @@ export async function obtainCertificate(
   } finally {
     deps.pendingKeys.delete(requestKey);
   }
+}
+
+/**
+ * The costly part of an issuance, run in one of the node's issuance slots: a key (unless
+ * one is resumed or reused), the pending request persisted in the volume dir, a CSR, the
+ * CertificateRequest. The signal is checked between steps, so work cut short by its deadline
+ * stops at the next step instead of creating a request nobody waits for.
+ */
+async function createRequest(
+  deps: IssuanceDeps,
+  volumeId: string,
+  spec: VolumeCertificateSpec,
+  metadata: VolumeMetadata,
+  signal: AbortSignal,
+  resumable: { key: KeyObject; name: string } | undefined,
+  reuseKey: KeyObject | undefined,
+): Promise<{ key: KeyObject; name: string }> {
+  const { dataRoot } = deps;
+  const namespace = spec.pod.namespace;
+  throwIfAborted(signal);
+  let key = resumable?.key;
+  let name = resumable?.name;
+  if (!key || !name) {
+    key =
+      reuseKey ??
+      (await generatePrivateKey(
+        spec.key.size !== undefined
+          ? { algorithm: spec.key.algorithm, size: spec.key.size }
+          : { algorithm: spec.key.algorithm },
+      ));
+    throwIfAborted(signal);
+    name = randomUUID();
+    await writePendingKey(dataRoot, volumeId, encodePrivateKey(key, 'PKCS8'));
+    metadata.pendingRequest = { name, namespace, createdAt: new Date().toISOString() };
+    await writeMetadata(dataRoot, metadata);
+  }
+  throwIfAborted(signal);
+  const requestKey = `${namespace}/${name}`;
+  // Before the request exists: an in-process SelfSigned signer may sign it at once.
+  deps.pendingKeys.set(requestKey, key);
+  try {
+    // Older requests of this volume are final or orphaned: keep at most one per volume.
+    await deleteRequestsOfVolume(deps, volumeId, name);
+    const csrPem = await createCsr({
+      key,
+      ...(spec.literalSubject ? { literalSubject: spec.literalSubject } : {}),
+      subject: spec.subject,
+      dnsNames: spec.dnsNames,
+      ipAddresses: spec.ipAddresses,
+      uris: spec.uris,
+    });
+    throwIfAborted(signal);
+    const built = buildCertificateRequest(spec, { name, nodeId: deps.nodeId, volumeId, csrPem });
+    try {
+      await (deps.creator ?? deps.store).create(CertificateRequestKind, built);
+      deps.logger
+        .child({ volumeId })
+        .info({ request: name, namespace }, 'created CertificateRequest');
+    } catch (err) {
+      // A retry after a crash between create and the metadata write finds its own request.
+      if (!isStoreError(err, 'AlreadyExists')) throw err;
+    }
+    // Resumed by the next attempt through metadata.pendingRequest if this one ran out of time.
+    throwIfAborted(signal);
+    return { key, name };
+  } catch (err) {
+    deps.pendingKeys.delete(requestKey);
+    throw err;
+  }
+}
+
+/** An abort of the issuance's signal as the IssuanceError the driver maps; others unchanged. */
+function asIssuanceError(err: unknown, signal: AbortSignal): unknown {
+  if (!signal.aborted || err instanceof IssuanceError || err !== signal.reason) return err;
+  return timedOut(signal)
+    ? new IssuanceError('timed out before the CertificateRequest was created', 'timeout')
+    : new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
 }
 
 /** Builds the volume's files from an issued request, after checking the pair matches. */
@@ -236,10 +298,14 @@ async function readResumableKey(
   }
 }
 
+/** True when the signal aborted because its deadline passed (not an unpublish). */
+function timedOut(signal: AbortSignal): boolean {
+  return signal.reason instanceof Error && signal.reason.name === 'TimeoutError';
+}
+
 function throwIfAborted(signal: AbortSignal): void {
   if (!signal.aborted) return;
-  const timedOut = signal.reason instanceof Error && signal.reason.name === 'TimeoutError';
-  throw timedOut
+  throw timedOut(signal)
     ? new IssuanceError('timed out before the CertificateRequest was created', 'timeout')
     : new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
 }

@@ -30,6 +30,39 @@ export function backoffDelay(
   return Math.round(base * (1 + policy.jitter * random()));
 }
 
+/** A retry after an issuance that succeeded but left a certificate due for renewal at once. */
+export interface RetryAfterIssuance {
+  /** Consecutive failures including this one. */
+  failures: number;
+  at: number;
+  message: string;
+}
+
+/**
+ * Undefined when a new certificate's renewal time lies ahead. When it is at or before now
+ * (an issuer that shortened the duration below renew-before, a clock ahead of the issuer's),
+ * renewing at once would get the same answer again and again: the issuance counts as a
+ * failure and the next attempt waits for the backoff after the previous failures.
+ */
+export function retryAfterIssuance(
+  issued: { notAfter: Date; nextIssuanceTime: Date },
+  previousFailures: number,
+  now: number,
+  policy: BackoffPolicy,
+  random = Math.random,
+): RetryAfterIssuance | undefined {
+  if (issued.nextIssuanceTime.getTime() > now) return undefined;
+  const failures = previousFailures + 1;
+  return {
+    failures,
+    at: now + backoffDelay(failures, policy, random),
+    message:
+      `the issued certificate is due for renewal at once (renewal time ${issued.nextIssuanceTime.toISOString()}, ` +
+      `expiry ${issued.notAfter.toISOString()}): the issuer may have shortened its duration below renew-before; ` +
+      'retrying after backoff',
+  };
+}
+
 /** When a volume should next be (re)issued, and why; undefined when it never should. */
 export interface NextAttempt {
   at: number;

@@ -6,6 +6,7 @@ import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { decodePrivateKey } from '../pki/keys.js';
 import { type Clock, systemClock } from '../store/clock.js';
+import { Deadline } from '../store/deadline.js';
 import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
@@ -34,6 +35,7 @@ import {
   backoffDelay,
   DEFAULT_BACKOFF,
   nextAttempt,
+  retryAfterIssuance,
 } from './renewal-policy.js';
 import {
   type PublishedVolume,
@@ -239,7 +241,7 @@ export class VolumeManager implements VolumePublisher {
       await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
     }
     try {
-      const issued = await this.limit(() => this.issue(volumeId, spec, metadata, state));
+      const issued = await this.issue(volumeId, spec, metadata, state);
       this.options.onIssued?.(volumeId, issued, 'publish');
       // Each step that an unpublish overtook ends the publish as aborted, not as its own error.
       throwIfUnpublished(state);
@@ -259,7 +261,8 @@ export class VolumeManager implements VolumePublisher {
 
   /**
    * Obtains a certificate and writes it, under the volume's lock, unless the volume was
-   * unpublished meanwhile. The caller holds a concurrency slot.
+   * unpublished meanwhile. The attempt ends at its deadline whatever it waits for; only
+   * creating the request takes a concurrency slot, not the wait for the signature.
    */
   private async issue(
     volumeId: string,
@@ -268,11 +271,27 @@ export class VolumeManager implements VolumePublisher {
     state: VolumeState,
     reuseKey?: KeyObject,
   ): Promise<IssuedCertificate> {
-    const { dataRoot } = this.options;
-    const signal = AbortSignal.any([
+    const deadline = new Deadline(
+      this.clock,
+      this.options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
       state.abort.signal,
-      AbortSignal.timeout(this.options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS),
-    ]);
+    );
+    try {
+      return await this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  private async obtainAndWrite(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    signal: AbortSignal,
+    reuseKey: KeyObject | undefined,
+  ): Promise<IssuedCertificate> {
+    const { dataRoot } = this.options;
     const issued = await obtainCertificate(
       {
         store: this.options.store,
@@ -281,6 +300,7 @@ export class VolumeManager implements VolumePublisher {
         nodeId: this.options.nodeId,
         logger: this.options.logger,
         pendingKeys: this.pendingKeys,
+        slot: (work) => this.limit(work),
         ...(this.options.requestCreator
           ? { creator: this.options.requestCreator(this.tokens.get(volumeId)) }
           : {}),
@@ -305,9 +325,7 @@ export class VolumeManager implements VolumePublisher {
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
       metadata.notAfter = issued.notAfter.toISOString();
       delete metadata.pendingRequest;
-      delete metadata.lastError;
-      delete metadata.failures;
-      delete metadata.nextRetryTime;
+      this.recordIssuance(volumeId, metadata, issued);
       await writeMetadata(dataRoot, metadata);
       this.unsaved.delete(volumeId);
       await removePendingKey(dataRoot, volumeId);
@@ -323,6 +341,34 @@ export class VolumeManager implements VolumePublisher {
   }
 
   /**
+   * Clears the failure record after a good issuance, or, when the new certificate is due
+   * for renewal at once, records a failure with the backoff's retry time, so such a
+   * certificate can never renew in a loop (the policy decides; schedule() follows it).
+   */
+  private recordIssuance(volumeId: string, metadata: VolumeMetadata, issued: IssuedCertificate) {
+    const now = this.clock.now();
+    const retry = retryAfterIssuance(
+      issued,
+      metadata.failures ?? 0,
+      now,
+      this.options.backoff ?? DEFAULT_BACKOFF,
+    );
+    if (!retry) {
+      delete metadata.lastError;
+      delete metadata.failures;
+      delete metadata.nextRetryTime;
+      return;
+    }
+    metadata.failures = retry.failures;
+    metadata.nextRetryTime = new Date(retry.at).toISOString();
+    metadata.lastError = { message: retry.message, time: new Date(now).toISOString() };
+    this.options.logger.warn(
+      { volumeId, failures: retry.failures, retryInMs: retry.at - now, err: retry.message },
+      'issued certificate is already due for renewal; retrying after backoff',
+    );
+  }
+
+  /**
    * Renews one managed volume now (the timer's callback, or a manual request). Failures
    * are recorded in metadata.json with the backoff's retry time, so a restart does not
    * burst; resolves undefined when the volume is gone or the renewal failed.
@@ -330,7 +376,7 @@ export class VolumeManager implements VolumePublisher {
   renew(volumeId: string, reason: string): Promise<IssuedCertificate | undefined> {
     const running = this.renewing.get(volumeId);
     if (running) return running;
-    const work = this.limit(() => this.renewOnce(volumeId, reason)).finally(() => {
+    const work = this.renewOnce(volumeId, reason).finally(() => {
       this.renewing.delete(volumeId);
     });
     this.renewing.set(volumeId, work);

@@ -2,11 +2,12 @@ import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
 import { IssuanceError } from '../renewal/issuance.js';
 import type { VolumePublisher } from '../renewal/volume-publisher.js';
+import { TargetPathError } from '../volume/errors.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import { CsiError, invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
 import type { ServiceHandlers } from './csi-server.js';
-import { checkPublishRequest } from './publish-request.js';
+import { checkPublishRequest, targetPathProblem } from './publish-request.js';
 
 export interface NodeServiceOptions {
   nodeId: string;
@@ -62,9 +63,14 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
           problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
         }
       }
-      if (!call.target_path) problems.push('target_path: required');
+      const targetProblem = targetPathProblem(call.target_path);
+      if (targetProblem) problems.push(targetProblem);
       if (problems.length > 0) throw invalidArgument(problems.join('; '));
-      await publisher.unpublish(call.volume_id, call.target_path);
+      try {
+        await publisher.unpublish(call.volume_id, call.target_path);
+      } catch (err) {
+        throw toCsiError(err);
+      }
       logger.info({ volumeId: call.volume_id }, 'volume unpublished');
       return {};
     },
@@ -79,8 +85,12 @@ const issuanceCodes: Record<IssuanceError['reason'], status> = {
   'invalid-certificate': status.INTERNAL,
 };
 
-/** The gRPC status of a failed publish: why the certificate is not there. */
+/**
+ * The gRPC status of a failed publish or unpublish: why the certificate is not there, or
+ * FailedPrecondition for a target the node's state forbids (the operator fixes the node first).
+ */
 export function toCsiError(err: unknown): unknown {
   if (err instanceof IssuanceError) return new CsiError(issuanceCodes[err.reason], err.message);
+  if (err instanceof TargetPathError) return new CsiError(status.FAILED_PRECONDITION, err.message);
   return err;
 }

@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, normalize } from 'node:path';
 import type { PublishRequest } from '../renewal/volume-publisher.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import { SERVICE_ACCOUNT_TOKENS_KEY } from './attribute-keys.js';
@@ -27,8 +27,8 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
       problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  if (!call.target_path) problems.push('target_path: required');
-  else if (!isAbsolute(call.target_path)) problems.push('target_path: must be an absolute path');
+  const targetProblem = targetPathProblem(call.target_path);
+  if (targetProblem) problems.push(targetProblem);
   const capability = call.volume_capability;
   if (!capability) problems.push('volume_capability: required');
   else if (capability.block) {
@@ -59,4 +59,18 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
     },
     deprecatedKeys: parsed.deprecatedKeys,
   };
+}
+
+/**
+ * Why a target_path of NodePublishVolume or NodeUnpublishVolume is unusable, or undefined: it is
+ * required, absolute and normalized (no `.`, `..` or empty segments, which could lead elsewhere
+ * than the path kubelet checks once symlinks are resolved).
+ */
+export function targetPathProblem(targetPath: string | undefined): string | undefined {
+  if (!targetPath) return 'target_path: required';
+  if (!isAbsolute(targetPath)) return 'target_path: must be an absolute path';
+  if (normalize(targetPath) !== targetPath) {
+    return "target_path: must be a normalized absolute path (no '.', '..' or empty segments)";
+  }
+  return undefined;
 }

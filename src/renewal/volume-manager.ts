@@ -12,6 +12,7 @@ import { writeAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata, type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
+import { checkPublishTarget, unpublishScope } from '../volume/target-path.js';
 import {
   readPkcs12Password,
   removePendingKey,
@@ -161,6 +162,7 @@ export class VolumeManager implements VolumePublisher {
     const { dataRoot, mounter } = this.options;
     const { volumeId, targetPath, spec } = request;
     const existing = await this.readExisting(volumeId);
+    await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
     if (existing && isUsable(existing, this.clock.now())) {
       // Ready already: only make sure the mount is there (kubelet republishes often).
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
@@ -350,9 +352,17 @@ export class VolumeManager implements VolumePublisher {
     return outcome;
   }
 
-  /** Unpublishes: stops work on the volume, unmounts, removes its directory. */
+  /**
+   * Unpublishes: stops work on the volume, unmounts, removes its directory. Only the target
+   * recorded for the volume is touched: another target is success with nothing done, and a
+   * volume without a dir leaves the target alone.
+   */
   async unpublish(volumeId: string, targetPath: string): Promise<void> {
     const { dataRoot, mounter } = this.options;
+    if ((await unpublishScope(dataRoot, volumeId, targetPath)) === 'elsewhere') {
+      this.logElsewhere(volumeId, targetPath);
+      return;
+    }
     this.timers.cancel(volumeId);
     const state = this.states.get(volumeId);
     state?.abort.abort(new Error('volume unpublished'));
@@ -360,7 +370,15 @@ export class VolumeManager implements VolumePublisher {
     await this.renewing.get(volumeId)?.catch(() => undefined);
     const release = await this.locks.lock(volumeId);
     try {
-      await mounter.unpublish(targetPath);
+      // Again under the lock: a publish may have created the volume or recorded another target.
+      const scope = await unpublishScope(dataRoot, volumeId, targetPath);
+      if (scope === 'elsewhere') {
+        this.logElsewhere(volumeId, targetPath);
+        return;
+      }
+      if (scope !== 'unknown') {
+        await mounter.unpublish(dataRoot.dataDir(volumeId), targetPath, scope === 'recorded');
+      }
       await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
       this.tokens.delete(volumeId);
@@ -371,6 +389,13 @@ export class VolumeManager implements VolumePublisher {
     await deleteRequestsOfVolume(
       { store: this.options.store, tracker: this.tracker, logger: this.options.logger },
       volumeId,
+    );
+  }
+
+  private logElsewhere(volumeId: string, targetPath: string): void {
+    this.options.logger.warn(
+      { volumeId, targetPath: targetPath.slice(0, 200) },
+      'unpublish names a target this volume is not published at: nothing done',
     );
   }
 

@@ -26,8 +26,8 @@ async function deepestExisting(path: string): Promise<{ path: string; stats: Sta
     try {
       return { path: current, stats: await ops.lstat(current) };
     } catch (err) {
-      const code = errnoCode(err);
-      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(current) === current) {
+      // Missing, under a file, or a symlink loop on the way: look at the parent (`/` exists).
+      if (!['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errnoCode(err) ?? '')) {
         throw new VolumeError(`cannot stat target path ${shownPath(current)}: ${messageOf(err)}`, {
           cause: err,
         });
@@ -50,20 +50,16 @@ export async function refuseSymlinks(targetPath: string): Promise<void> {
     );
   };
   if (existing.path === lexical && existing.stats.isSymbolicLink()) refuse('is a symlink');
-  let real: string;
-  try {
-    real = await fileOpsFor(lexical).realpath(existing.path);
-  } catch (err) {
-    // A dangling symlink on the way (ELOOP, ENOENT): not followed either.
-    if (existing.stats.isSymbolicLink())
-      refuse(`lies under the symlink ${shownPath(existing.path)}`);
-    throw new VolumeError(
-      `cannot resolve target path ${shownPath(existing.path)}: ${messageOf(err)}`,
-      { cause: err },
-    );
-  }
+  // A dangling or looping symlink on the way does not resolve at all: not followed either.
+  const real = await fileOpsFor(lexical)
+    .realpath(existing.path)
+    .catch(() => undefined);
   if (real !== existing.path) {
-    refuse(`goes through a symlink: ${shownPath(existing.path)} resolves to ${shownPath(real)}`);
+    refuse(
+      real === undefined
+        ? `goes through a symlink: ${shownPath(existing.path)} does not resolve`
+        : `goes through a symlink: ${shownPath(existing.path)} resolves to ${shownPath(real)}`,
+    );
   }
   if (existing.path !== lexical && !existing.stats.isDirectory()) {
     throw new TargetPathError(
@@ -112,8 +108,11 @@ export async function checkTarget(
   const entries = await fileOpsFor(target).readdir(target);
   if (entries.length === 0) return;
   if (options.recorded && (await holdsOnlyWriterFiles(target, entries))) return;
+  // Name an entry of the owner's, not one of the atomic writer's `..` entries, when there is one.
+  const sorted = entries.sort();
+  const example = sorted.find((name) => !name.startsWith('..')) ?? sorted[0] ?? '';
   throw new TargetPathError(
-    `target path ${shownPath(target)} is a directory holding ${entries.length} entries this volume did not write (such as ${shownPath(entries.sort()[0] ?? '')}); refusing to hide or overwrite them`,
+    `target path ${shownPath(target)} is a non-empty directory this volume did not create (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}, such as ${shownPath(example)}); refusing to hide or overwrite it`,
   );
 }
 

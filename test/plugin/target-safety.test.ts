@@ -84,7 +84,7 @@ t.test('direct mode: a non-empty directory that is not ours is refused', async (
     t,
     p.publish('csi-full', embeddedCA(), { target }),
     status.FAILED_PRECONDITION,
-    /is a directory holding 1 entries this volume did not write \(such as "app\.conf"\)/,
+    /is a non-empty directory this volume did not create \(1 entry, such as "app\.conf"\)/,
   );
   t.same(await readdir(target), ['app.conf'], 'the dir is as it was');
   await nothingIssued(t, p);
@@ -121,7 +121,7 @@ t.test('direct mode: a volume never takes over the files of another volume', asy
     t,
     p.publish('csi-a', embeddedCA(), { target: targetB }),
     status.FAILED_PRECONDITION,
-    /did not write/,
+    /is a non-empty directory this volume did not create \(5 entries, such as "ca\.crt"\)/,
   );
   t.equal(await readFile(join(targetB, 'tls.crt'), 'utf8'), certB, "B's files unchanged");
   t.same(await p.dataRoot.listVolumeIds(), ['csi-b'], 'no dir for A');

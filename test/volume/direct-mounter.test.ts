@@ -111,3 +111,17 @@ t.test('errors name the path', async (t) => {
     message: /cannot read files from/,
   });
 });
+
+t.test('a target that is not ours to clean or a file is left alone', async (t) => {
+  const { dir, root, mounter, target } = await setup(t);
+  const data = root.dataDir(ID);
+  await writeAtomically(data, { 'tls.crt': bytes('c') });
+  await mounter.publish(data, target);
+  await mounter.unpublish(data, target, false);
+  t.equal(await readFile(join(target, 'tls.crt'), 'utf8'), 'c', 'not owned: files stay');
+  const file = join(dir, 'a-file');
+  await writeFile(file, 'x');
+  await mounter.refresh(data, file);
+  await mounter.unpublish(data, file, true);
+  t.equal(await readFile(file, 'utf8'), 'x', 'a file target is neither written nor removed');
+});

@@ -3,11 +3,11 @@ import type { Logger } from '../api/logger.js';
 import { IssuanceError } from '../renewal/issuance.js';
 import { RepublishConflictError } from '../renewal/republish-check.js';
 import type { VolumePublisher } from '../renewal/volume-publisher.js';
-import { validateVolumeId } from '../volume/volume-id.js';
+import { TargetPathError } from '../volume/errors.js';
 import { CsiError, invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
 import type { ServiceHandlers } from './csi-server.js';
-import { checkPublishRequest } from './publish-request.js';
+import { checkPublishRequest, volumeAndTargetProblems } from './publish-request.js';
 
 export interface NodeServiceOptions {
   nodeId: string;
@@ -54,18 +54,13 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
       return {};
     },
     NodeUnpublishVolume: async (call: NodeUnpublishVolumeRequest) => {
-      const problems: string[] = [];
-      if (!call.volume_id) problems.push('volume_id: required');
-      else {
-        try {
-          validateVolumeId(call.volume_id);
-        } catch (err) {
-          problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
-        }
-      }
-      if (!call.target_path) problems.push('target_path: required');
+      const problems = volumeAndTargetProblems(call.volume_id, call.target_path);
       if (problems.length > 0) throw invalidArgument(problems.join('; '));
-      await publisher.unpublish(call.volume_id, call.target_path);
+      try {
+        await publisher.unpublish(call.volume_id, call.target_path);
+      } catch (err) {
+        throw toCsiError(err);
+      }
       logger.info({ volumeId: call.volume_id }, 'volume unpublished');
       return {};
     },
@@ -80,11 +75,15 @@ const issuanceCodes: Record<IssuanceError['reason'], status> = {
   'invalid-certificate': status.INTERNAL,
 };
 
-/** The gRPC status of a failed publish: why the certificate is not there. */
+/**
+ * The gRPC status of a failed publish or unpublish: why the certificate is not there, or
+ * FailedPrecondition for a target the node's state forbids (the operator fixes the node first).
+ */
 export function toCsiError(err: unknown): unknown {
   if (err instanceof IssuanceError) return new CsiError(issuanceCodes[err.reason], err.message);
   // CSI spec, NodePublishVolume: "Volume published but is incompatible".
   if (err instanceof RepublishConflictError)
     return new CsiError(status.ALREADY_EXISTS, err.message);
+  if (err instanceof TargetPathError) return new CsiError(status.FAILED_PRECONDITION, err.message);
   return err;
 }

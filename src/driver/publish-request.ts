@@ -18,18 +18,7 @@ export interface CheckedPublish {
  * One InvalidArgument names every problem at once.
  */
 export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPublish {
-  const problems: string[] = [];
-  if (!call.volume_id) problems.push('volume_id: required');
-  else {
-    try {
-      validateVolumeId(call.volume_id);
-    } catch (err) {
-      problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  for (const problem of targetPathProblems(call.target_path ?? '')) {
-    problems.push(`target_path: ${problem}`);
-  }
+  const problems = volumeAndTargetProblems(call.volume_id, call.target_path);
   const capability = call.volume_capability;
   if (!capability) problems.push('volume_capability: required');
   else if (capability.block) {
@@ -60,4 +49,28 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
     },
     deprecatedKeys: parsed.deprecatedKeys,
   };
+}
+
+/**
+ * What is wrong with the volume_id and target_path of NodePublishVolume or
+ * NodeUnpublishVolume (CSI spec: InvalidArgument when missing), each problem prefixed by
+ * its field; empty when both are usable.
+ */
+export function volumeAndTargetProblems(
+  volumeId: string | undefined,
+  targetPath: string | undefined,
+): string[] {
+  const problems: string[] = [];
+  if (!volumeId) problems.push('volume_id: required');
+  else {
+    try {
+      validateVolumeId(volumeId);
+    } catch (err) {
+      problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  for (const problem of targetPathProblems(targetPath ?? '')) {
+    problems.push(`target_path: ${problem}`);
+  }
+  return problems;
 }

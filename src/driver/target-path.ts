@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, normalize } from 'node:path';
 import { quoted } from '../api/echoed-value.js';
 
 /** Linux PATH_MAX: the longest path a system call takes, in bytes, with its NUL. */
@@ -8,14 +8,18 @@ export const NAME_MAX_BYTES = 255;
 
 /**
  * Why a target path cannot be where a volume is mounted, one reason per broken rule: it is
- * required, absolute, without NUL (which no system call takes), shorter than PATH_MAX and
- * every segment at most NAME_MAX bytes. mkdir and mount would refuse these only after
- * the key was generated and the certificate issued.
+ * required, absolute and normalized (no `.`, `..` or empty segments, which could lead
+ * elsewhere than the path kubelet checks once symlinks are resolved), without NUL (which no
+ * system call takes), shorter than PATH_MAX and every segment at most NAME_MAX bytes. mkdir
+ * and mount would refuse these only after the key was generated and the certificate issued.
  */
 export function targetPathProblems(path: string): string[] {
   if (!path) return ['required'];
   const problems: string[] = [];
   if (!isAbsolute(path)) problems.push('must be an absolute path');
+  else if (normalize(path) !== path) {
+    problems.push("must be a normalized absolute path (no '.', '..' or empty segments)");
+  }
   if (path.includes('\0')) problems.push('must not contain NUL characters');
   const bytes = Buffer.byteLength(path, 'utf8');
   if (bytes >= PATH_MAX_BYTES) {

@@ -18,6 +18,7 @@ import {
   writeMetadata,
 } from '../volume/metadata.js';
 import type { Mounter } from '../volume/mounter.js';
+import { checkPublishTarget, unpublishScope } from '../volume/target-path.js';
 import {
   readPkcs12Password,
   removePendingKey,
@@ -213,6 +214,7 @@ export class VolumeManager implements VolumePublisher {
       const differences = republishDifferences(published, asPublished(request));
       if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
     }
+    await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
     // An unpublish that began meanwhile waits for this publish: end it without a step.
     if (this.unpublishing.has(volumeId)) throw unpublishingError();
     const state = this.stateOf(volumeId);
@@ -459,10 +461,17 @@ export class VolumeManager implements VolumePublisher {
   }
 
   /**
-   * Unpublishes: stops work on the volume, unmounts, removes its directory. A publish running
-   * meanwhile is aborted and waited for; one arriving meanwhile is refused as aborted.
+   * Unpublishes: stops work on the volume, unmounts, removes its directory. Only the target
+   * recorded for the volume is touched: another target is success with nothing done, and a
+   * volume without a dir leaves the target alone. A publish running meanwhile is aborted and
+   * waited for; one arriving meanwhile is refused as aborted.
    */
   async unpublish(volumeId: string, targetPath: string): Promise<void> {
+    // Checked before anything is cancelled: a wrong target must not stop the volume's work.
+    if ((await unpublishScope(this.options.dataRoot, volumeId, targetPath)) === 'elsewhere') {
+      this.logElsewhere(volumeId, targetPath);
+      return;
+    }
     this.unpublishing.set(volumeId, (this.unpublishing.get(volumeId) ?? 0) + 1);
     try {
       await this.unpublishOnce(volumeId, targetPath);
@@ -482,7 +491,15 @@ export class VolumeManager implements VolumePublisher {
     await this.renewing.get(volumeId)?.catch(() => undefined);
     const release = await this.locks.lock(volumeId);
     try {
-      await mounter.unpublish(targetPath);
+      // Again under the lock: a publish may have created the volume or recorded another target.
+      const scope = await unpublishScope(dataRoot, volumeId, targetPath);
+      if (scope === 'elsewhere') {
+        this.logElsewhere(volumeId, targetPath);
+        return;
+      }
+      if (scope !== 'unknown') {
+        await mounter.unpublish(dataRoot.dataDir(volumeId), targetPath, scope === 'recorded');
+      }
       await dataRoot.removeVolume(volumeId);
       this.states.delete(volumeId);
       this.tokens.delete(volumeId);
@@ -494,6 +511,13 @@ export class VolumeManager implements VolumePublisher {
     await deleteRequestsOfVolume(
       { store: this.options.store, tracker: this.tracker, logger: this.options.logger },
       volumeId,
+    );
+  }
+
+  private logElsewhere(volumeId: string, targetPath: string): void {
+    this.options.logger.warn(
+      { volumeId, targetPath: targetPath.slice(0, 200) },
+      'unpublish names a target this volume is not published at: nothing done',
     );
   }
 

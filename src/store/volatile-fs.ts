@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -29,6 +30,7 @@ import {
   readdir,
   readFile,
   readlink,
+  realpath,
   rename,
   rm,
   rmdir,
@@ -62,6 +64,8 @@ export interface FileOps {
   readFile(path: string): Promise<Buffer>;
   readdir(path: string): Promise<string[]>;
   readlink(path: string): Promise<string>;
+  /** realpath(3): path with every symlink resolved. */
+  realpath(path: string): Promise<string>;
   lstat(path: string): Promise<Stats>;
   /** lstat, or undefined when path does not exist. */
   lstatIfExists(path: string): Promise<Stats | undefined>;
@@ -128,6 +132,7 @@ export const volatileFileOps: FileOps = {
   readFile: (path) => sync(() => readFileSync(path)),
   readdir: (path) => sync(() => readdirSync(path)),
   readlink: (path) => sync(() => readlinkSync(path)),
+  realpath: (path) => sync(() => realpathSync(path)),
   lstat: (path) => sync(() => lstatSync(path)),
   // A thrown ENOENT costs more than the call itself (~13 µs to build the error, ~3 µs not to).
   lstatIfExists: (path) => sync(() => lstatSync(path, { throwIfNoEntry: false })),
@@ -181,6 +186,7 @@ export const durableFileOps: FileOps = {
   readFile: (path) => readFile(path),
   readdir: (path) => readdir(path),
   readlink: (path) => readlink(path),
+  realpath: (path) => realpath(path),
   lstat: (path) => lstat(path),
   lstatIfExists: (path) =>
     lstat(path).catch((err: unknown) => {

@@ -251,6 +251,25 @@ export async function removeAtomicFiles(dir: string): Promise<void> {
 }
 
 /**
+ * True when every entry of dir (names, when already listed) is one writeAtomically makes:
+ * `..data`, `..data_tmp`, generation dirs, and `<name> -> ..data/<name>` links.
+ */
+export async function holdsOnlyWriterFiles(
+  dir: string,
+  names?: readonly string[],
+): Promise<boolean> {
+  const ops = fileOpsFor(dir);
+  for (const name of names ?? (await namesIn(ops, dir))) {
+    if (isWriterInternalName(name)) continue;
+    const path = join(dir, name);
+    if (!(await isSymlink(ops, path)) || (await ops.readlink(path)) !== join(DATA_LINK, name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
  * Reads the current generation of dir as one consistent set (resolving `..data` once, the way
  * readers should); undefined when nothing was written yet. Retries when a swap removed the
  * generation mid-read.

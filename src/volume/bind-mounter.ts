@@ -1,12 +1,19 @@
-import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import { removeAtomicFiles } from './atomic-writer.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { messageOf, TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
 import { runCommand } from './run-command.js';
 import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
+import {
+  checkTarget,
+  refuseSymlinks,
+  shownPath,
+  statTarget,
+  type TargetMount,
+} from './target-path.js';
 
 /** tmpfs size of the data root: key, chain, CA and keystore are a few KiB per volume. */
 export const DEFAULT_TMPFS_SIZE = '64m';
@@ -80,19 +87,32 @@ export class BindMounter implements Mounter {
     this.logger.info({ path, size: this.tmpfsSize }, 'mounted new tmpfs');
   }
 
+  /** Refuses a symlinked, foreign-mounted or foreign-filled target (see Mounter.checkTarget). */
+  async checkTarget(dataDir: string, targetPath: string, recorded: boolean): Promise<void> {
+    await checkTarget(targetPath, { recorded, mountAt: (target) => this.mountAt(dataDir, target) });
+  }
+
+  /** What is mounted on top at target: nothing, dataDir (same filesystem and subdir), or else. */
+  private async mountAt(dataDir: string, target: string): Promise<TargetMount> {
+    const mounts = await readMountInfo();
+    const mount = findMount(mounts, target);
+    if (!mount) return { kind: 'none' };
+    const source = await realpath(dataDir).catch(() => undefined);
+    if (source !== undefined && mountsSource(mounts, mount, source)) return { kind: 'ours' };
+    return { kind: 'foreign', what: `${mount.source}:${mount.root}` };
+  }
+
   /** Bind-mounts dataDir read-only at targetPath; an existing mount of the same dir is success. */
   async publish(dataDir: string, targetPath: string): Promise<void> {
     const source = await resolveDir(dataDir, 'data dir');
+    await this.checkTarget(dataDir, targetPath, true);
     await ensureTargetDir(targetPath);
-    const target = await resolveDir(targetPath, 'target path');
-    const mounts = await readMountInfo();
-    const existing = findMount(mounts, target);
+    // Against a symlink swapped into the path since the check: mount only where the path says.
+    await refuseSymlinks(targetPath);
+    const target = resolve(targetPath);
+    const existing = findMount(await readMountInfo(), target);
     if (existing) {
-      if (!mountsSource(mounts, existing, source)) {
-        throw new VolumeError(
-          `target path ${target} is already a mount of ${existing.source}:${existing.root}, not of ${source}`,
-        );
-      }
+      // checkTarget proved it is a mount of source.
       if (existing.options.includes('ro')) return;
       // A crash between the bind and the remount left it writable: finish the job.
     } else if (await this.bindReadOnly(source, target)) {
@@ -135,25 +155,32 @@ export class BindMounter implements Mounter {
   /** Nothing to do: the bind mount shows each new generation. */
   async refresh(): Promise<void> {}
 
-  /** Unmounts targetPath (every stacked mount of it) and removes it when empty; a missing target is success. */
-  async unpublish(targetPath: string): Promise<void> {
-    let isDir: boolean;
-    try {
-      isDir = (await lstat(targetPath)).isDirectory();
-    } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return;
-      throw new VolumeError(`cannot stat target path ${targetPath}: ${messageOf(err)}`, {
-        cause: err,
-      });
-    }
-    const target = await resolveDir(targetPath, 'target path');
-    for (let i = 0; findMount(await readMountInfo(), target); i++) {
+  /**
+   * Unmounts every stacked mount of dataDir at targetPath, never another one (TargetPathError:
+   * left mounted); when owned, then removes direct-mode leftovers and the dir when empty. A
+   * missing target is success; a symlinked one is refused.
+   */
+  async unpublish(dataDir: string, targetPath: string, owned: boolean): Promise<void> {
+    const stats = await statTarget(targetPath);
+    if (!stats) return;
+    await refuseSymlinks(targetPath);
+    const target = resolve(targetPath);
+    for (let i = 0; ; i++) {
+      const mount = await this.mountAt(dataDir, target);
+      if (mount.kind === 'none') break;
+      if (mount.kind === 'foreign') {
+        throw new TargetPathError(
+          `target path ${shownPath(target)} is a mount of ${mount.what}, not of this volume; left mounted`,
+        );
+      }
       if (i >= MAX_UNMOUNTS) {
-        throw new VolumeError(`target path ${target} is still mounted after ${i} unmounts`);
+        throw new VolumeError(
+          `target path ${shownPath(target)} is still mounted after ${i} unmounts`,
+        );
       }
       await runCommand('umount', [target]);
     }
-    if (!isDir) return;
+    if (!owned || !stats.isDirectory()) return;
     // Files a direct-mode run may have mirrored here before a switch to bind mode.
     await removeAtomicFiles(target);
     await removeEmptyDir(target, this.logger);

@@ -3,18 +3,10 @@ import type { Logger } from '../api/logger.js';
 import { fileOpsFor } from '../store/volatile-fs.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from './atomic-writer.js';
 import { applyDataPermissions } from './data-permissions.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { messageOf, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
-
-async function isDirectory(path: string): Promise<boolean> {
-  try {
-    return (await fileOpsFor(path).lstat(path)).isDirectory();
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return false;
-    throw new VolumeError(`cannot stat target path ${path}: ${messageOf(err)}`, { cause: err });
-  }
-}
+import { checkTarget, refuseSymlinks, statTarget } from './target-path.js';
 
 // The group the data dir was given (fs-group); the writer's own group means none was set.
 async function groupOf(dir: string): Promise<number | undefined> {
@@ -52,13 +44,25 @@ export class DirectMounter implements Mounter {
     } catch (err) {
       throw new VolumeError(`cannot stat data dir ${dataDir}: ${messageOf(err)}`, { cause: err });
     }
+    await this.checkTarget(dataDir, targetPath, true);
     await ensureTargetDir(targetPath);
     await this.refresh(dataDir, targetPath, gid);
   }
 
-  /** Mirrors dataDir's current generation into targetPath; nothing when targetPath is gone (unpublished) or nothing was written yet. */
+  /** Refuses a symlinked or foreign-filled target (see Mounter.checkTarget); nothing is mounted here. */
+  async checkTarget(_dataDir: string, targetPath: string, recorded: boolean): Promise<void> {
+    await checkTarget(targetPath, { recorded });
+  }
+
+  /**
+   * Mirrors dataDir's current generation into targetPath; nothing when targetPath is gone
+   * (unpublished) or nothing was written yet. A symlink in the path is refused, never written through.
+   */
   async refresh(dataDir: string, targetPath: string, gid?: number): Promise<void> {
-    if (!(await isDirectory(targetPath))) return;
+    const stats = await statTarget(targetPath);
+    if (!stats) return;
+    await refuseSymlinks(targetPath);
+    if (!stats.isDirectory()) return;
     const files = await readAtomically(dataDir);
     if (files === undefined) return;
     await applyDataPermissions(targetPath, gid);
@@ -66,9 +70,15 @@ export class DirectMounter implements Mounter {
     if (written) this.logger.debug({ targetPath }, 'mirrored volume files to target path');
   }
 
-  /** Removes the mirrored files and the target dir when empty; a missing target is success. */
-  async unpublish(targetPath: string): Promise<void> {
-    if (!(await isDirectory(targetPath))) return;
+  /**
+   * When owned (the volume's recorded target), removes the mirrored files and the target dir
+   * when empty; otherwise touches nothing. A missing target is success; a symlinked one is refused.
+   */
+  async unpublish(_dataDir: string, targetPath: string, owned: boolean): Promise<void> {
+    const stats = await statTarget(targetPath);
+    if (!stats) return;
+    await refuseSymlinks(targetPath);
+    if (!owned || !stats.isDirectory()) return;
     await removeAtomicFiles(targetPath);
     await removeEmptyDir(targetPath, this.logger);
   }

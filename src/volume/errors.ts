@@ -1,6 +1,6 @@
 /** The error type of the volume layer; its message names the volume or path concerned. */
 export class VolumeError extends Error {
-  override readonly name = 'VolumeError';
+  override readonly name: string = 'VolumeError';
   /** The volume the error is about, when one is known. */
   declare readonly volumeId?: string;
 
@@ -8,6 +8,15 @@ export class VolumeError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     if (options.volumeId !== undefined) this.volumeId = options.volumeId;
   }
+}
+
+/**
+ * A target path the node's state forbids publishing to or unpublishing from (a symlink, a mount
+ * or files of something else): nothing was changed; the operator fixes the node, then kubelet's
+ * retry succeeds.
+ */
+export class TargetPathError extends VolumeError {
+  override readonly name: string = 'TargetPathError';
 }
 
 /** The message of an unknown thrown value, for wrapping it with context. */

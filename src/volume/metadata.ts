@@ -1,4 +1,4 @@
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { fileOpsFor } from '../store/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
@@ -38,6 +38,14 @@ export interface VolumeMetadata {
   /** Consecutive failed attempts, for renewal backoff. */
   failures?: number;
   nextRetryTime?: string;
+}
+
+/**
+ * True when metadata records targetPath as the volume's target: the only path its publish may
+ * reuse and its unpublish may unmount or clean (compared as normalized absolute paths).
+ */
+export function isRecordedTarget(metadata: VolumeMetadata, targetPath: string): boolean {
+  return resolve(metadata.targetPath) === resolve(targetPath);
 }
 
 /** Volume-context keys that hold secrets and never reach metadata.json (reference appendix 11). */

@@ -82,6 +82,7 @@ async function exercise(ops: FileOps, dir: string): Promise<unknown[]> {
   seen.push((await ops.readFile(join(dir, 'renamed'))).toString('utf8'));
   seen.push((await ops.readdir(dir)).sort());
   seen.push(await ops.readlink(join(dir, 'link')));
+  seen.push(relative(dir, await ops.realpath(join(dir, 'link'))));
   seen.push((await ops.lstat(join(dir, 'link'))).isSymbolicLink());
   seen.push((await ops.lstatIfExists(join(dir, 'link')))?.isSymbolicLink());
   seen.push(await ops.lstatIfExists(join(dir, 'missing')));
@@ -151,6 +152,7 @@ t.test('both flavours produce identical files, modes and groups', needsShm, asyn
     false,
     'text ✓',
     ['a', 'link', 'renamed', 'sub'],
+    'sub/exact',
     'sub/exact',
     true,
     true,

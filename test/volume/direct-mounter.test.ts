@@ -71,7 +71,7 @@ t.test('refresh after unpublish writes nothing', async (t) => {
   await mounter.refresh(data, target);
   await t.rejects(stat(target), { code: 'ENOENT' }, 'never published: not created');
   await mounter.publish(data, target);
-  await mounter.unpublish(target);
+  await mounter.unpublish(data, target, true);
   await mounter.refresh(data, target);
   await t.rejects(stat(target), { code: 'ENOENT' }, 'unpublished: not recreated');
 });
@@ -80,15 +80,15 @@ t.test('unpublish removes the mirror and the dir; foreign files keep the dir', a
   const { root, mounter, target, logger } = await setup(t);
   const data = root.dataDir(ID);
   await writeAtomically(data, { 'tls.crt': bytes('c') });
-  await mounter.unpublish(target);
+  await mounter.unpublish(data, target, true);
   t.pass('a missing target is success');
   await mounter.publish(data, target);
-  await mounter.unpublish(target);
+  await mounter.unpublish(data, target, true);
   await t.rejects(stat(target), { code: 'ENOENT' });
   t.ok((await stat(join(target, '..'))).isDirectory(), 'the parent stays');
   await mounter.publish(data, target);
   await writeFile(join(target, 'app.log'), 'not ours');
-  await mounter.unpublish(target);
+  await mounter.unpublish(data, target, true);
   t.same(await readdir(target), ['app.log']);
   t.match(logger.records.at(-1), ['warn', { path: target }]);
 });
@@ -103,11 +103,25 @@ t.test('errors name the path', async (t) => {
   await t.rejects(mounter.prepareDataRoot(join(dir, 'file', 'root')), {
     message: /cannot create data root/,
   });
-  await t.rejects(mounter.unpublish(join(dir, 'file', 'target')), {
+  await t.rejects(mounter.unpublish(join(dir, 'no-data'), join(dir, 'file', 'target'), true), {
     message: /cannot stat target path .*ENOTDIR/,
   });
   await mkdir(join(dir, 'plain'));
   await t.rejects(mounter.refresh(join(dir, 'file'), join(dir, 'plain')), {
     message: /cannot read files from/,
   });
+});
+
+t.test('a target that is not ours to clean or a file is left alone', async (t) => {
+  const { dir, root, mounter, target } = await setup(t);
+  const data = root.dataDir(ID);
+  await writeAtomically(data, { 'tls.crt': bytes('c') });
+  await mounter.publish(data, target);
+  await mounter.unpublish(data, target, false);
+  t.equal(await readFile(join(target, 'tls.crt'), 'utf8'), 'c', 'not owned: files stay');
+  const file = join(dir, 'a-file');
+  await writeFile(file, 'x');
+  await mounter.refresh(data, file);
+  await mounter.unpublish(data, file, true);
+  t.equal(await readFile(file, 'utf8'), 'x', 'a file target is neither written nor removed');
 });

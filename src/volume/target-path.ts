@@ -1,0 +1,175 @@
+import type { Stats } from 'node:fs';
+import { dirname, resolve, sep } from 'node:path';
+import { fileOpsFor } from '../store/volatile-fs.js';
+import { holdsOnlyWriterFiles } from './atomic-writer.js';
+import type { DataRoot } from './data-root.js';
+import { errnoCode, messageOf, TargetPathError, VolumeError } from './errors.js';
+import { isRecordedTarget, readMetadata, type VolumeMetadata } from './metadata.js';
+import type { Mounter } from './mounter.js';
+
+// Paths in messages are cut to this many characters: kubelet's are ~150, an attacker's unbounded.
+const SHOWN_PATH_LENGTH = 100;
+
+/** path quoted for a message, cut to its last 100 characters (the end names the pod and volume). */
+export function shownPath(path: string): string {
+  const cut = path.length > SHOWN_PATH_LENGTH;
+  return JSON.stringify(cut ? `…${path.slice(-SHOWN_PATH_LENGTH)}` : path);
+}
+
+/** What a mount at the target shows: nothing mounted, this volume's data dir, or something else. */
+export type TargetMount = { kind: 'none' } | { kind: 'ours' } | { kind: 'foreign'; what: string };
+
+// The path itself or its deepest ancestor that exists, with its lstat.
+async function deepestExisting(path: string): Promise<{ path: string; stats: Stats }> {
+  const ops = fileOpsFor(path);
+  for (let current = path; ; current = dirname(current)) {
+    try {
+      return { path: current, stats: await ops.lstat(current) };
+    } catch (err) {
+      // Missing, under a file, or a symlink loop on the way: look at the parent (`/` exists).
+      if (!['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errnoCode(err) ?? '')) {
+        throw new VolumeError(`cannot stat target path ${shownPath(current)}: ${messageOf(err)}`, {
+          cause: err,
+        });
+      }
+    }
+  }
+}
+
+/**
+ * Refuses (TargetPathError) a target path that is a symlink or lies under one: the part of it
+ * that exists must resolve to itself, so a mount or a write lands where the path says and
+ * nowhere else. Also refuses a path under something that is not a directory.
+ */
+export async function refuseSymlinks(targetPath: string): Promise<void> {
+  const lexical = resolve(targetPath);
+  const existing = await deepestExisting(lexical);
+  const refuse = (where: string): never => {
+    throw new TargetPathError(
+      `target path ${shownPath(lexical)} ${where}; symlinks are not followed`,
+    );
+  };
+  if (existing.path === lexical && existing.stats.isSymbolicLink()) refuse('is a symlink');
+  // A dangling or looping symlink on the way does not resolve at all: not followed either.
+  const real = await fileOpsFor(lexical)
+    .realpath(existing.path)
+    .catch(() => undefined);
+  if (real !== existing.path) {
+    refuse(
+      real === undefined
+        ? `goes through a symlink: ${shownPath(existing.path)} does not resolve`
+        : `goes through a symlink: ${shownPath(existing.path)} resolves to ${shownPath(real)}`,
+    );
+  }
+  if (existing.path !== lexical && !existing.stats.isDirectory()) {
+    throw new TargetPathError(
+      `target path ${shownPath(lexical)} lies under ${shownPath(existing.path)}, which is not a directory`,
+    );
+  }
+}
+
+/** lstat of a target path; undefined when it does not exist, VolumeError naming it otherwise. */
+export async function statTarget(targetPath: string): Promise<Stats | undefined> {
+  try {
+    return await fileOpsFor(targetPath).lstat(targetPath);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw new VolumeError(`cannot stat target path ${shownPath(targetPath)}: ${messageOf(err)}`, {
+      cause: err,
+    });
+  }
+}
+
+/**
+ * Refuses (TargetPathError) a target a volume must not be published at: a symlink or a path
+ * under one, something that is not a directory, a mount of something else, or a non-empty
+ * directory holding files this volume did not write. `recorded`: the volume's metadata.json names
+ * this target, so atomic-writer files in it are the volume's own (a republish). mountAt tells
+ * what is mounted at the target (bind mode; direct mode mounts nothing).
+ */
+export async function checkTarget(
+  targetPath: string,
+  options: { recorded: boolean; mountAt?: (target: string) => Promise<TargetMount> },
+): Promise<void> {
+  await refuseSymlinks(targetPath);
+  const target = resolve(targetPath);
+  const stats = await statTarget(target);
+  if (!stats) return;
+  if (!stats.isDirectory()) {
+    throw new TargetPathError(`target path ${shownPath(target)} exists and is not a directory`);
+  }
+  const mount = (await options.mountAt?.(target)) ?? { kind: 'none' };
+  if (mount.kind === 'ours') return;
+  if (mount.kind === 'foreign') {
+    throw new TargetPathError(
+      `target path ${shownPath(target)} is already a mount of ${mount.what}, not of this volume`,
+    );
+  }
+  const entries = await fileOpsFor(target).readdir(target);
+  if (entries.length === 0) return;
+  if (options.recorded && (await holdsOnlyWriterFiles(target, entries))) return;
+  // Name an entry of the owner's, not one of the atomic writer's `..` entries, when there is one.
+  const sorted = entries.sort();
+  const example = sorted.find((name) => !name.startsWith('..')) ?? sorted[0] ?? '';
+  throw new TargetPathError(
+    `target path ${shownPath(target)} is a non-empty directory this volume did not create (${entries.length} ${entries.length === 1 ? 'entry' : 'entries'}, such as ${shownPath(example)}); refusing to hide or overwrite it`,
+  );
+}
+
+/** True when target is the data root, inside it, or one of its ancestors. */
+export function overlapsDataRoot(target: string, root: string): boolean {
+  const within = (path: string, dir: string) =>
+    path === dir || path.startsWith(dir.endsWith(sep) ? dir : `${dir}${sep}`);
+  const t = resolve(target);
+  const r = resolve(root);
+  return within(t, r) || within(r, t);
+}
+
+/**
+ * The checks of a publish, run before any key is generated or directory created: the target
+ * must not overlap the data root (by its path or its real path) and must pass the mounter's
+ * checkTarget. metadata: the volume's, when it exists.
+ */
+export async function checkPublishTarget(
+  dataRoot: DataRoot,
+  mounter: Mounter,
+  volumeId: string,
+  targetPath: string,
+  metadata: VolumeMetadata | undefined,
+): Promise<void> {
+  const real = await fileOpsFor(dataRoot.root)
+    .realpath(dataRoot.root)
+    .catch(() => dataRoot.root);
+  const roots = [dataRoot.root, real];
+  if (roots.some((root) => overlapsDataRoot(targetPath, root))) {
+    throw new TargetPathError(
+      `target path ${shownPath(targetPath)} overlaps the data root ${shownPath(dataRoot.root)}; volumes are never published there`,
+    );
+  }
+  await mounter.checkTarget(
+    dataRoot.dataDir(volumeId),
+    targetPath,
+    metadata !== undefined && isRecordedTarget(metadata, targetPath),
+  );
+}
+
+/**
+ * What an unpublish of volumeId at targetPath may touch: `unknown` (no volume dir: nothing),
+ * `recorded` (metadata.json names this target: unmount and clean it), `unrecorded` (the dir has
+ * no readable metadata.json: only a mount of its data dir is undone) or `elsewhere` (the volume
+ * is published at another target: nothing).
+ */
+export async function unpublishScope(
+  dataRoot: DataRoot,
+  volumeId: string,
+  targetPath: string,
+): Promise<'unknown' | 'recorded' | 'unrecorded' | 'elsewhere'> {
+  if (!(await dataRoot.hasVolume(volumeId))) return 'unknown';
+  let metadata: VolumeMetadata;
+  try {
+    metadata = await readMetadata(dataRoot, volumeId);
+  } catch {
+    return 'unrecorded';
+  }
+  return isRecordedTarget(metadata, targetPath) ? 'recorded' : 'elsewhere';
+}

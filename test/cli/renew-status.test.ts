@@ -1,6 +1,6 @@
 import { watch } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
 import { runRenew } from '../../src/cli/renew-command.js';
 import { formatTable, runStatus } from '../../src/cli/status-command.js';
@@ -301,6 +301,11 @@ t.test('status: empty and missing data roots, bad flags', async (t) => {
   const empty = await inProcess(runStatus, ['--data-root', root.root]);
   t.equal(empty.code, 0);
   t.equal(empty.stdout, `no volumes in ${root.root}\n`);
+  const relativeRoot = await inProcess(runStatus, [
+    '--data-root',
+    relative(process.cwd(), root.root),
+  ]);
+  t.equal(relativeRoot.stdout, `no volumes in ${root.root}\n`, 'a relative root is resolved');
   const emptyJson = await inProcess(runStatus, ['--data-root', root.root, '--json']);
   t.equal(emptyJson.stdout, '[]\n');
   const missing = await inProcess(runStatus, ['--data-root', join(root.root, 'absent')]);
@@ -312,6 +317,29 @@ t.test('status: empty and missing data roots, bad flags', async (t) => {
   const unknown = await inProcess(runStatus, ['--data-root', root.root, '--verbose']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /Unknown option '--verbose'/);
+});
+
+t.test('status: no cell grows past its column width, however long the value', (t) => {
+  const kubeletId = `csi-${'a'.repeat(64)}`;
+  const table = formatTable([
+    {
+      volumeId: kubeletId,
+      state: 'failing',
+      renewalPending: false,
+      pod: { namespace: 'n'.repeat(63), name: 'p'.repeat(253) },
+      issuer: { name: 'i'.repeat(5000), kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      notAfter: `not a time ${'t'.repeat(1000)}`,
+      lastError: { message: `🔑${'e'.repeat(5000)}`, time: '2026-01-01T00:00:00Z' },
+    },
+  ]);
+  const row = table.split('\n')[1] ?? '';
+  t.ok(row.length < 400, `one short row (${row.length} characters)`);
+  t.match(row, new RegExp(`^${kubeletId} `), "kubelet's volume ids stay whole");
+  t.match(row, / n{47}… /, 'the pod is shortened with a marker');
+  t.match(row, / ClusterIssuer\/i{33}… /, 'so is the issuer');
+  t.match(row, / not a time t{12}… /, 'and an unparsable time');
+  t.match(row, / 🔑e{58}…$/u, 'the last error too, without splitting a character');
+  t.end();
 });
 
 t.test('status table cells', (t) => {

@@ -82,7 +82,7 @@ export async function startNodeServices(
   }
   const renewWatcher = await watchRenewRequests(
     dataRoot,
-    (target) => manager.renewNow(target),
+    (target, progress) => manager.renewNow(target, progress),
     logger,
   );
   const identity = {

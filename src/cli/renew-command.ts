@@ -7,6 +7,7 @@ import { parseGoDuration } from '../pki/duration.js';
 import {
   formatRenewRequest,
   PROGRESS_SUFFIX,
+  parseRenewProgress,
   parseRenewResult,
   REQUEST_SUFFIX,
   RESULT_SUFFIX,
@@ -104,7 +105,7 @@ export async function runRenew(
     { request: requestPath, result: resultPath, progress: join(dir, `${id}${PROGRESS_SUFFIX}`) },
     target,
     timeoutMs,
-    (progress) => printProgress(out, progress, printed),
+    (progress) => printOutcome(out, parseRenewProgress(progress), printed),
   );
   if (text === undefined) {
     // Still there: nobody took it. Gone: the plugin is working on it and may yet finish.
@@ -191,17 +192,6 @@ function requestAndWait(
       (err: unknown) => finish({ err }),
     );
   });
-}
-
-// Prints the lines of the volumes a progress file adds; an unreadable one is skipped.
-function printProgress(out: CommandOutput, text: string, printed: Set<string>): void {
-  let progress: ReturnType<typeof parseRenewResult>;
-  try {
-    progress = parseRenewResult(text);
-  } catch {
-    return;
-  }
-  if (progress.ok) printOutcome(out, progress, printed);
 }
 
 // One line per volume not printed yet (printed holds the lines already written).

@@ -148,3 +148,17 @@ export function parseRenewResult(text: string): RenewResult {
     failed: list('failed').map((f) => ({ volumeId: str(f, 'volumeId'), error: str(f, 'error') })),
   };
 }
+
+/**
+ * The volumes a progress file lists, or none when it cannot be read: progress is only a
+ * courtesy, the result file says what happened.
+ */
+export function parseRenewProgress(text: string): RenewOutcome {
+  try {
+    const result = parseRenewResult(text);
+    if (result.ok) return { renewed: result.renewed, failed: result.failed };
+  } catch {
+    // Unreadable: nothing to show.
+  }
+  return { renewed: [], failed: [] };
+}

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Logger } from '../../src/api/logger.js';
 import {
+  parseRenewProgress,
   parseRenewRequest,
   parseRenewResult,
   renewDirOf,
@@ -410,4 +411,11 @@ t.test('request and result files parse strictly', async (t) => {
     () => parseRenewResult('{"ok":true,"renewed":[{"volumeId":1}],"failed":[]}'),
     /volumeId must be a string/,
   );
+});
+
+t.test('a progress file lists the volumes done so far; an unreadable one lists none', async (t) => {
+  const done = { renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }], failed: [] };
+  t.same(parseRenewProgress(JSON.stringify({ ok: true, ...done })), done);
+  t.same(parseRenewProgress('{"ok": tr'), { renewed: [], failed: [] });
+  t.same(parseRenewProgress('{"ok": false, "error": "x"}'), { renewed: [], failed: [] });
 });

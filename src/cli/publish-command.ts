@@ -8,7 +8,7 @@ import { parseEndpoint } from '../driver/endpoint.js';
 import { parseVolumeAttributes } from '../driver/volume-attributes.js';
 import { renewalTime } from '../pki/renewal-time.js';
 import { type CommandOutput, processOutput } from './data-root-command.js';
-import { flagDuration } from './flag-values.js';
+import { flagTimeout } from './flag-values.js';
 
 /** How long publish and unpublish wait for the plugin's answer by default: kubelet's 2m. */
 export const DEFAULT_CALL_TIMEOUT = '2m';
@@ -167,7 +167,7 @@ function requireFlags(
   return {
     endpoint: values.endpoint,
     target: resolve(values.target),
-    timeoutMs: flagDuration('--timeout', values.timeout),
+    timeoutMs: flagTimeout('--timeout', values.timeout),
   };
 }
 

@@ -3,7 +3,6 @@ import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseGoDuration } from '../pki/duration.js';
 import {
   formatRenewRequest,
   PROGRESS_SUFFIX,
@@ -26,10 +25,9 @@ import {
   startDataRootCommand,
   usageError,
 } from './data-root-command.js';
+import { flagTimeout } from './flag-values.js';
 
 const DEFAULT_TIMEOUT = '60s';
-// setTimeout's limit; a longer wait would fire at once.
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID | --all) [--timeout DURATION]
 
@@ -75,16 +73,9 @@ export async function runRenew(
   const timeoutText = values.timeout;
   let timeoutMs: number;
   try {
-    timeoutMs = parseGoDuration(timeoutText);
+    timeoutMs = flagTimeout('--timeout', timeoutText);
   } catch (err) {
-    return usageError(out, renewCommand, `--timeout: ${messageOf(err)}`);
-  }
-  if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
-    return usageError(
-      out,
-      renewCommand,
-      `--timeout: must be positive and at most 596h, got ${timeoutText}`,
-    );
+    return usageError(out, renewCommand, messageOf(err));
   }
   const dir = renewDirOf(new DataRoot(root));
   if (!(await isDirectory(dir))) {

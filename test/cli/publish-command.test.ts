@@ -130,6 +130,11 @@ t.test('publish and unpublish exit 1 after --timeout when the plugin never answe
     await rejectionMessage(runUnpublish([...common, '--timeout', '0s'])),
     /^--timeout: must be positive/,
   );
+  t.match(
+    await rejectionMessage(runPublish([...common, '--timeout', '600h'])),
+    /^--timeout: must be positive and at most 596h, got "600h"$/,
+    'a wait no timer can hold is refused (grpc-js would then wait forever)',
+  );
 });
 
 t.test('a failed call exits 1 with its code, even when its message is huge', async (t) => {

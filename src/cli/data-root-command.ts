@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { messageOf } from '../volume/errors.js';
 
 /** Where a command writes; the process streams, or a test's buffers. */
@@ -30,7 +31,7 @@ export function usageError(
 
 /**
  * What every data-root command does first: parse the flags (a bad one is a usage error),
- * answer --help, and require --data-root. Returns the exit status when that already ended
+ * answer --help, and require --data-root (made absolute). Returns the exit status when that already ended
  * the command.
  */
 export function startDataRootCommand<V extends { help?: boolean; 'data-root'?: string }>(
@@ -50,7 +51,8 @@ export function startDataRootCommand<V extends { help?: boolean; 'data-root'?: s
   }
   const root = values['data-root'];
   if (!root) return usageError(out, command, '--data-root is required');
-  return { values, root };
+  // Absolute, so every message names the same directory the plugin's logs do.
+  return { values, root: resolve(root) };
 }
 
 /** True when path exists and is a directory. */

@@ -20,3 +20,19 @@ export function flagDuration(flag: string, text: string, zeroAllowed = false): n
     throw new Error(`${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got "${text}"`);
   return ms;
 }
+
+/** Longest wait a timer can hold (setTimeout's limit, about 24.8 days): longer ones never fire. */
+export const MAX_WAIT_MS = 2 ** 31 - 1;
+
+/** A flag's wait in ms: a positive Go duration a timer can hold (at most 596h), or an error naming the flag. */
+export function flagTimeout(flag: string, text: string): number {
+  let ms: number;
+  try {
+    ms = parseGoDuration(text);
+  } catch (err) {
+    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (ms <= 0 || ms > MAX_WAIT_MS)
+    throw new Error(`${flag}: must be positive and at most 596h, got "${text}"`);
+  return ms;
+}

@@ -1,64 +1,6 @@
 #!/usr/bin/env node
-/** The `cert-csi` command: subcommand dispatch; each subcommand wires its own parts. */
-import { NODE_HELP, runNode } from './node-command.js';
-import { packageVersion } from './package-version.js';
-import { runPublish, runUnpublish } from './publish-command.js';
-import { runRenew } from './renew-command.js';
-import { runStatus } from './status-command.js';
+/** The `cert-csi` command. */
+import { exitWithOutcome } from './command-exit.js';
+import { runCommand } from './commands.js';
 
-const usage = `Usage: cert-csi <command> [flags]
-
-Commands:
-  node        run the CSI node plugin (embedded store and issuers, or --mode kubernetes)
-  controller  run the issuer controllers against a cluster, leader-elected
-  publish     publish a volume through a running plugin, as kubelet would
-  unpublish   unpublish a volume through a running plugin
-  renew       make a running plugin renew a volume, or all, now
-  status      list this node's volumes, their certificates and renewal state
-  version     print the version
-
-Run "cert-csi <command> --help" for a command's flags.
-
-${NODE_HELP}`;
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  switch (command) {
-    case 'node':
-      return runNode(rest);
-    case 'controller':
-      // Imported on demand: client-node costs ~0.6 s to load, and only this command needs it.
-      return (await import('./controller-command.js')).runController(rest);
-    case 'publish':
-      return runPublish(rest);
-    case 'unpublish':
-      return runUnpublish(rest);
-    case 'renew':
-      return runRenew(rest);
-    case 'status':
-      return runStatus(rest);
-    case 'version':
-    case '--version':
-      process.stdout.write(`${packageVersion()}\n`);
-      return 0;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(usage);
-      return 0;
-    default:
-      process.stderr.write(`cert-csi: unknown command "${command}"\n\n${usage}`);
-      return 2;
-  }
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`cert-csi: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+exitWithOutcome(runCommand(process.argv.slice(2)));

@@ -83,7 +83,7 @@ export async function startNodeServices(
   }
   const renewWatcher = await watchRenewRequests(
     dataRoot,
-    (target) => manager.renewNow(target),
+    (target, progress) => manager.renewNow(target, progress),
     logger,
   );
   const statusSocket = await serveUnsavedFailures(

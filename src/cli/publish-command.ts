@@ -1,21 +1,29 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { status } from '@grpc/grpc-js';
 import { CsiClient } from '../driver/csi-client.js';
 import { parseEndpoint } from '../driver/endpoint.js';
 import { parseVolumeAttributes } from '../driver/volume-attributes.js';
 import { renewalTime } from '../pki/renewal-time.js';
+import { type CommandOutput, processOutput } from './data-root-command.js';
+import { flagTimeout } from './flag-values.js';
+
+/** How long publish and unpublish wait for the plugin's answer by default: kubelet's 2m. */
+export const DEFAULT_CALL_TIMEOUT = '2m';
 
 export const PUBLISH_HELP = `Usage: cert-csi publish --endpoint URL --volume-id ID --target DIR [flags] --attr KEY=VALUE...
 
 Asks a running plugin to publish a volume, as kubelet does for a pod's inline CSI volume.
 
+Exit codes: 0 published; 1 the plugin refused, failed or did not answer within --timeout.
+
 Flags:
-  --endpoint URL          the plugin's CSI socket (unix://PATH)
+  --endpoint URL          the plugin's CSI socket (unix://PATH; a relative PATH is resolved here)
   --volume-id ID          volume id (kubelet uses csi-<sha256>)
-  --target DIR            where the files appear
+  --target DIR            where the files appear (a relative DIR is resolved here: the
+                          plugin itself takes absolute paths only, as from kubelet)
   --attr KEY=VALUE        a volume attribute; repeat it. A key without a prefix gets
                           csi.cert-manager.io/ (issuer-name=x means csi.cert-manager.io/issuer-name=x)
   --pod-name NAME         (default cert-csi-cli)
@@ -23,15 +31,30 @@ Flags:
   --pod-uid UID           (default: none, no owner reference)
   --service-account NAME  (default default)
   --fs-group GID          the pod's fsGroup, sent as volume_mount_group
+  --timeout DURATION      how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})
+  -h, --help              show this help
 `;
 
-export const UNPUBLISH_HELP = `Usage: cert-csi unpublish --endpoint URL --volume-id ID --target DIR
+export const UNPUBLISH_HELP = `Usage: cert-csi unpublish --endpoint URL --volume-id ID --target DIR [--timeout DURATION]
 
 Asks a running plugin to unpublish a volume: unmount, stop renewal, remove its files.
+
+Exit codes: 0 unpublished (or nothing to do); 1 the plugin refused, failed or did not
+answer within --timeout.
+
+Flags:
+  --endpoint URL       the plugin's CSI socket (unix://PATH; a relative PATH is resolved here)
+  --volume-id ID       the volume to unpublish
+  --target DIR         the target it was published to (a relative DIR is resolved here)
+  --timeout DURATION   how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})
+  -h, --help           show this help
 `;
 
 /** `cert-csi publish`: NodePublishVolume from the command line, then a summary. */
-export async function runPublish(args: string[]): Promise<number> {
+export async function runPublish(
+  args: string[],
+  out: CommandOutput = processOutput,
+): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
@@ -44,14 +67,15 @@ export async function runPublish(args: string[]): Promise<number> {
       'pod-uid': { type: 'string', default: '' },
       'service-account': { type: 'string', default: 'default' },
       'fs-group': { type: 'string' },
+      timeout: { type: 'string', default: DEFAULT_CALL_TIMEOUT },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
-    process.stdout.write(PUBLISH_HELP);
+    out.stdout.write(PUBLISH_HELP);
     return 0;
   }
-  const { endpoint, target } = requireFlags(values, PUBLISH_HELP);
+  const { endpoint, target, timeoutMs } = requireFlags(values, PUBLISH_HELP);
   const volumeId = values['volume-id'] ?? '';
   const context: Record<string, string> = {
     'csi.storage.k8s.io/ephemeral': 'true',
@@ -67,77 +91,107 @@ export async function runPublish(args: string[]): Promise<number> {
     context[key.includes('/') ? key : `csi.cert-manager.io/${key}`] = pair.slice(eq + 1);
   }
   const client = new CsiClient(parseEndpoint(endpoint));
+  const started = Date.now();
   try {
-    await client.nodeCall('NodePublishVolume', {
-      volume_id: volumeId,
-      target_path: target,
-      readonly: true,
-      volume_context: context,
-      volume_capability: {
-        mount: { fs_type: '', mount_flags: [], volume_mount_group: values['fs-group'] ?? '' },
-        access_mode: { mode: 'SINGLE_NODE_READER_ONLY' },
+    await client.nodeCall(
+      'NodePublishVolume',
+      {
+        volume_id: volumeId,
+        target_path: target,
+        readonly: true,
+        volume_context: context,
+        volume_capability: {
+          mount: { fs_type: '', mount_flags: [], volume_mount_group: values['fs-group'] ?? '' },
+          access_mode: { mode: 'SINGLE_NODE_READER_ONLY' },
+        },
       },
-    });
+      { timeoutMs },
+    );
   } catch (err) {
-    return reportRpcError(err);
+    return reportRpcError(out, err, ranOut(started, timeoutMs) ? values.timeout : undefined);
   } finally {
     client.close();
   }
-  await printSummary(volumeId, target, context, values['fs-group']);
+  await printSummary(out, volumeId, target, context, values['fs-group']);
   return 0;
 }
 
 /** `cert-csi unpublish`: NodeUnpublishVolume from the command line. */
-export async function runUnpublish(args: string[]): Promise<number> {
+export async function runUnpublish(
+  args: string[],
+  out: CommandOutput = processOutput,
+): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
       endpoint: { type: 'string' },
       'volume-id': { type: 'string' },
       target: { type: 'string' },
+      timeout: { type: 'string', default: DEFAULT_CALL_TIMEOUT },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
-    process.stdout.write(UNPUBLISH_HELP);
+    out.stdout.write(UNPUBLISH_HELP);
     return 0;
   }
-  const { endpoint, target } = requireFlags(values, UNPUBLISH_HELP);
+  const { endpoint, target, timeoutMs } = requireFlags(values, UNPUBLISH_HELP);
   const client = new CsiClient(parseEndpoint(endpoint));
+  const started = Date.now();
   try {
-    await client.nodeCall('NodeUnpublishVolume', {
-      volume_id: values['volume-id'] ?? '',
-      target_path: target,
-    });
+    await client.nodeCall(
+      'NodeUnpublishVolume',
+      { volume_id: values['volume-id'] ?? '', target_path: target },
+      { timeoutMs },
+    );
   } catch (err) {
-    return reportRpcError(err);
+    return reportRpcError(out, err, ranOut(started, timeoutMs) ? values.timeout : undefined);
   } finally {
     client.close();
   }
-  process.stdout.write(`unpublished ${values['volume-id'] ?? ''} from ${target}\n`);
+  out.stdout.write(`unpublished ${values['volume-id'] ?? ''} from ${target}\n`);
   return 0;
 }
 
+/**
+ * The flags every call needs. The target is made absolute here: the plugin refuses relative
+ * paths (kubelet never sends one), and a person typing one means this directory.
+ */
 function requireFlags(
-  values: { endpoint?: string | undefined; target?: string | undefined },
+  values: { endpoint?: string | undefined; target?: string | undefined; timeout: string },
   help: string,
-): { endpoint: string; target: string } {
+): { endpoint: string; target: string; timeoutMs: number } {
   if (!values.endpoint || !values.target) {
     throw new Error(`--endpoint and --target are required\n\n${help}`);
   }
-  return { endpoint: values.endpoint, target: values.target };
+  return {
+    endpoint: values.endpoint,
+    target: resolve(values.target),
+    timeoutMs: flagTimeout('--timeout', values.timeout),
+  };
 }
 
-function reportRpcError(err: unknown): number {
+// Whether our own deadline has passed (grpc-js's timer may fire a millisecond early).
+function ranOut(started: number, timeoutMs: number): boolean {
+  return Date.now() - started >= timeoutMs - 100;
+}
+
+// `error: CODE: message`; after our own deadline, also which --timeout ran out.
+function reportRpcError(out: CommandOutput, err: unknown, timedOutAfter?: string): number {
   const code = (err as { code?: number }).code;
   const details = (err as { details?: string }).details ?? String(err);
   const name = code === undefined ? 'UNKNOWN' : (status[code] ?? String(code));
-  process.stderr.write(`error: ${name}: ${details}\n`);
+  const hint =
+    timedOutAfter !== undefined && code === status.DEADLINE_EXCEEDED
+      ? ` (no answer within --timeout ${timedOutAfter})`
+      : '';
+  out.stderr.write(`error: ${name}: ${details}${hint}\n`);
   return 1;
 }
 
 /** Prints what the volume now holds, read back from the target directory. */
 async function printSummary(
+  out: CommandOutput,
   volumeId: string,
   target: string,
   context: Record<string, string>,
@@ -161,5 +215,5 @@ async function printSummary(
     `next renewal: ${renewalTime(notBefore, notAfter, renewBeforeMs).toISOString()}`,
     `files:        ${names.map((n) => join(target, n)).join(' ')}`,
   ];
-  process.stdout.write(`${lines.join('\n')}\n`);
+  out.stdout.write(`${lines.join('\n')}\n`);
 }

@@ -3,12 +3,14 @@ import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseGoDuration } from '../pki/duration.js';
 import {
   formatRenewRequest,
+  PROGRESS_SUFFIX,
+  parseRenewProgress,
   parseRenewResult,
   REQUEST_SUFFIX,
   RESULT_SUFFIX,
+  type RenewOutcome,
   type RenewTarget,
   renewDirOf,
 } from '../renewal/renew-protocol.js';
@@ -23,16 +25,16 @@ import {
   startDataRootCommand,
   usageError,
 } from './data-root-command.js';
+import { flagTimeout } from './flag-values.js';
 
 const DEFAULT_TIMEOUT = '60s';
-// setTimeout's limit; a longer wait would fire at once.
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID | --all) [--timeout DURATION]
 
 Makes a running plugin renew now, whatever the renewal time, and waits until the new
 certificate is written. The request is a file in DIR/..renew that the plugin watches;
-the plugin answers with a result file. One line is printed per volume.
+the plugin answers with a result file. One line is printed per volume, as soon as that
+volume is done (with --all, while the others are still renewing).
 
 Exit codes: 0 every volume renewed; 1 a renewal failed or the plugin did not answer;
 2 bad flags, or no plugin ever ran with this data root.
@@ -71,16 +73,9 @@ export async function runRenew(
   const timeoutText = values.timeout;
   let timeoutMs: number;
   try {
-    timeoutMs = parseGoDuration(timeoutText);
+    timeoutMs = flagTimeout('--timeout', timeoutText);
   } catch (err) {
-    return usageError(out, renewCommand, `--timeout: ${messageOf(err)}`);
-  }
-  if (timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
-    return usageError(
-      out,
-      renewCommand,
-      `--timeout: must be positive and at most 596h, got ${timeoutText}`,
-    );
+    return usageError(out, renewCommand, messageOf(err));
   }
   const dir = renewDirOf(new DataRoot(root));
   if (!(await isDirectory(dir))) {
@@ -95,7 +90,14 @@ export async function runRenew(
   const id = randomUUID();
   const requestPath = join(dir, `${id}${REQUEST_SUFFIX}`);
   const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
-  const text = await requestAndWait(dir, requestPath, resultPath, target, timeoutMs);
+  const printed = new Set<string>();
+  const text = await requestAndWait(
+    dir,
+    { request: requestPath, result: resultPath, progress: join(dir, `${id}${PROGRESS_SUFFIX}`) },
+    target,
+    timeoutMs,
+    (progress) => printOutcome(out, parseRenewProgress(progress), printed),
+  );
   if (text === undefined) {
     // Still there: nobody took it. Gone: the plugin is working on it and may yet finish.
     if (await removeFileDurably(requestPath)) {
@@ -110,7 +112,7 @@ export async function runRenew(
     return 1;
   }
   await removeFileDurably(resultPath);
-  return report(out, text);
+  return report(out, text, printed);
 }
 
 function parseFlags(args: string[]) {
@@ -129,17 +131,19 @@ function parseFlags(args: string[]) {
 const renewCommand = { name: 'renew', help: RENEW_HELP, parse: parseFlags };
 
 /**
- * Writes the request and resolves with the result file's text, or undefined after timeoutMs.
+ * Writes the request and resolves with the result file's text, or undefined after timeoutMs;
+ * each version of the progress file seen meanwhile goes to onProgress.
  * The dir is watched before the request exists, and the result is looked for once the request is
  * written, so an answer can never slip between the two; there is no polling.
  */
 function requestAndWait(
   dir: string,
-  requestPath: string,
-  resultPath: string,
+  paths: { request: string; result: string; progress: string },
   target: RenewTarget,
   timeoutMs: number,
+  onProgress: (text: string) => void,
 ): Promise<string | undefined> {
+  const { request: requestPath, result: resultPath, progress: progressPath } = paths;
   return new Promise((resolve, reject) => {
     let done = false;
     const finish = (outcome: { text?: string; err?: unknown }) => {
@@ -158,8 +162,18 @@ function requestAndWait(
           if (errnoCode(err) !== 'ENOENT') finish({ err });
         },
       );
+    // Progress is a courtesy: a file gone (the result is there) or unreadable is skipped.
+    const lookProgress = () =>
+      readFile(progressPath, 'utf8').then(
+        (text) => {
+          if (!done) onProgress(text);
+        },
+        () => undefined,
+      );
     const resultName = resultPath.slice(dir.length + 1);
+    const progressName = progressPath.slice(dir.length + 1);
     const watcher = watch(dir, (_event, name) => {
+      if (name === null || name === progressName) void lookProgress();
       if (name === null || name === resultName) void look();
     });
     watcher.on('error', (err) => finish({ err }));
@@ -171,8 +185,24 @@ function requestAndWait(
   });
 }
 
+// One line per volume not printed yet (printed holds the lines already written).
+function printOutcome(out: CommandOutput, outcome: RenewOutcome, printed: Set<string>): void {
+  const lines = [
+    ...outcome.renewed.map((r) => {
+      const next = r.nextIssuanceTime === undefined ? '' : `, next renewal ${r.nextIssuanceTime}`;
+      return `renewed ${r.volumeId}: not after ${r.notAfter}${next}\n`;
+    }),
+    ...outcome.failed.map((f) => `failed ${f.volumeId}: ${f.error}\n`),
+  ];
+  for (const line of lines) {
+    if (printed.has(line)) continue;
+    printed.add(line);
+    out.stdout.write(line);
+  }
+}
+
 // Prints one line per volume; 0 only when the plugin renewed everything it was asked to.
-function report(out: CommandOutput, text: string): number {
+function report(out: CommandOutput, text: string, printed: Set<string>): number {
   let result: ReturnType<typeof parseRenewResult>;
   try {
     result = parseRenewResult(text);
@@ -184,11 +214,7 @@ function report(out: CommandOutput, text: string): number {
     out.stderr.write(`cert-csi renew: ${result.error}\n`);
     return 1;
   }
-  for (const r of result.renewed) {
-    const next = r.nextIssuanceTime === undefined ? '' : `, next renewal ${r.nextIssuanceTime}`;
-    out.stdout.write(`renewed ${r.volumeId}: not after ${r.notAfter}${next}\n`);
-  }
-  for (const f of result.failed) out.stdout.write(`failed ${f.volumeId}: ${f.error}\n`);
+  printOutcome(out, result, printed);
   if (result.renewed.length === 0 && result.failed.length === 0) {
     out.stdout.write('no volumes to renew\n');
   }

@@ -16,6 +16,9 @@ next renewal and last error. It reads the files under the data root, so it works
 whether the plugin runs or not; a running plugin adds, through <data-root>/..status.sock,
 the last errors it could not write to metadata.json (a full data root).
 
+Long values are shortened with "…" to keep each row to one readable line; --json has
+them whole.
+
 States: ok; pending (an issuance or renewal is in flight or asked for); failing
 (attempts fail and no valid certificate is served); expired; corrupt (metadata.json
 unreadable, or moved aside by the plugin as metadata.json.corrupt-*); incomplete
@@ -27,8 +30,12 @@ Flags:
   -h, --help       show this help
 `;
 
-/** Longest LAST ERROR cell; the full text is in --json. */
-const ERROR_WIDTH = 60;
+/**
+ * Widest cell of each column, in characters; a longer value is shortened with "…" (--json has
+ * it whole). VOLUME fits kubelet's csi-<sha256> ids (68); NOT AFTER and NEXT RENEWAL fit a
+ * time, and cap what an unparsable stored value would take.
+ */
+const COLUMN_WIDTHS = [72, 48, 48, 20, 24, 24, 60] as const;
 
 /** `cert-csi status`: the volumes of this node, from their files. */
 export async function runStatus(
@@ -68,18 +75,20 @@ const statusCommand = { name: 'status', help: STATUS_HELP, parse: parseFlags };
 /** The status rows as an aligned text table, one line per volume. */
 export function formatTable(statuses: readonly VolumeStatus[]): string {
   const header = ['VOLUME', 'POD', 'ISSUER', 'STATE', 'NOT AFTER', 'NEXT RENEWAL', 'LAST ERROR'];
-  const rows = statuses.map((s) => [
-    s.volumeId,
-    s.pod ? `${s.pod.namespace}/${s.pod.name}` : '-',
-    s.issuer ? issuerText(s.issuer) : '-',
-    // pending and failing already say a renewal is coming; for the other states it is news.
-    s.renewalPending && s.state !== 'pending' && s.state !== 'failing'
-      ? `${s.state}+pending`
-      : s.state,
-    timeText(s.notAfter),
-    timeText(s.nextRenewal),
-    truncate(s.lastError?.message ?? s.detail ?? '-'),
-  ]);
+  const rows = statuses
+    .map((s) => [
+      s.volumeId,
+      s.pod ? `${s.pod.namespace}/${s.pod.name}` : '-',
+      s.issuer ? issuerText(s.issuer) : '-',
+      // pending and failing already say a renewal is coming; for the other states it is news.
+      s.renewalPending && s.state !== 'pending' && s.state !== 'failing'
+        ? `${s.state}+pending`
+        : s.state,
+      timeText(s.notAfter),
+      timeText(s.nextRenewal),
+      s.lastError?.message ?? s.detail ?? '-',
+    ])
+    .map((cells) => cells.map((c, i) => shorten(c, COLUMN_WIDTHS[i] ?? 0)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -102,7 +111,8 @@ function timeText(time: string | undefined): string {
   return Number.isNaN(ms) ? time : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function truncate(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > ERROR_WIDTH ? `${flat.slice(0, ERROR_WIDTH - 1)}…` : flat;
+// One line of at most width characters (code points, so no character is split).
+function shorten(text: string, width: number): string {
+  const flat = Array.from(text.replace(/[\s\p{Cc}]+/gu, ' ').trim());
+  return flat.length > width ? `${flat.slice(0, width - 1).join('')}…` : flat.join('');
 }

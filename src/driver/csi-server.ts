@@ -12,6 +12,7 @@ import type { Logger } from '../api/logger.js';
 import { CsiError } from './csi-error.js';
 import { loadCsiPackage } from './csi-proto.js';
 import { type Endpoint, grpcAddress } from './endpoint.js';
+import { statusMessage } from './status-message.js';
 
 /** One RPC's logic: the request message in, the response message out (or a thrown error). */
 export type RpcHandler = (request: never) => Promise<object> | object;
@@ -25,11 +26,14 @@ export interface CsiServer {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Maps any error to the gRPC status a CSI client sees. */
+/**
+ * Maps any error to the gRPC status a CSI client sees, its message capped so that it always
+ * fits the trailers (see statusMessage).
+ */
 export function toGrpcError(err: unknown): { code: status; details: string } {
-  if (err instanceof CsiError) return { code: err.code, details: err.message };
+  if (err instanceof CsiError) return { code: err.code, details: statusMessage(err.message) };
   const message = err instanceof Error ? err.message : String(err);
-  return { code: status.INTERNAL, details: message };
+  return { code: status.INTERNAL, details: statusMessage(message) };
 }
 
 function adapt(service: string, method: string, handler: RpcHandler | undefined, logger: Logger) {

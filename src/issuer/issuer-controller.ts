@@ -53,12 +53,8 @@ export async function syncIssuer(deps: IssuerControllerDeps, key: string): Promi
       if (isStoreError(err, 'NotFound')) return;
       throw err;
     }
-    deps.events.event(
-      issuer,
-      readiness.event.type,
-      readiness.event.reason,
-      readiness.event.message,
-    );
+    const { event } = readiness;
+    if (event) deps.events.event(issuer, event.type, event.reason, event.message);
   }
   if (readiness.retry) {
     throw new IssuerNotReadyError(`${key}: ${readiness.condition.message}`);

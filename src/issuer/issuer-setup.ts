@@ -3,10 +3,10 @@ import type { Issuer } from '../api/issuer.js';
 import type { Secret } from '../api/secret.js';
 import { readCAKeyPair } from './ca-signer.js';
 
-/** The Ready condition an issuer should have, and the event announcing it. */
+/** The Ready condition an issuer should have, and the event announcing it, if any. */
 export interface IssuerReadiness {
   condition: Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
-  event: { type: 'Normal' | 'Warning'; reason: string; message: string };
+  event?: { type: 'Normal' | 'Warning'; reason: string; message: string };
   /** True when the cause may be transient (the Secret is missing): retry with backoff. */
   retry: boolean;
 }
@@ -24,9 +24,10 @@ export function issuerReadiness(
   secret: (name: string) => Secret | undefined,
 ): IssuerReadiness | undefined {
   if (issuer.spec.selfSigned !== undefined && issuer.spec.selfSigned !== null) {
+    // cert-manager's SelfSigned setup only sets this condition: it records no event (and an
+    // event with an empty message said nothing).
     return {
       condition: { type: 'Ready', status: 'True', reason: 'IsReady', message: '' },
-      event: { type: 'Normal', reason: 'IsReady', message: '' },
       retry: false,
     };
   }

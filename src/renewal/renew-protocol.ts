@@ -5,7 +5,9 @@ import { isValidVolumeId } from '../volume/volume-id.js';
 
 // The files `cert-csi renew` and a running plugin exchange in `<data-root>/..renew/`: a request
 // `<id>.request` ({"volumeId"} or {"all": true}, plus "requestedAt"), answered by `<id>.result`.
-// Both are written atomically, so a reader never sees half a file.
+// While it works, the plugin keeps `<id>.progress` (a result of the volumes done so far) up to
+// date, so the command can print each volume as it finishes; it removes the file once the
+// result is written. All are written atomically, so a reader never sees half a file.
 
 /** Name of the request dir in the data root; `..`-prefixed, so it is never taken for a volume. */
 export const RENEW_DIR_NAME = '..renew';
@@ -13,6 +15,8 @@ export const RENEW_DIR_NAME = '..renew';
 export const REQUEST_SUFFIX = '.request';
 /** Suffix of a result file. */
 export const RESULT_SUFFIX = '.result';
+/** Suffix of a progress file: the same format as an ok result, for the volumes done so far. */
+export const PROGRESS_SUFFIX = '.progress';
 
 /** What a request asks to renew: one volume, or every volume of the node. */
 export type RenewTarget = { volumeId: string } | { all: true };
@@ -42,6 +46,11 @@ export function requestIdOf(fileName: string): string | undefined {
 /** The request id of a result file name, or undefined for any other entry. */
 export function resultIdOf(fileName: string): string | undefined {
   return idOf(fileName, RESULT_SUFFIX);
+}
+
+/** The request id of a progress file name, or undefined for any other entry. */
+export function progressIdOf(fileName: string): string | undefined {
+  return idOf(fileName, PROGRESS_SUFFIX);
 }
 
 function idOf(fileName: string, suffix: string): string | undefined {
@@ -138,4 +147,18 @@ export function parseRenewResult(text: string): RenewResult {
     })),
     failed: list('failed').map((f) => ({ volumeId: str(f, 'volumeId'), error: str(f, 'error') })),
   };
+}
+
+/**
+ * The volumes a progress file lists, or none when it cannot be read: progress is only a
+ * courtesy, the result file says what happened.
+ */
+export function parseRenewProgress(text: string): RenewOutcome {
+  try {
+    const result = parseRenewResult(text);
+    if (result.ok) return { renewed: result.renewed, failed: result.failed };
+  } catch {
+    // Unreadable: nothing to show.
+  }
+  return { renewed: [], failed: [] };
 }

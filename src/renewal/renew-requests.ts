@@ -7,7 +7,9 @@ import type { DataRoot } from '../volume/data-root.js';
 import { errnoCode, messageOf } from '../volume/errors.js';
 import {
   formatRenewResult,
+  PROGRESS_SUFFIX,
   parseRenewRequest,
+  progressIdOf,
   RESULT_SUFFIX,
   type RenewOutcome,
   type RenewResult,
@@ -19,13 +21,22 @@ import {
 
 export type { RenewOutcome, RenewTarget } from './renew-protocol.js';
 
+/**
+ * Renews a target. It may call progress with the outcome so far each time a volume finishes
+ * (the same object, growing, is fine: it is read when written out).
+ */
+export type RenewHandler = (
+  target: RenewTarget,
+  progress: (soFar: RenewOutcome) => void,
+) => Promise<RenewOutcome>;
+
 /** Results nobody picked up (the CLI timed out or was killed) are removed at start after this. */
 export const STALE_RESULT_MS = 10 * 60 * 1000;
 
 /** Watches <data-root>/..renew for request files and answers each with a result file. */
 export async function watchRenewRequests(
   dataRoot: DataRoot,
-  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  handle: RenewHandler,
   logger: Logger,
 ): Promise<{ close(): void }> {
   const dir = renewDirOf(dataRoot);
@@ -70,7 +81,7 @@ async function answer(
   dir: string,
   id: string,
   name: string,
-  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  handle: RenewHandler,
   logger: Logger,
 ): Promise<void> {
   const path = join(dir, name);
@@ -86,11 +97,12 @@ async function answer(
     return;
   }
   let result: RenewResult;
+  const progress = progressWriter(join(dir, `${id}${PROGRESS_SUFFIX}`), logger);
   try {
     const request = parseRenewRequest(text);
     const target: RenewTarget = 'all' in request ? { all: true } : { volumeId: request.volumeId };
     logger.info({ request: id, ...target }, 'manual renewal requested');
-    result = { ok: true, ...(await handle(target)) };
+    result = { ok: true, ...(await handle(target, progress.update)) };
   } catch (err) {
     logger.warn({ request: id, err: messageOf(err) }, 'manual renewal request failed');
     result = { ok: false, error: messageOf(err) };
@@ -101,12 +113,55 @@ async function answer(
   } catch (err) {
     logger.error({ path: resultPath, err: messageOf(err) }, 'cannot write renewal result');
   }
+  await progress.remove();
+}
+
+/**
+ * Keeps a progress file up to date: one write at a time, and the newest outcome is written
+ * after the one in flight (updates in between are folded into it). remove() waits for the last
+ * write, then deletes the file.
+ */
+function progressWriter(
+  path: string,
+  logger: Logger,
+): { update: (soFar: RenewOutcome) => void; remove: () => Promise<void> } {
+  // Serialised at once: the handler may go on changing the object it passed.
+  let latest = '';
+  let writing: Promise<void> = Promise.resolve();
+  let queued = false;
+  const write = async (): Promise<void> => {
+    queued = false;
+    try {
+      await writeFileAtomic(path, latest, 0o600);
+    } catch (err) {
+      // The result still says everything; only the live view is lost.
+      logger.warn({ path, err: messageOf(err) }, 'cannot write renewal progress');
+    }
+  };
+  return {
+    update: (soFar) => {
+      latest = formatRenewResult({ ok: true, ...soFar });
+      if (queued) return;
+      queued = true;
+      writing = writing.then(write);
+    },
+    remove: async () => {
+      await writing;
+      if (latest === '') return;
+      try {
+        await removeFileDurably(path);
+      } catch (err) {
+        logger.warn({ path, err: messageOf(err) }, 'cannot remove renewal progress');
+      }
+    },
+  };
 }
 
 async function removeStaleResults(dir: string, logger: Logger): Promise<void> {
   const cutoff = Date.now() - STALE_RESULT_MS;
   for (const name of await readdir(dir)) {
-    if (resultIdOf(name) === undefined) continue;
+    // Progress files are left only by a plugin that stopped mid-request.
+    if (resultIdOf(name) === undefined && progressIdOf(name) === undefined) continue;
     const path = join(dir, name);
     try {
       if ((await stat(path)).mtimeMs < cutoff) await removeFileDurably(path);

@@ -425,14 +425,21 @@ export class VolumeManager implements VolumePublisher {
     }
   }
 
-  /** Renews on request (`cert-csi renew`), whatever the renewal time and backoff say. */
-  async renewNow(target: RenewTarget): Promise<RenewOutcome> {
+  /**
+   * Renews on request (`cert-csi renew`), whatever the renewal time and backoff say; progress
+   * gets the outcome so far each time a volume is done.
+   */
+  async renewNow(
+    target: RenewTarget,
+    progress: (soFar: RenewOutcome) => void = () => {},
+  ): Promise<RenewOutcome> {
     const ids = 'all' in target ? [...this.states.keys()].sort() : [target.volumeId];
     const outcome: RenewOutcome = { renewed: [], failed: [] };
     await Promise.all(
       ids.map(async (volumeId) => {
         if (!this.states.has(volumeId)) {
           outcome.failed.push({ volumeId, error: 'not a volume managed by this plugin' });
+          progress(outcome);
           return;
         }
         // A renewal already running answers for the time before this request: wait for it,
@@ -445,6 +452,7 @@ export class VolumeManager implements VolumePublisher {
             notAfter: issued.notAfter.toISOString(),
             nextIssuanceTime: issued.nextIssuanceTime.toISOString(),
           });
+          progress(outcome);
         } else {
           const metadata = await this.readExisting(volumeId);
           outcome.failed.push({
@@ -454,6 +462,7 @@ export class VolumeManager implements VolumePublisher {
               metadata?.lastError?.message ??
               'the volume was unpublished',
           });
+          progress(outcome);
         }
       }),
     );

@@ -29,31 +29,7 @@ function nodeArgs(dir: string, extra: string[] = []): string[] {
   ];
 }
 
-t.test('help documents every flag with its default', async (t) => {
-  const top = await runCli(['--help']);
-  t.equal(top.code, 0);
-  for (const command of ['node', 'publish', 'unpublish']) t.match(top.stdout, command);
-  const node = await runCli(['node', '--help']);
-  t.equal(node.code, 0);
-  for (const flag of [
-    '--endpoint',
-    '--node-id',
-    '--driver-name',
-    '--data-root',
-    '--state-dir',
-    '--manifests',
-    '--log-level',
-  ]) {
-    t.match(node.stdout, flag);
-  }
-  t.match(node.stdout, /default csi\.cert-manager\.io/);
-  const unknown = await runCli(['frobnicate']);
-  t.equal(unknown.code, 2);
-  t.match(unknown.stderr, /unknown command "frobnicate"/);
-  const badLevel = await runCli(['node', '--log-level', 'loud']);
-  t.equal(badLevel.code, 1);
-  t.match(badLevel.stderr, /--log-level: unknown level "loud"/);
-});
+// Help, unknown commands and bad flags are checked in this process: test/cli/commands.test.ts.
 
 t.test(
   'node + publish + unpublish from the command line; the embedded CA survives a restart',

@@ -1,11 +1,12 @@
 import { watch } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
 import { runRenew } from '../../src/cli/renew-command.js';
 import { formatTable, runStatus } from '../../src/cli/status-command.js';
 import { renewDirOf } from '../../src/renewal/renew-protocol.js';
 import {
+  type RenewHandler,
   type RenewOutcome,
   type RenewTarget,
   watchRenewRequests,
@@ -15,6 +16,7 @@ import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { makeVolume } from '../renewal/renew-fixtures.js';
 import { runCli } from '../support/cli-process.js';
+import { until } from '../support/eventually.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -47,11 +49,7 @@ async function inProcess(
 }
 
 /** Runs the plugin's side in this process with handle standing in for the volume manager. */
-async function plugin(
-  t: Test,
-  root: DataRoot,
-  handle: (target: RenewTarget) => Promise<RenewOutcome>,
-): Promise<void> {
+async function plugin(t: Test, root: DataRoot, handle: RenewHandler): Promise<void> {
   const watcher = await watchRenewRequests(root, handle, recordingLogger());
   t.teardown(() => watcher.close());
 }
@@ -148,6 +146,53 @@ t.test('renew: the new certificate is reported well within 2 s', async (t) => {
   const status = await inProcess(runStatus, ['--data-root', root.root, '--json']);
   const [row] = JSON.parse(status.stdout) as VolumeStatus[];
   t.equal(row?.notAfter, (await readMetadata(root, id)).notAfter, 'status --json shows it');
+});
+
+t.test('renew --all prints each volume as soon as it is done', async (t) => {
+  const root = await dataRoot(t);
+  let stdout = '';
+  let releaseLast: () => void = () => {};
+  const lastMayFinish = new Promise<void>((resolve) => {
+    releaseLast = resolve;
+  });
+  let seenBeforeTheEnd = false;
+  await plugin(t, root, async (_target, progress) => {
+    const outcome: RenewOutcome = { renewed: [], failed: [] };
+    outcome.renewed.push({ volumeId: 'csi-fast', notAfter: '2030-01-01T00:00:00.000Z' });
+    progress(outcome);
+    outcome.failed.push({ volumeId: 'csi-broken', error: 'issuer not ready' });
+    progress(outcome);
+    // The last volume stays busy until the command has shown the first two, or 20 s passed.
+    try {
+      await until(() => stdout.includes('failed csi-broken'), { timeoutMs: 20_000 });
+      seenBeforeTheEnd = true;
+    } catch {
+      // The command printed nothing yet: the assertion below says so.
+    }
+    releaseLast();
+    await lastMayFinish;
+    outcome.renewed.push({ volumeId: 'csi-slow', notAfter: '2030-02-01T00:00:00.000Z' });
+    return outcome;
+  });
+  const code = await runRenew(['--data-root', root.root, '--all'], {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: () => true },
+  });
+  t.ok(seenBeforeTheEnd, 'the finished volumes were printed while the last one was renewing');
+  t.equal(code, 1, 'one failed');
+  t.equal(
+    stdout,
+    [
+      'renewed csi-fast: not after 2030-01-01T00:00:00.000Z',
+      'failed csi-broken: issuer not ready',
+      'renewed csi-slow: not after 2030-02-01T00:00:00.000Z',
+      '',
+    ].join('\n'),
+    'each volume once',
+  );
+  await until(async () => (await readdir(renewDirOf(root))).length === 0, {
+    what: 'request, progress and result files to be gone',
+  });
 });
 
 t.test('renew --all with no volumes says so and succeeds', async (t) => {
@@ -301,6 +346,11 @@ t.test('status: empty and missing data roots, bad flags', async (t) => {
   const empty = await inProcess(runStatus, ['--data-root', root.root]);
   t.equal(empty.code, 0);
   t.equal(empty.stdout, `no volumes in ${root.root}\n`);
+  const relativeRoot = await inProcess(runStatus, [
+    '--data-root',
+    relative(process.cwd(), root.root),
+  ]);
+  t.equal(relativeRoot.stdout, `no volumes in ${root.root}\n`, 'a relative root is resolved');
   const emptyJson = await inProcess(runStatus, ['--data-root', root.root, '--json']);
   t.equal(emptyJson.stdout, '[]\n');
   const missing = await inProcess(runStatus, ['--data-root', join(root.root, 'absent')]);
@@ -312,6 +362,29 @@ t.test('status: empty and missing data roots, bad flags', async (t) => {
   const unknown = await inProcess(runStatus, ['--data-root', root.root, '--verbose']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /Unknown option '--verbose'/);
+});
+
+t.test('status: no cell grows past its column width, however long the value', (t) => {
+  const kubeletId = `csi-${'a'.repeat(64)}`;
+  const table = formatTable([
+    {
+      volumeId: kubeletId,
+      state: 'failing',
+      renewalPending: false,
+      pod: { namespace: 'n'.repeat(63), name: 'p'.repeat(253) },
+      issuer: { name: 'i'.repeat(5000), kind: 'ClusterIssuer', group: 'cert-manager.io' },
+      notAfter: `not a time ${'t'.repeat(1000)}`,
+      lastError: { message: `🔑${'e'.repeat(5000)}`, time: '2026-01-01T00:00:00Z' },
+    },
+  ]);
+  const row = table.split('\n')[1] ?? '';
+  t.ok(row.length < 400, `one short row (${row.length} characters)`);
+  t.match(row, new RegExp(`^${kubeletId} `), "kubelet's volume ids stay whole");
+  t.match(row, / n{47}… /, 'the pod is shortened with a marker');
+  t.match(row, / ClusterIssuer\/i{33}… /, 'so is the issuer');
+  t.match(row, / not a time t{12}… /, 'and an unparsable time');
+  t.match(row, / 🔑e{58}…$/u, 'the last error too, without splitting a character');
+  t.end();
 });
 
 t.test('status table cells', (t) => {

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Logger } from '../../src/api/logger.js';
 import {
+  parseRenewProgress,
   parseRenewRequest,
   parseRenewResult,
   renewDirOf,
 } from '../../src/renewal/renew-protocol.js';
 import {
+  type RenewHandler,
   type RenewOutcome,
   type RenewTarget,
   STALE_RESULT_MS,
@@ -50,7 +52,7 @@ function renewingHandler(): {
 async function watchWith(
   t: Test,
   root: DataRoot,
-  handle: (target: RenewTarget) => Promise<RenewOutcome>,
+  handle: RenewHandler,
   logger: Logger = recordingLogger(),
 ): Promise<{ close(): void }> {
   const watcher = await watchRenewRequests(root, handle, logger);
@@ -193,18 +195,94 @@ t.test('concurrent requests are each answered once', async (t) => {
   ]);
 });
 
-t.test('start removes results older than 10 minutes and leaves fresh ones', async (t) => {
-  const root = await dataRoot(t);
-  const dir = renewDirOf(root);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'old.result'), '{"ok":true,"renewed":[],"failed":[]}');
-  await writeFile(join(dir, 'fresh.result'), '{"ok":true,"renewed":[],"failed":[]}');
-  await writeFile(join(dir, 'notes.txt'), 'not ours');
-  const past = new Date(Date.now() - STALE_RESULT_MS - 60_000);
-  await utimes(join(dir, 'old.result'), past, past);
-  await watchWith(t, root, renewingHandler().handle);
-  t.same((await readdir(dir)).sort(), ['fresh.result', 'notes.txt']);
-});
+t.test(
+  'start removes results and progress older than 10 minutes and leaves fresh ones',
+  async (t) => {
+    const root = await dataRoot(t);
+    const dir = renewDirOf(root);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'old.result'), '{"ok":true,"renewed":[],"failed":[]}');
+    await writeFile(join(dir, 'old.progress'), '{"ok":true,"renewed":[],"failed":[]}');
+    await writeFile(join(dir, 'fresh.result'), '{"ok":true,"renewed":[],"failed":[]}');
+    await writeFile(join(dir, 'notes.txt'), 'not ours');
+    const past = new Date(Date.now() - STALE_RESULT_MS - 60_000);
+    await utimes(join(dir, 'old.result'), past, past);
+    await utimes(join(dir, 'old.progress'), past, past);
+    await watchWith(t, root, renewingHandler().handle);
+    t.same((await readdir(dir)).sort(), ['fresh.result', 'notes.txt']);
+  },
+);
+
+t.test(
+  'progress: each update is written while the handler works, and removed at the end',
+  async (t) => {
+    const root = await dataRoot(t);
+    const dir = renewDirOf(root);
+    const seen: string[] = [];
+    await watchWith(t, root, async (_target, progress) => {
+      const outcome: RenewOutcome = { renewed: [], failed: [] };
+      outcome.renewed.push({ volumeId: 'csi-a', notAfter: NOT_AFTER });
+      progress(outcome);
+      // Folded into the write after the one in flight.
+      outcome.failed.push({ volumeId: 'csi-b', error: 'denied' });
+      progress(outcome);
+      seen.push(await waitForFile(join(dir, 'p1.progress')));
+      await eventually(() => false, 200);
+      seen.push(await waitForFile(join(dir, 'p1.progress')));
+      outcome.renewed.push({ volumeId: 'csi-c', notAfter: NOT_AFTER });
+      return outcome;
+    });
+    await request(root, 'p1', { all: true });
+    const result = await resultOf(root, 'p1');
+    t.same(result.ok && result.renewed.map((r) => r.volumeId), ['csi-a', 'csi-c']);
+    t.same(
+      parseRenewResult(seen[1] ?? ''),
+      {
+        ok: true,
+        renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }],
+        failed: [{ volumeId: 'csi-b', error: 'denied' }],
+      },
+      'the newest progress is on disk while the handler still works',
+    );
+    t.ok(
+      await eventually(() => !fs.existsSync(join(dir, 'p1.progress'))),
+      'the progress file is removed once the result is written',
+    );
+  },
+);
+
+t.test(
+  'progress that cannot be written or removed is logged; the result still comes',
+  async (t) => {
+    const root = await dataRoot(t);
+    const dir = renewDirOf(root);
+    const logger = recordingLogger();
+    await watchWith(
+      t,
+      root,
+      async (_target, progress) => {
+        const outcome: RenewOutcome = {
+          renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }],
+          failed: [],
+        };
+        progress(outcome);
+        return outcome;
+      },
+      logger,
+    );
+    // A directory where the progress file goes: neither a rename onto it nor an unlink works.
+    await mkdir(join(dir, 'blocked.progress'));
+    await request(root, 'blocked', { all: true });
+    t.equal((await resultOf(root, 'blocked')).ok, true);
+    t.ok(
+      await eventually(() =>
+        ['cannot write renewal progress', 'cannot remove renewal progress'].every((m) =>
+          logger.records.some(([level, , msg]) => level === 'warn' && msg === m),
+        ),
+      ),
+    );
+  },
+);
 
 t.test('after close, requests are left for the next start', async (t) => {
   const root = await dataRoot(t);
@@ -333,4 +411,11 @@ t.test('request and result files parse strictly', async (t) => {
     () => parseRenewResult('{"ok":true,"renewed":[{"volumeId":1}],"failed":[]}'),
     /volumeId must be a string/,
   );
+});
+
+t.test('a progress file lists the volumes done so far; an unreadable one lists none', async (t) => {
+  const done = { renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }], failed: [] };
+  t.same(parseRenewProgress(JSON.stringify({ ok: true, ...done })), done);
+  t.same(parseRenewProgress('{"ok": tr'), { renewed: [], failed: [] });
+  t.same(parseRenewProgress('{"ok": false, "error": "x"}'), { renewed: [], failed: [] });
 });

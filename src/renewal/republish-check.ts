@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { resolve } from 'node:path';
+import { quoted } from '../api/echoed-value.js';
 import { stripSecrets } from '../volume/metadata.js';
 
 // Attributes are immutable once a volume is published, as in csi-driver: the certificate on
@@ -33,9 +34,6 @@ export class RepublishConflictError extends Error {
   }
 }
 
-/** Longest value quoted in a difference. */
-export const MAX_QUOTED_VALUE = 100;
-
 // The key under which a differing PKCS#12 password is named (its legacy alias means the same).
 const PKCS12_PASSWORD_KEY = 'csi.cert-manager.io/pkcs12-password';
 
@@ -48,7 +46,7 @@ export function republishDifferences(published: PublishedVolume, next: Published
   const differences: string[] = [];
   if (published.issued && resolve(published.targetPath) !== resolve(next.targetPath)) {
     differences.push(
-      `target_path: published at ${quote(published.targetPath)}, asked for ${quote(next.targetPath)}`,
+      `target_path: published at ${quoted(published.targetPath)}, asked for ${quoted(next.targetPath)}`,
     );
   }
   const before = stripSecrets(published.volumeContext);
@@ -80,12 +78,6 @@ function sameSecret(a: string | undefined, b: string | undefined): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/** value as JSON, cut to MAX_QUOTED_VALUE characters with the full length said. */
-export function quote(value: string): string {
-  if (value.length <= MAX_QUOTED_VALUE) return JSON.stringify(value);
-  return `${JSON.stringify(value.slice(0, MAX_QUOTED_VALUE))}… (${value.length} characters)`;
-}
-
 function quoteOrUnset(value: string | undefined): string {
-  return value === undefined || value === '' ? '(unset)' : quote(value);
+  return value === undefined || value === '' ? '(unset)' : quoted(value);
 }

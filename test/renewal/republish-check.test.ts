@@ -1,6 +1,6 @@
 import t from 'tap';
+import { ECHO_LIMIT } from '../../src/api/echoed-value.js';
 import {
-  MAX_QUOTED_VALUE,
   type PublishedVolume,
   RepublishConflictError,
   republishDifferences,
@@ -53,7 +53,7 @@ t.test(
     t.same(differences, [
       'target_path: published at "/pods/a/mount", asked for "/pods/b/mount"',
       'csi.cert-manager.io/common-name: published (unset), asked for "added"',
-      `csi.cert-manager.io/issuer-name: published "ca", asked for "${'x'.repeat(MAX_QUOTED_VALUE)}"… (5000 characters)`,
+      `csi.cert-manager.io/issuer-name: published "ca", asked for "${'x'.repeat(ECHO_LIMIT)}"…(5000 characters)`,
       'csi.storage.k8s.io/pod.name: published "app-0", asked for (unset)',
       'volume_mount_group: published "2000", asked for (unset)',
       'csi.cert-manager.io/pkcs12-password: differs from the published one (not shown)',

@@ -49,6 +49,9 @@ Flags:
   --state-dir DIR                where the embedded store persists its objects
                                  (default ${NODE_DEFAULTS.stateDir})
   --manifests DIR                load Issuer, ClusterIssuer and Secret YAML files at start
+  --accept-new-ca                when the embedded CA Secret is missing or unusable while
+                                 volumes it signed exist, replace it (and renew them) instead
+                                 of refusing to start
   --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
                                  (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})
   --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
@@ -90,6 +93,7 @@ export const NODE_OPTIONS = {
   'data-root': { type: 'string', default: NODE_DEFAULTS.dataRoot },
   'state-dir': { type: 'string', default: NODE_DEFAULTS.stateDir },
   manifests: { type: 'string' },
+  'accept-new-ca': { type: 'boolean', default: false },
   'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
   'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
   'max-concurrent-issuances': {
@@ -121,7 +125,12 @@ export async function runNode(
   if (!isNodeMode(mode)) {
     throw new Error(`--mode: expected ${NODE_MODES.join(' or ')}, got "${mode}"`);
   }
-  const embeddedOnly = ['manifests', 'state-dir', 'cluster-resource-namespace'] as const;
+  const embeddedOnly = [
+    'manifests',
+    'state-dir',
+    'cluster-resource-namespace',
+    'accept-new-ca',
+  ] as const;
   const kubernetesOnly = [
     'kubeconfig',
     'context',
@@ -193,6 +202,7 @@ export async function runNode(
           ...common,
           stateDir: resolve(values['state-dir']),
           clusterResourceNamespace: values['cluster-resource-namespace'],
+          acceptNewCa: values['accept-new-ca'],
           ...(manifests
             ? {
                 beforeIssuers: async (store) => {

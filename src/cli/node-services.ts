@@ -1,6 +1,6 @@
 import type { Logger } from '../api/logger.js';
 import { startCsiServer } from '../driver/csi-server.js';
-import type { Endpoint } from '../driver/endpoint.js';
+import { type Endpoint, freeUnixEndpoint } from '../driver/endpoint.js';
 import { pluginCapabilities, pluginInfo, probe } from '../driver/identity-service.js';
 import { nodeServiceHandlers } from '../driver/node-service.js';
 import { specFromVolumeContext } from '../driver/stored-spec.js';
@@ -9,8 +9,10 @@ import type { BackoffPolicy } from '../renewal/renewal-policy.js';
 import { serveUnsavedFailures } from '../renewal/status-socket.js';
 import { VolumeManager, type VolumeManagerOptions } from '../renewal/volume-manager.js';
 import type { Clock } from '../store/clock.js';
+import type { HeldLock } from '../store/directory-lock.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { DataRoot } from '../volume/data-root.js';
+import { claimDataRoot } from '../volume/data-root-lock.js';
 import type { Mounter } from '../volume/mounter.js';
 
 /** What every mode of the node plugin is configured with. */
@@ -40,9 +42,10 @@ export interface NodeServices {
 }
 
 /**
- * Starts what both modes share over a store: the volume manager (rediscovery, renewal),
- * the `cert-csi renew` request watcher and the CSI server, in that order, so the socket
- * answers only once every volume on disk is managed again.
+ * Starts what both modes share over a store: the data root's lock (unless the caller holds it),
+ * the volume manager (rediscovery, renewal), the `cert-csi renew` request watcher and the CSI
+ * server, in that order, so the socket answers only once every volume on disk is managed again.
+ * A failed start stops what it started and releases the lock.
  */
 export async function startNodeServices(
   options: NodePluginOptions,
@@ -50,70 +53,87 @@ export async function startNodeServices(
   extra: Pick<VolumeManagerOptions, 'onFailed' | 'requestCreator'> & {
     /** Called before start (rediscovery may resume requests an in-process signer asks about). */
     created?: (manager: VolumeManager) => void;
+    /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
+    dataRootLock?: HeldLock;
   } = {},
 ): Promise<NodeServices> {
-  const { created, ...managerOptions } = extra;
+  const { created, dataRootLock, ...managerOptions } = extra;
   const { logger } = options;
   const dataRoot = new DataRoot(options.dataRoot);
-  const manager = new VolumeManager({
-    store,
-    nodeId: options.nodeId,
-    dataRoot,
-    mounter: options.mounter,
-    logger: logger.child({ source: 'volumes' }),
-    specFromContext: specFromVolumeContext,
-    ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
-    ...(options.maxConcurrentIssuances
-      ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
-      : {}),
-    ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
-    ...(options.backoff ? { backoff: options.backoff } : {}),
-    ...(options.onIssued ? { onIssued: options.onIssued } : {}),
-    ...managerOptions,
-  });
-  created?.(manager);
-  const giveUp = () => manager.stop();
-  options.signal?.addEventListener('abort', giveUp, { once: true });
+  // The data root first: a second instance is refused before it touches the first one's socket.
+  const lock = dataRootLock ?? (await claimDataRoot(dataRoot, options.mounter));
+  let manager: VolumeManager | undefined;
+  let renewWatcher: { close(): void } | undefined;
+  let statusSocket: { close(): Promise<void> } | undefined;
   try {
-    if (options.signal?.aborted) giveUp();
-    await manager.start();
-  } finally {
-    options.signal?.removeEventListener('abort', giveUp);
+    // Checked again right before listening; refusing here spares a rediscovery of every volume.
+    if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
+    const running = new VolumeManager({
+      store,
+      nodeId: options.nodeId,
+      dataRoot,
+      mounter: options.mounter,
+      logger: logger.child({ source: 'volumes' }),
+      specFromContext: specFromVolumeContext,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
+      ...(options.maxConcurrentIssuances
+        ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
+        : {}),
+      ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.onIssued ? { onIssued: options.onIssued } : {}),
+      ...managerOptions,
+    });
+    manager = running;
+    created?.(running);
+    const giveUp = () => running.stop();
+    options.signal?.addEventListener('abort', giveUp, { once: true });
+    try {
+      if (options.signal?.aborted) giveUp();
+      await running.start();
+    } finally {
+      options.signal?.removeEventListener('abort', giveUp);
+    }
+    const watcher = await watchRenewRequests(
+      dataRoot,
+      (target, progress) => running.renewNow(target, progress),
+      logger,
+    );
+    renewWatcher = watcher;
+    const failures = await serveUnsavedFailures(dataRoot, () => running.unsavedFailures(), logger);
+    statusSocket = failures;
+    const identity = {
+      driverName: options.driverName,
+      version: options.version,
+      isReady: () => running.isReady(),
+    };
+    const server = await startCsiServer({
+      endpoint: options.endpoint,
+      logger,
+      identity: {
+        GetPluginInfo: () => pluginInfo(identity),
+        GetPluginCapabilities: () => pluginCapabilities(),
+        Probe: () => probe(identity),
+      },
+      node: nodeServiceHandlers({ nodeId: options.nodeId, publisher: running, logger }),
+    });
+    return {
+      manager: running,
+      dataRoot,
+      async stop() {
+        await server.close();
+        watcher.close();
+        await failures.close();
+        running.stop();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    renewWatcher?.close();
+    await statusSocket?.close();
+    manager?.stop();
+    lock.release();
+    throw err;
   }
-  const renewWatcher = await watchRenewRequests(
-    dataRoot,
-    (target, progress) => manager.renewNow(target, progress),
-    logger,
-  );
-  const statusSocket = await serveUnsavedFailures(
-    dataRoot,
-    () => manager.unsavedFailures(),
-    logger,
-  );
-  const identity = {
-    driverName: options.driverName,
-    version: options.version,
-    isReady: () => manager.isReady(),
-  };
-  const server = await startCsiServer({
-    endpoint: options.endpoint,
-    logger,
-    identity: {
-      GetPluginInfo: () => pluginInfo(identity),
-      GetPluginCapabilities: () => pluginCapabilities(),
-      Probe: () => probe(identity),
-    },
-    node: nodeServiceHandlers({ nodeId: options.nodeId, publisher: manager, logger }),
-  });
-  return {
-    manager,
-    dataRoot,
-    async stop() {
-      await server.close();
-      renewWatcher.close();
-      await statusSocket.close();
-      manager.stop();
-    },
-  };
 }

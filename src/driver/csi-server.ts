@@ -1,5 +1,3 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import {
   Server,
   ServerCredentials,
@@ -11,7 +9,7 @@ import {
 import type { Logger } from '../api/logger.js';
 import { CsiError } from './csi-error.js';
 import { loadCsiPackage } from './csi-proto.js';
-import { type Endpoint, grpcAddress } from './endpoint.js';
+import { type Endpoint, freeUnixEndpoint, grpcAddress } from './endpoint.js';
 import { statusMessage } from './status-message.js';
 
 /** One RPC's logic: the request message in, the response message out (or a thrown error). */
@@ -80,7 +78,8 @@ function implementation(
 
 /**
  * Serves the CSI Identity and Node services on the endpoint. A stale socket file from a
- * previous run is removed first: grpc-js fails with EADDRINUSE on it otherwise.
+ * previous run is removed first (grpc-js fails with EADDRINUSE on it otherwise); a live socket
+ * or anything that is not a socket is refused, never removed (freeUnixEndpoint).
  */
 export async function startCsiServer(options: {
   endpoint: Endpoint;
@@ -100,15 +99,16 @@ export async function startCsiServer(options: {
     csi.Node.service,
     implementation('Node', nodeMethods, options.node, options.logger),
   );
-  if (options.endpoint.kind === 'unix') {
-    await mkdir(dirname(options.endpoint.path), { recursive: true });
-    await rm(options.endpoint.path, { force: true });
-  }
+  if (options.endpoint.kind === 'unix')
+    await freeUnixEndpoint(options.endpoint.path, options.logger);
   await new Promise<number>((resolve, reject) => {
     server.bindAsync(
       grpcAddress(options.endpoint),
       ServerCredentials.createInsecure(),
-      (err, port) => (err ? reject(err) : resolve(port)),
+      (err, port) =>
+        err
+          ? reject(new Error(`cannot listen on ${grpcAddress(options.endpoint)}: ${err.message}`))
+          : resolve(port),
     );
   });
   return {

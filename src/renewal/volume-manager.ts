@@ -128,10 +128,11 @@ export class VolumeManager implements VolumePublisher {
     this.limit = pLimit(options.maxConcurrentIssuances ?? DEFAULT_MAX_CONCURRENT_ISSUANCES);
   }
 
-  /** Prepares the data root, watches this node's requests and takes back every volume on disk. */
+  /**
+   * Watches this node's requests and takes back every volume on disk. The data root must be
+   * claimed and prepared first (claimDataRoot): one process manages it.
+   */
   async start(): Promise<{ managed: number; corrupt: number }> {
-    await this.options.dataRoot.ensure();
-    await this.options.mounter.prepareDataRoot(this.options.dataRoot.root);
     if (this.stopRequested) throw new Error('volume manager stopped before it started');
     await this.tracker.start();
     const counts = await this.rediscover();

@@ -1,14 +1,8 @@
 import { once } from 'node:events';
 import { lstat, readFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { silentLogger } from '../../src/api/logger.js';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
-import { startNodeServices } from '../../src/cli/node-services.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { createMounter } from '../../src/volume/mounter.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import { startTsxNode } from '../support/tsx-node.js';
@@ -98,43 +92,4 @@ t.test('kill -9: the restart removes the stale socket and starts at once', async
   t.teardown(() => last.stop());
   t.match(last.output(), /removed the stale socket of a previous run/);
   t.same(await probe(t, socket), { ready: { value: true } });
-});
-
-t.test('in process: a refused start releases the data root it claimed', async (t) => {
-  const dir = await tempDir(t, 'cert-csi-single-');
-  const socket = join(dir, 'live.sock');
-  const server = createServer((connection) => connection.destroy());
-  await new Promise<void>((resolve) => server.listen(socket, resolve));
-  const options = {
-    endpoint: { kind: 'unix' as const, path: socket },
-    nodeId: 'single-instance',
-    driverName: 'csi.cert-manager.io',
-    version: 'test',
-    dataRoot: join(dir, 'volumes'),
-    mounter: createMounter({ mode: 'direct' }),
-    logger: silentLogger,
-  };
-  // Both modes' shared start (kubernetes mode runs it as is) and the embedded one.
-  t.match(
-    await rejectionMessage(startNodeServices(options, new MemoryStore())),
-    `endpoint ${socket} is served by a running process`,
-  );
-  t.match(
-    await rejectionMessage(
-      startEmbeddedPlugin({
-        ...options,
-        stateDir: join(dir, 'state'),
-        clusterResourceNamespace: 'kube-system',
-      }),
-    ),
-    `endpoint ${socket} is served by a running process`,
-  );
-  await new Promise((resolve) => server.close(resolve));
-  const plugin = await startEmbeddedPlugin({
-    ...options,
-    stateDir: join(dir, 'state'),
-    clusterResourceNamespace: 'kube-system',
-  });
-  t.same(await probe(t, socket), { ready: { value: true } }, 'locks and socket were released');
-  await plugin.stop();
 });

@@ -39,19 +39,33 @@ export interface RetryAfterIssuance {
 }
 
 /**
- * Undefined when a new certificate's renewal time lies ahead. When it is at or before now
- * (an issuer that shortened the duration below renew-before, a clock ahead of the issuer's),
- * renewing at once would get the same answer again and again: the issuance counts as a
- * failure and the next attempt waits for the backoff after the previous failures.
+ * The least time a certificate must leave between the moment it was asked for and its
+ * renewal time to count as a good issuance. Any certificate that honours the volume floor
+ * (driver/renewal-window.ts: 5 s before renewal, or 2/3 of a 5 s lifetime) leaves more even
+ * when its notBefore is truncated to the second below the request: 5 s * 2/3 - 1 s > 2 s.
+ */
+export const MIN_RENEWAL_LEAD_MS = 2_000;
+
+/**
+ * Undefined when a new certificate's renewal time lies ahead, or when it has passed only
+ * because getting it took long (a short certificate signed slowly: renewing at once gets a
+ * fresh one). When the issuer handed back a certificate due for renewal less than
+ * MIN_RENEWAL_LEAD_MS after it was asked for (it shortened the duration below renew-before,
+ * backdated it, or its clock runs ahead), renewing at once would get the same answer again
+ * and again: the issuance counts as a failure and the next attempt waits for the backoff
+ * after the previous failures.
  */
 export function retryAfterIssuance(
   issued: { notAfter: Date; nextIssuanceTime: Date },
+  /** When the request was asked for (its pending record's createdAt). */
+  askedAt: number,
   previousFailures: number,
   now: number,
   policy: BackoffPolicy,
   random = Math.random,
 ): RetryAfterIssuance | undefined {
-  if (issued.nextIssuanceTime.getTime() > now) return undefined;
+  const renewalAt = issued.nextIssuanceTime.getTime();
+  if (renewalAt > now || renewalAt >= askedAt + MIN_RENEWAL_LEAD_MS) return undefined;
   const failures = previousFailures + 1;
   return {
     failures,

@@ -97,8 +97,9 @@ export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
 /**
  * Publishes, renews and unpublishes volumes. First issuance runs inside NodePublishVolume;
  * afterwards one timer per volume fires at its renewal time (no polling). Every issuance,
- * first or renewal, runs under one global concurrency limit, is single-flight per volume,
- * resumes a request persisted in the volume dir, and never writes after an unpublish.
+ * first or renewal, ends at its deadline, creates its request under one global concurrency
+ * limit (the wait for the signature holds no slot), is single-flight per volume, resumes a
+ * request persisted in the volume dir, and never writes after an unpublish.
  */
 export class VolumeManager implements VolumePublisher {
   private readonly tracker: RequestTracker;
@@ -327,8 +328,10 @@ export class VolumeManager implements VolumePublisher {
       );
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
       metadata.notAfter = issued.notAfter.toISOString();
+      // obtainCertificate leaves the request's pending record for every certificate it returns.
+      const askedAt = Date.parse(metadata.pendingRequest?.createdAt as string);
       delete metadata.pendingRequest;
-      this.recordIssuance(volumeId, metadata, issued);
+      this.recordIssuance(volumeId, metadata, issued, askedAt);
       await writeMetadata(dataRoot, metadata);
       this.unsaved.delete(volumeId);
       await removePendingKey(dataRoot, volumeId);
@@ -348,10 +351,16 @@ export class VolumeManager implements VolumePublisher {
    * for renewal at once, records a failure with the backoff's retry time, so such a
    * certificate can never renew in a loop (the policy decides; schedule() follows it).
    */
-  private recordIssuance(volumeId: string, metadata: VolumeMetadata, issued: IssuedCertificate) {
+  private recordIssuance(
+    volumeId: string,
+    metadata: VolumeMetadata,
+    issued: IssuedCertificate,
+    askedAt: number,
+  ) {
     const now = this.clock.now();
     const retry = retryAfterIssuance(
       issued,
+      askedAt,
       metadata.failures ?? 0,
       now,
       this.options.backoff ?? DEFAULT_BACKOFF,

@@ -404,20 +404,23 @@ export class KubernetesStore implements ResourceStore {
   ): Promise<R> {
     await this.limiter.take();
     const deadline = new Deadline(this.clock, this.requestTimeoutMs);
-    try {
-      return await untilAborted(request(cancelledBy(deadline.signal)), deadline.signal);
-    } catch (err) {
-      if (deadline.exceeded) {
-        // InternalError, as for a refused or broken connection: callers retry it with backoff.
-        throw new StoreError(
-          'InternalError',
-          `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
-        );
-      }
-      throw toStoreError(err, what);
-    } finally {
-      deadline.clear();
-    }
+    return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
+      (result) => {
+        deadline.clear();
+        return result;
+      },
+      (err: unknown) => {
+        deadline.clear();
+        if (deadline.exceeded) {
+          // InternalError, as for a refused or broken connection: callers retry it with backoff.
+          throw new StoreError(
+            'InternalError',
+            `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
+          );
+        }
+        throw toStoreError(err, what);
+      },
+    );
   }
 }
 
@@ -482,8 +485,13 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
     if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
     if (this.options.labelSelector) query.labelSelector = this.options.labelSelector;
     const current = () => connection === this.connection && !this.stopped;
+    // Whatever a connection reports once it is stopped, failed or superseded is ignored.
+    const whileCurrent =
+      <A extends unknown[]>(report: (...args: A) => void) =>
+      (...args: A) => {
+        if (current()) report(...args);
+      };
     const fail = (err: Error) => {
-      if (!current()) return;
       this.stop();
       this.handlers.onError(err);
     };
@@ -492,8 +500,7 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
       .openWatch(
         collectionPath(this.kind, this.options.namespace),
         query,
-        (type, object) => {
-          if (!current()) return;
+        whileCurrent((type: string, object: unknown) => {
           this.arm();
           if (type === 'ERROR') {
             fail(watchStatusError(object, this.kind));
@@ -508,9 +515,8 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
               object: withKind<T>(this.kind, object, false),
             });
           }
-        },
-        (err) => {
-          if (!current()) return;
+        }),
+        whileCurrent((err: unknown) => {
           if (err) {
             const code = (err as { statusCode?: number }).statusCode;
             fail(
@@ -524,7 +530,7 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
             return;
           }
           this.reopenLater();
-        },
+        }),
       )
       .then(
         (controller) => {
@@ -533,7 +539,9 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
           if (current()) this.controller = controller;
           else controller.abort();
         },
-        (err: unknown) => fail(toStoreError(err, `watch ${resourceNameOf(this.kind)}`)),
+        whileCurrent((err: unknown) =>
+          fail(toStoreError(err, `watch ${resourceNameOf(this.kind)}`)),
+        ),
       );
   }
 
@@ -541,10 +549,10 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
   private arm(): void {
     this.disarm();
     this.watchdog = this.clock.setTimeout(() => {
+      // stop() disarms, so the watch is still running. Half-open: leave this connection
+      // behind (abort it now if it is open, else once it opens) and resume from the last
+      // resourceVersion, as after a clean close.
       this.watchdog = undefined;
-      if (this.stopped) return;
-      // Half-open: leave this connection behind (abort it now if it is open, else once it
-      // opens) and resume from the last resourceVersion, as after a clean close.
       this.connection++;
       this.controller?.abort();
       this.controller = undefined;

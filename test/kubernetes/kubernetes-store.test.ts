@@ -294,6 +294,21 @@ t.test(
   },
 );
 
+t.test('a watch that cannot open reports it, unless it was stopped first', async (t) => {
+  const { store, kubeConfig } = await serve(t);
+  // The API clients were made at construction; the watch looks the cluster up per connection.
+  kubeConfig.setCurrentContext('gone');
+  const errors: Error[] = [];
+  const handlers = { onEvent: () => {}, onError: (e: Error) => errors.push(e) };
+  store.watch(CertificateRequestKind, {}, handlers).stop();
+  store.watch(CertificateRequestKind, {}, handlers);
+  await until(() => errors.length > 0);
+  await delay(100);
+  t.equal(errors.length, 1, 'only the running watch reports');
+  t.ok(isStoreError(errors[0], 'InternalError'));
+  t.match(errors[0]?.message, /^watch .*: No currently active cluster/);
+});
+
 // How long a test lets a wait that must end by itself run before calling it a hang.
 const HANG_VERDICT_MS = 20_000;
 

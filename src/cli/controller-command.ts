@@ -7,7 +7,7 @@ import { checkLeaderElectionTiming } from '../store/leader-election.js';
 import { startController } from './controller.js';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
-import { kubeRateFlags } from './kube-flags.js';
+import { kubeClientFlags } from './kube-flags.js';
 import { terminationSignal } from './termination.js';
 
 /**
@@ -46,7 +46,7 @@ export async function runController(
   };
   checkLeaderElectionTiming(timing);
   const signingWorkers = positiveInteger('--signing-workers', values['signing-workers']);
-  const rate = kubeRateFlags(values);
+  const rate = kubeClientFlags(values);
   const logger = createLogger(level);
   const kubeConfig = loadKubeConfig({
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),

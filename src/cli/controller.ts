@@ -9,6 +9,8 @@ export interface ControllerOptions {
   kubeConfig: KubeConfig;
   qps: number;
   burst: number;
+  /** The limit of one API request (KubernetesStore's default when unset). */
+  requestTimeoutMs?: number;
   identity: string;
   clusterResourceNamespace: string;
   /** Leave approval to another approver. */
@@ -41,8 +43,14 @@ const FIELD_MANAGER = 'cert-csi-controller';
  * may run beside it for the others); with leader election only the Lease holder works.
  */
 export function startController(options: ControllerOptions): Controller {
-  const { kubeConfig, qps, burst, logger } = options;
-  const store = new KubernetesStore({ kubeConfig, qps, burst, fieldManager: FIELD_MANAGER });
+  const { kubeConfig, qps, burst, requestTimeoutMs, logger } = options;
+  const store = new KubernetesStore({
+    kubeConfig,
+    qps,
+    burst,
+    ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
+    fieldManager: FIELD_MANAGER,
+  });
   const events = new EventWriter({
     store,
     component: FIELD_MANAGER,

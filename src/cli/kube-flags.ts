@@ -1,7 +1,12 @@
 import type { ParseArgsConfig } from 'node:util';
+import { flagTimeout } from './flag-values.js';
 
-/** Defaults of the Kubernetes client flags; client-go's defaults are 5 QPS, burst 10. */
-export const KUBE_CLIENT_DEFAULTS = { qps: '20', burst: '40' } as const;
+/**
+ * Defaults of the Kubernetes client flags; client-go's defaults are 5 QPS, burst 10 and no
+ * request timeout. The timeout is KubernetesStore's DEFAULT_REQUEST_TIMEOUT_MS, spelled here
+ * so that this module does not load client-node.
+ */
+export const KUBE_CLIENT_DEFAULTS = { qps: '20', burst: '40', timeout: '30s' } as const;
 
 /** Flags that say how to reach the cluster API, shared by `node --mode kubernetes` and `controller`. */
 export const KUBE_CLIENT_OPTIONS = {
@@ -9,6 +14,7 @@ export const KUBE_CLIENT_OPTIONS = {
   context: { type: 'string' },
   'kube-api-qps': { type: 'string', default: KUBE_CLIENT_DEFAULTS.qps },
   'kube-api-burst': { type: 'string', default: KUBE_CLIENT_DEFAULTS.burst },
+  'kube-api-timeout': { type: 'string', default: KUBE_CLIENT_DEFAULTS.timeout },
 } as const satisfies ParseArgsConfig['options'];
 
 /** The help lines of KUBE_CLIENT_OPTIONS. */
@@ -17,12 +23,19 @@ export const KUBE_CLIENT_HELP = `  --kubeconfig PATH              kubeconfig fil
   --context NAME                 kubeconfig context (default: its current-context)
   --kube-api-qps N               API requests per second, sustained (default ${KUBE_CLIENT_DEFAULTS.qps})
   --kube-api-burst N             API requests allowed in a burst (default ${KUBE_CLIENT_DEFAULTS.burst})
+  --kube-api-timeout DURATION    how long one API request may take before it is cancelled
+                                 and retried (default ${KUBE_CLIENT_DEFAULTS.timeout})
 `;
 
-/** Parses --kube-api-qps and --kube-api-burst. */
-export function kubeRateFlags(values: { 'kube-api-qps': string; 'kube-api-burst': string }): {
+/** Parses --kube-api-qps, --kube-api-burst and --kube-api-timeout. */
+export function kubeClientFlags(values: {
+  'kube-api-qps': string;
+  'kube-api-burst': string;
+  'kube-api-timeout': string;
+}): {
   qps: number;
   burst: number;
+  requestTimeoutMs: number;
 } {
   const qps = Number(values['kube-api-qps']);
   if (!(qps > 0)) {
@@ -34,5 +47,6 @@ export function kubeRateFlags(values: { 'kube-api-qps': string; 'kube-api-burst'
       `--kube-api-burst: must be a whole number >= 1, got "${values['kube-api-burst']}"`,
     );
   }
-  return { qps, burst };
+  const requestTimeoutMs = flagTimeout('--kube-api-timeout', values['kube-api-timeout']);
+  return { qps, burst, requestTimeoutMs };
 }

@@ -12,6 +12,8 @@ export interface KubernetesPluginOptions extends NodePluginOptions {
   kubeConfig: KubeConfig;
   qps: number;
   burst: number;
+  /** The limit of one API request (KubernetesStore's default when unset). */
+  requestTimeoutMs?: number;
   /** Create each CertificateRequest with the pod's own service-account token. */
   useTokenRequest: boolean;
 }
@@ -36,8 +38,13 @@ const FIELD_MANAGER = 'cert-csi-node';
 export async function startKubernetesPlugin(
   options: KubernetesPluginOptions,
 ): Promise<KubernetesPlugin> {
-  const { kubeConfig, qps, burst } = options;
-  const store = new KubernetesStore({ kubeConfig, qps, burst, fieldManager: FIELD_MANAGER });
+  const { kubeConfig, qps, burst, requestTimeoutMs } = options;
+  const limits = {
+    qps,
+    burst,
+    ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
+  };
+  const store = new KubernetesStore({ kubeConfig, ...limits, fieldManager: FIELD_MANAGER });
   const events = new EventWriter({
     store,
     component: FIELD_MANAGER,
@@ -54,8 +61,7 @@ export async function startKubernetesPlugin(
           requestCreator: (tokens: string | undefined) =>
             new KubernetesStore({
               kubeConfig: kubeConfigWithToken(kubeConfig, emptyAudienceToken(tokens)),
-              qps,
-              burst,
+              ...limits,
               fieldManager: FIELD_MANAGER,
             }),
         }

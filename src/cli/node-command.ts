@@ -9,7 +9,7 @@ import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../renewal/volume-manager.js';
 import { createMounter } from '../volume/mounter.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
-import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeRateFlags } from './kube-flags.js';
+import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from './kube-flags.js';
 import { loadManifests } from './load-manifests.js';
 import { packageVersion } from './package-version.js';
 import { terminationSignal } from './termination.js';
@@ -136,6 +136,7 @@ export async function runNode(
     'context',
     'kube-api-qps',
     'kube-api-burst',
+    'kube-api-timeout',
     'use-token-request',
   ] as const;
   for (const flag of mode === 'kubernetes' ? embeddedOnly : kubernetesOnly) {
@@ -144,7 +145,7 @@ export async function runNode(
         `--${flag}: only used with --mode ${mode === 'kubernetes' ? 'embedded' : 'kubernetes'}`,
       );
   }
-  const kubeRate = kubeRateFlags(values);
+  const kubeRate = kubeClientFlags(values);
   const mountMode = values['mount-mode'];
   if (mountMode !== 'auto' && mountMode !== 'bind' && mountMode !== 'direct') {
     throw new Error(`--mount-mode: expected auto, bind or direct, got "${mountMode}"`);

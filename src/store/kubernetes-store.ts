@@ -1,14 +1,19 @@
 import {
   ApiException,
+  type ConfigurationOptions,
   CoreV1Api,
   type CoreV1Event,
   CustomObjectsApi,
   type KubeConfig,
   Watch as KubeWatch,
+  Observable,
+  type RequestContext,
+  type ResponseContext,
   type V1Secret,
 } from '@kubernetes/client-node';
 import { apiVersionOf, type KubeObject, type ResourceKind } from '../api/meta.js';
 import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { Deadline, untilAborted } from './deadline.js';
 import { StoreError, type StoreErrorReason } from './errors.js';
 import { resourceNameOf } from './object-rules.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -30,11 +35,54 @@ export interface KubernetesStoreOptions {
   /** Sent as fieldManager on writes, so managedFields say who wrote. */
   fieldManager?: string;
   clock?: Clock;
+  /**
+   * How long one request (get, list, create, update, delete) may take before it is
+   * cancelled and fails; client-node sets no limit, and a hung API server would hang it
+   * until the TCP connection breaks. Default DEFAULT_REQUEST_TIMEOUT_MS.
+   */
+  requestTimeoutMs?: number;
+  /**
+   * How long a watch connection may deliver nothing (no event, no bookmark) before it is
+   * taken for half-open, closed and reopened from its last resourceVersion. Default
+   * DEFAULT_WATCH_IDLE_TIMEOUT_MS.
+   */
+  watchIdleTimeoutMs?: number;
 }
+
+/** The default limit of one API request (client-go has none; kubectl's --request-timeout neither). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The default limit of a silent watch connection. */
+export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 5 * 60_000;
 
 // A watch the server ends cleanly (its timeout) is reopened from the last resourceVersion
 // after this pause, so a server that closes at once cannot make us spin.
 const REWATCH_DELAY_MS = 200;
+
+/**
+ * The timeoutSeconds a watch asks for: four fifths of the idle limit, so a healthy server
+ * ends the watch (and the watch is reopened) before the idle watchdog would fire, as
+ * client-go's reflector bounds its watches too.
+ */
+export function watchTimeoutSeconds(idleTimeoutMs: number): number {
+  return Math.max(1, Math.floor((idleTimeoutMs * 0.8) / 1000));
+}
+
+/** Per-request client options that hand signal to the HTTP request, so aborting it cancels it. */
+function cancelledBy(signal: AbortSignal): ConfigurationOptions {
+  return {
+    middleware: [
+      {
+        pre: (context: RequestContext) => {
+          context.setSignal(signal);
+          return new Observable(Promise.resolve(context));
+        },
+        post: (context: ResponseContext) => new Observable(Promise.resolve(context)),
+      },
+    ],
+    middlewareMergeStrategy: 'append',
+  };
+}
 
 type Json = Record<string, unknown>;
 
@@ -143,6 +191,9 @@ export class KubernetesStore implements ResourceStore {
   private readonly limiter: RateLimiter;
   private readonly fieldManager: string | undefined;
   private readonly clock: Clock;
+  private readonly requestTimeoutMs: number;
+  /** The idle limit of a watch connection; read by KubernetesWatch. */
+  readonly watchIdleTimeoutMs: number;
   readonly kubeConfig: KubeConfig;
 
   constructor(options: KubernetesStoreOptions) {
@@ -152,6 +203,8 @@ export class KubernetesStore implements ResourceStore {
     this.clock = options.clock ?? systemClock;
     this.limiter = new RateLimiter(options.qps ?? 20, options.burst ?? 40, this.clock);
     this.fieldManager = options.fieldManager;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
   }
 
   async get<T extends KubeObject>(
@@ -159,19 +212,22 @@ export class KubernetesStore implements ResourceStore {
     name: string,
     namespace?: string,
   ): Promise<T> {
-    return this.call(`get ${describe(kind, name, namespace)}`, async () => {
+    return this.call(`get ${describe(kind, name, namespace)}`, async (call) => {
       if (kind.group !== '') {
         const params = { ...this.customParams(kind), name };
         return kind.namespaced
-          ? this.custom.getNamespacedCustomObject({ ...params, namespace: need(namespace, kind) })
-          : this.custom.getClusterCustomObject(params);
+          ? this.custom.getNamespacedCustomObject(
+              { ...params, namespace: need(namespace, kind) },
+              call,
+            )
+          : this.custom.getClusterCustomObject(params, call);
       }
       const ns = need(namespace, kind);
       switch (kind.plural) {
         case 'secrets':
-          return this.core.readNamespacedSecret({ name, namespace: ns });
+          return this.core.readNamespacedSecret({ name, namespace: ns }, call);
         case 'pods':
-          return this.core.readNamespacedPod({ name, namespace: ns });
+          return this.core.readNamespacedPod({ name, namespace: ns }, call);
         default:
           throw unsupported('get', kind);
       }
@@ -184,17 +240,17 @@ export class KubernetesStore implements ResourceStore {
   ): Promise<ListResult<T>> {
     const { namespace, labelSelector } = options;
     const selector = labelSelector ? { labelSelector } : {};
-    const body = (await this.call(`list ${resourceNameOf(kind)}`, async () => {
+    const body = (await this.call(`list ${resourceNameOf(kind)}`, async (call) => {
       if (kind.group !== '') {
         const params = { ...this.customParams(kind), ...selector };
         return kind.namespaced && namespace
-          ? this.custom.listNamespacedCustomObject({ ...params, namespace })
-          : this.custom.listClusterCustomObject(params);
+          ? this.custom.listNamespacedCustomObject({ ...params, namespace }, call)
+          : this.custom.listClusterCustomObject(params, call);
       }
       if (kind.plural !== 'secrets') throw unsupported('list', kind);
       return namespace
-        ? this.core.listNamespacedSecret({ namespace, ...selector })
-        : this.core.listSecretForAllNamespaces(selector);
+        ? this.core.listNamespacedSecret({ namespace, ...selector }, call)
+        : this.core.listSecretForAllNamespaces(selector, call);
     })) as { metadata?: { resourceVersion?: string }; items?: unknown[] };
     return {
       items: (body.items ?? []).map((item) => withKind<T>(kind, item)),
@@ -208,30 +264,39 @@ export class KubernetesStore implements ResourceStore {
     const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
     const created = await this.call(
       `create ${describe(kind, name || `${generateName ?? ''}*`, namespace)}`,
-      async () => {
+      async (call) => {
         if (kind.group !== '') {
           const params = { ...this.customParams(kind), body, ...manager };
           return kind.namespaced
-            ? this.custom.createNamespacedCustomObject({
-                ...params,
-                namespace: need(namespace, kind),
-              })
-            : this.custom.createClusterCustomObject(params);
+            ? this.custom.createNamespacedCustomObject(
+                {
+                  ...params,
+                  namespace: need(namespace, kind),
+                },
+                call,
+              )
+            : this.custom.createClusterCustomObject(params, call);
         }
         const ns = need(namespace, kind);
         switch (kind.plural) {
           case 'secrets':
-            return this.core.createNamespacedSecret({
-              namespace: ns,
-              body: asModel<V1Secret>(body),
-              ...manager,
-            });
+            return this.core.createNamespacedSecret(
+              {
+                namespace: ns,
+                body: asModel<V1Secret>(body),
+                ...manager,
+              },
+              call,
+            );
           case 'events':
-            return this.core.createNamespacedEvent({
-              namespace: ns,
-              body: asModel<CoreV1Event>(body),
-              ...manager,
-            });
+            return this.core.createNamespacedEvent(
+              {
+                namespace: ns,
+                body: asModel<CoreV1Event>(body),
+                ...manager,
+              },
+              call,
+            );
           default:
             throw unsupported('create', kind);
         }
@@ -249,18 +314,21 @@ export class KubernetesStore implements ResourceStore {
   }
 
   async delete(kind: ResourceKind, name: string, namespace?: string): Promise<void> {
-    await this.call(`delete ${describe(kind, name, namespace)}`, async () => {
+    await this.call(`delete ${describe(kind, name, namespace)}`, async (call) => {
       if (kind.group !== '') {
         const params = { ...this.customParams(kind), name };
         return kind.namespaced
-          ? this.custom.deleteNamespacedCustomObject({
-              ...params,
-              namespace: need(namespace, kind),
-            })
-          : this.custom.deleteClusterCustomObject(params);
+          ? this.custom.deleteNamespacedCustomObject(
+              {
+                ...params,
+                namespace: need(namespace, kind),
+              },
+              call,
+            )
+          : this.custom.deleteClusterCustomObject(params, call);
       }
       if (kind.plural !== 'secrets') throw unsupported('delete', kind);
-      return this.core.deleteNamespacedSecret({ name, namespace: need(namespace, kind) });
+      return this.core.deleteNamespacedSecret({ name, namespace: need(namespace, kind) }, call);
     });
   }
 
@@ -292,28 +360,31 @@ export class KubernetesStore implements ResourceStore {
     const body = { ...obj, apiVersion: apiVersionOf(kind), kind: kind.kind };
     const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
     const what = `${status ? 'update status of' : 'update'} ${describe(kind, name, namespace)}`;
-    const replaced = await this.call(what, async () => {
+    const replaced = await this.call(what, async (call) => {
       if (kind.group !== '') {
         const params = { ...this.customParams(kind), name, body, ...manager };
         if (kind.namespaced) {
           const namespaced = { ...params, namespace: need(namespace, kind) };
           return status
-            ? this.custom.replaceNamespacedCustomObjectStatus(namespaced)
-            : this.custom.replaceNamespacedCustomObject(namespaced);
+            ? this.custom.replaceNamespacedCustomObjectStatus(namespaced, call)
+            : this.custom.replaceNamespacedCustomObject(namespaced, call);
         }
         return status
-          ? this.custom.replaceClusterCustomObjectStatus(params)
-          : this.custom.replaceClusterCustomObject(params);
+          ? this.custom.replaceClusterCustomObjectStatus(params, call)
+          : this.custom.replaceClusterCustomObject(params, call);
       }
       if (kind.plural !== 'secrets' || status) {
         throw unsupported(status ? 'update status of' : 'update', kind);
       }
-      return this.core.replaceNamespacedSecret({
-        name,
-        namespace: need(namespace, kind),
-        body: asModel<V1Secret>(body),
-        ...manager,
-      });
+      return this.core.replaceNamespacedSecret(
+        {
+          name,
+          namespace: need(namespace, kind),
+          body: asModel<V1Secret>(body),
+          ...manager,
+        },
+        call,
+      );
     });
     return withKind<T>(kind, replaced);
   }
@@ -322,13 +393,34 @@ export class KubernetesStore implements ResourceStore {
     return { group: kind.group, version: kind.version, plural: kind.plural };
   }
 
-  private async call<R>(what: string, request: () => Promise<R>): Promise<R> {
+  /**
+   * Runs one request after the rate limit, within requestTimeoutMs: a Deadline on the clock
+   * (a plain timer, which no GC can drop) cancels the HTTP request and fails the call even
+   * if the client ignored the signal.
+   */
+  private async call<R>(
+    what: string,
+    request: (options: ConfigurationOptions) => Promise<R>,
+  ): Promise<R> {
     await this.limiter.take();
-    try {
-      return await request();
-    } catch (err) {
-      throw toStoreError(err, what);
-    }
+    const deadline = new Deadline(this.clock, this.requestTimeoutMs);
+    return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
+      (result) => {
+        deadline.clear();
+        return result;
+      },
+      (err: unknown) => {
+        deadline.clear();
+        if (deadline.exceeded) {
+          // InternalError, as for a refused or broken connection: callers retry it with backoff.
+          throw new StoreError(
+            'InternalError',
+            `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
+          );
+        }
+        throw toStoreError(err, what);
+      },
+    );
   }
 }
 
@@ -351,13 +443,19 @@ function unsupported(verb: string, kind: ResourceKind): StoreError {
 /**
  * One logical watch over reconnecting HTTP watch streams. Bookmarks and events advance the
  * resourceVersion it resumes from; the server's clean close reopens it; a 410 or a broken
- * connection ends it with an error, as the ResourceStore contract says.
+ * connection ends it with an error, as the ResourceStore contract says. A connection that
+ * delivers nothing for the store's watchIdleTimeoutMs (half-open: the server stopped
+ * sending without closing) is closed and reopened like a clean close; each connection asks
+ * the server to end it sooner (timeoutSeconds), so a healthy one never trips the watchdog.
  */
 class KubernetesWatch<T extends KubeObject> implements Watch {
   private stopped = false;
   private resourceVersion: string | undefined;
   private controller: AbortController | undefined;
   private timer: TimerHandle | undefined;
+  private watchdog: TimerHandle | undefined;
+  // Which connection is current; lines and ends of a superseded one are ignored.
+  private connection = 0;
 
   constructor(
     private readonly store: KubernetesStore,
@@ -373,27 +471,37 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
   stop(): void {
     this.stopped = true;
     if (this.timer) this.clock.clearTimeout(this.timer);
+    this.disarm();
     this.controller?.abort();
   }
 
   private open(): void {
-    const query: Record<string, string> = { allowWatchBookmarks: 'true' };
+    const connection = ++this.connection;
+    this.controller = undefined;
+    const query: Record<string, string> = {
+      allowWatchBookmarks: 'true',
+      timeoutSeconds: String(watchTimeoutSeconds(this.store.watchIdleTimeoutMs)),
+    };
     if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
     if (this.options.labelSelector) query.labelSelector = this.options.labelSelector;
-    let failed = false;
+    const current = () => connection === this.connection && !this.stopped;
+    // Whatever a connection reports once it is stopped, failed or superseded is ignored.
+    const whileCurrent =
+      <A extends unknown[]>(report: (...args: A) => void) =>
+      (...args: A) => {
+        if (current()) report(...args);
+      };
     const fail = (err: Error) => {
-      if (failed || this.stopped) return;
-      failed = true;
-      this.stopped = true;
-      this.controller?.abort();
+      this.stop();
       this.handlers.onError(err);
     };
+    this.arm();
     this.store
       .openWatch(
         collectionPath(this.kind, this.options.namespace),
         query,
-        (type, object) => {
-          if (this.stopped || failed) return;
+        whileCurrent((type: string, object: unknown) => {
+          this.arm();
           if (type === 'ERROR') {
             fail(watchStatusError(object, this.kind));
             return;
@@ -407,9 +515,8 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
               object: withKind<T>(this.kind, object, false),
             });
           }
-        },
-        (err) => {
-          if (this.stopped || failed) return;
+        }),
+        whileCurrent((err: unknown) => {
           if (err) {
             const code = (err as { statusCode?: number }).statusCode;
             fail(
@@ -422,19 +529,48 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
             );
             return;
           }
-          this.timer = this.clock.setTimeout(() => {
-            this.timer = undefined;
-            if (!this.stopped) this.open();
-          }, REWATCH_DELAY_MS);
-        },
+          this.reopenLater();
+        }),
       )
       .then(
         (controller) => {
-          this.controller = controller;
-          if (this.stopped) controller.abort();
+          // A connection superseded (by the watchdog) or stopped before it was open is closed
+          // as soon as there is something to close.
+          if (current()) this.controller = controller;
+          else controller.abort();
         },
-        (err: unknown) => fail(toStoreError(err, `watch ${resourceNameOf(this.kind)}`)),
+        whileCurrent((err: unknown) =>
+          fail(toStoreError(err, `watch ${resourceNameOf(this.kind)}`)),
+        ),
       );
+  }
+
+  /** (Re)starts the idle watchdog of the current connection. */
+  private arm(): void {
+    this.disarm();
+    this.watchdog = this.clock.setTimeout(() => {
+      // stop() disarms, so the watch is still running. Half-open: leave this connection
+      // behind (abort it now if it is open, else once it opens) and resume from the last
+      // resourceVersion, as after a clean close.
+      this.watchdog = undefined;
+      this.connection++;
+      this.controller?.abort();
+      this.controller = undefined;
+      this.reopenLater();
+    }, this.store.watchIdleTimeoutMs);
+  }
+
+  private disarm(): void {
+    if (this.watchdog) this.clock.clearTimeout(this.watchdog);
+    this.watchdog = undefined;
+  }
+
+  private reopenLater(): void {
+    this.disarm();
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = undefined;
+      if (!this.stopped) this.open();
+    }, REWATCH_DELAY_MS);
   }
 }
 

@@ -44,6 +44,14 @@ t.test('node: mode flags are checked before anything starts', async (t) => {
     await rejectionMessage(runNode(['--mode', 'kubernetes', '--kube-api-burst', '2.5'])),
     /--kube-api-burst: must be a whole number >= 1, got "2.5"/,
   );
+  t.match(
+    await rejectionMessage(runNode(['--kube-api-timeout', '10s'])),
+    /--kube-api-timeout: only used with --mode kubernetes/,
+  );
+  t.match(
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--kube-api-timeout', '0s'])),
+    /--kube-api-timeout: must be positive and at most 596h, got "0s"/,
+  );
 });
 
 t.test('controller: bad flags are refused with the flag named', async (t) => {
@@ -54,6 +62,10 @@ t.test('controller: bad flags are refused with the flag named', async (t) => {
   t.match(
     await rejectionMessage(runController(['--log-level', 'loud'])),
     /--log-level: unknown level "loud"/,
+  );
+  t.match(
+    await rejectionMessage(runController(['--kube-api-timeout', 'soon'])),
+    /--kube-api-timeout: .*"soon"/,
   );
   t.match(
     await rejectionMessage(runController(['--leader-election-renew-deadline', '20s'])),
@@ -172,6 +184,7 @@ t.test('controller --help documents its flags', async (t) => {
   t.equal(help.code, 0);
   for (const flag of [
     '--kubeconfig',
+    '--kube-api-timeout',
     '--leader-election-namespace',
     '--leader-election-lease-duration',
     '--disable-approval',

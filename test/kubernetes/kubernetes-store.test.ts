@@ -294,6 +294,126 @@ t.test(
   },
 );
 
+t.test('a watch that cannot open reports it, unless it was stopped first', async (t) => {
+  const { store, kubeConfig } = await serve(t);
+  // The API clients were made at construction; the watch looks the cluster up per connection.
+  kubeConfig.setCurrentContext('gone');
+  const errors: Error[] = [];
+  const handlers = { onEvent: () => {}, onError: (e: Error) => errors.push(e) };
+  store.watch(CertificateRequestKind, {}, handlers).stop();
+  store.watch(CertificateRequestKind, {}, handlers);
+  await until(() => errors.length > 0);
+  await delay(100);
+  t.equal(errors.length, 1, 'only the running watch reports');
+  t.ok(isStoreError(errors[0], 'InternalError'));
+  t.match(errors[0]?.message, /^watch .*: No currently active cluster/);
+});
+
+// How long a test lets a wait that must end by itself run before calling it a hang.
+const HANG_VERDICT_MS = 20_000;
+
+t.test(
+  'a request to a hung API server fails at its deadline, is cancelled, and the next one succeeds',
+  async (t) => {
+    const server = await FakeApiServer.start();
+    t.teardown(() => server.close());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions(server.kubeConfig());
+    const store = new KubernetesStore({ kubeConfig, requestTimeoutMs: 300 });
+    await store.create(CertificateRequestKind, request('kept'));
+    const endHang = server.failRequests({ hang: true });
+    const calls = [
+      store.get(CertificateRequestKind, 'kept', 'ns1'),
+      store.list(CertificateRequestKind, { namespace: 'ns1' }),
+      store.create(CertificateRequestKind, request('new')),
+      store.delete(CertificateRequestKind, 'kept', 'ns1'),
+    ];
+    const outcomes = await Promise.race([
+      Promise.all(calls.map((call) => rejection(call))),
+      delay(HANG_VERDICT_MS).then(() => 'still waiting' as const),
+    ]);
+    if (outcomes === 'still waiting') {
+      t.fail(`the requests were still waiting after ${HANG_VERDICT_MS} ms`);
+      return;
+    }
+    const [get, list, create, remove] = outcomes;
+    t.ok(
+      isStoreError(get, 'InternalError'),
+      'InternalError: retried with backoff like a broken connection',
+    );
+    t.match(
+      (get as Error).message,
+      /^get .*ns1\/kept: no answer from the API server within 300 ms$/,
+    );
+    t.match((list as Error).message, /^list .*: no answer from the API server within 300 ms$/);
+    t.match(
+      (create as Error).message,
+      /^create .*ns1\/new: no answer from the API server within 300 ms$/,
+    );
+    t.match(
+      (remove as Error).message,
+      /^delete .*ns1\/kept: no answer from the API server within 300 ms$/,
+    );
+    await until(() => server.hangingRequests === 0, {
+      what: 'the client to cancel the hung requests',
+    });
+    endHang();
+    const kept = await store.get<CertificateRequest>(CertificateRequestKind, 'kept', 'ns1');
+    t.equal(kept.metadata.name, 'kept', 'answered once the server answers again');
+  },
+);
+
+t.test(
+  'a watch whose connection hangs or goes silent is reopened from its last resourceVersion',
+  async (t) => {
+    const server = await FakeApiServer.start();
+    t.teardown(() => server.close());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions(server.kubeConfig());
+    const store = new KubernetesStore({ kubeConfig, watchIdleTimeoutMs: 1500 });
+    const events: WatchEvent<KubeObject>[] = [];
+    const errors: Error[] = [];
+    // The first watch request is never answered, as by a hung server.
+    server.failRequests({ hang: true, times: 1, match: (r) => r.watch });
+    const start = await store.list(CertificateRequestKind, { namespace: 'ns1' });
+    const watch = store.watch(
+      CertificateRequestKind,
+      { namespace: 'ns1', resourceVersion: start.resourceVersion },
+      { onEvent: (e) => events.push(e), onError: (e) => errors.push(e) },
+    );
+    t.teardown(() => watch.stop());
+    const wait = { timeoutMs: HANG_VERDICT_MS };
+    await until(() => server.openWatches === 1, { ...wait, what: 'a watch past the hung one' });
+    const one = await store.create(CertificateRequestKind, request('one'));
+    await until(() => events.length === 1, { ...wait, what: 'the first event' });
+    const first = server.requests.find((r) => r.watch);
+    t.equal(first?.query.get('allowWatchBookmarks'), 'true');
+    t.equal(
+      first?.query.get('timeoutSeconds'),
+      '1',
+      'the server is asked to end it before the watchdog',
+    );
+
+    t.equal(server.silenceWatches(), 1);
+    const silenced = server.requests.filter((r) => r.watch).length;
+    await store.create(CertificateRequestKind, request('two'));
+    await until(() => events.length === 2, { ...wait, what: 'the event sent while silent' });
+    t.match(events[1], { type: 'ADDED', object: { metadata: { name: 'two' } } });
+    const reopened = server.requests.filter((r) => r.watch).slice(silenced);
+    t.equal(
+      reopened[0]?.query.get('resourceVersion'),
+      one.metadata.resourceVersion,
+      'reopened from the last resourceVersion seen',
+    );
+    t.same(errors, [], 'a silent connection is not an error for the informer');
+    watch.stop();
+    await until(() => server.openWatches === 0 && server.hangingRequests <= 1, {
+      ...wait,
+      what: 'the silent connection to be closed',
+    });
+  },
+);
+
 t.test('an informer over the cluster store recovers from dropped watches and 410', async (t) => {
   const { store, server } = await serve(t);
   const informer = new Informer<CertificateRequest>(store, CertificateRequestKind, {

@@ -23,6 +23,7 @@ export class WatchStream {
   private upstream: Watch | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private silent = false;
 
   constructor(
     private readonly response: ServerResponse,
@@ -85,6 +86,12 @@ export class WatchStream {
     });
   }
 
+  /** Sends nothing more, not even the end at timeoutSeconds; the connection stays open. */
+  silence(): void {
+    this.silent = true;
+    clearTimeout(this.timer);
+  }
+
   /** Ends the response cleanly (the client sees the stream finish). */
   end(): void {
     if (this.closed) return;
@@ -120,7 +127,7 @@ export class WatchStream {
   }
 
   private write(event: WireEvent): void {
-    if (this.closed) return;
+    if (this.closed || this.silent) return;
     this.response.write(`${JSON.stringify(event)}\n`);
   }
 

@@ -935,6 +935,44 @@ t.test('failRequests answers 500 until it ends; latency delays requests', async 
   t.ok(Date.now() - started >= 95, 'the request waited for the latency');
 });
 
+t.test('a hang fault holds matching requests unanswered until the client gives up', async (t) => {
+  const server = await startServer(t);
+  const { core } = clients(server);
+  const stop = server.failRequests({
+    hang: true,
+    times: 1,
+    match: (r) => r.resource === 'secrets',
+  });
+  const controller = new AbortController();
+  const hung = fetch(`${server.url}/api/v1/namespaces/ns1/secrets`, {
+    headers: { authorization: `Bearer ${server.adminToken}` },
+    signal: controller.signal,
+  });
+  await until(() => server.hangingRequests === 1, QUICK);
+  t.equal(server.requests.at(-1)?.status, 0, 'never answered');
+  controller.abort();
+  await t.rejects(hung);
+  await until(() => server.hangingRequests === 0, QUICK);
+  await core.listNamespacedSecret({ namespace: 'ns1' });
+  t.equal(server.requests.at(-1)?.status, 200, 'the fault ended after one request');
+  stop();
+});
+
+t.test('silenceWatches: open watches send nothing more and stay open', async (t) => {
+  const server = await startServer(t);
+  const { kc, custom } = clients(server);
+  const watch = await startWatch(kc, CR_PATH, { allowWatchBookmarks: true, timeoutSeconds: 1 });
+  t.teardown(() => watch.controller.abort());
+  t.equal(server.silenceWatches(), 1);
+  await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body: request('quiet') });
+  server.sendBookmarks();
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  t.same(watch.events, [], 'no event, no bookmark');
+  t.equal(server.openWatches, 1, 'not ended at its timeoutSeconds');
+  watch.controller.abort();
+  await until(() => server.openWatches === 0, QUICK);
+});
+
 t.test(
   'dropWatches and endWatches end the client watch; waitForRequest sees the re-watch',
   async (t) => {

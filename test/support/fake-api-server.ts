@@ -85,6 +85,11 @@ export interface RequestLogEntry {
 export interface FaultOptions {
   /** HTTP status to answer (default 500, InternalError). */
   status?: number;
+  /**
+   * Accept the request and never answer it, as a hung API server does (status is then
+   * unused); the connection stays open until the client gives up or the server closes.
+   */
+  hang?: boolean;
   /** How long the fault lasts (default: until cancelled). */
   forMs?: number;
   /** How many matching requests fail before the fault ends by itself (default: no limit). */
@@ -103,6 +108,7 @@ export interface KubeConfigOptions {
 
 interface Fault {
   status: number;
+  hang: boolean;
   until: number;
   remaining: number;
   match: ((request: RequestLogEntry) => boolean) | undefined;
@@ -143,6 +149,7 @@ export class FakeApiServer {
   private readonly tokens = new Map<string, Identity>();
   private readonly kinds = new Map<string, ServedKind>();
   private readonly watches = new Set<WatchStream>();
+  private readonly hanging = new Set<ServerResponse>();
   private readonly requestWaiters = new Set<(entry: RequestLogEntry) => void>();
   private faults: Fault[] = [];
   private latencyMs = 0;
@@ -262,6 +269,7 @@ export class FakeApiServer {
   failRequests(options: FaultOptions = {}): () => void {
     const fault: Fault = {
       status: options.status ?? 500,
+      hang: options.hang ?? false,
       until: options.forMs === undefined ? Number.POSITIVE_INFINITY : Date.now() + options.forMs,
       remaining: options.times ?? Number.POSITIVE_INFINITY,
       match: options.match,
@@ -292,6 +300,11 @@ export class FakeApiServer {
     this.watchExpiries = n;
   }
 
+  /** How many requests a hang fault holds unanswered (their clients have not given up yet). */
+  get hangingRequests(): number {
+    return this.hanging.size;
+  }
+
   /** How many watch responses are open. */
   get openWatches(): number {
     return this.watches.size;
@@ -308,6 +321,17 @@ export class FakeApiServer {
   endWatches(): number {
     const open = [...this.watches];
     for (const stream of open) stream.end();
+    return open.length;
+  }
+
+  /**
+   * Makes every open watch go silent, as over a half-open connection: no more events,
+   * bookmarks or clean end at its timeoutSeconds, while the connection stays open.
+   * Returns how many.
+   */
+  silenceWatches(): number {
+    const open = [...this.watches];
+    for (const stream of open) stream.silence();
     return open.length;
   }
 
@@ -359,7 +383,11 @@ export class FakeApiServer {
       entry.client = identity.client;
       if (!apiPath) throw new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
       this.authorize(identity, entry, apiPath);
-      this.injectFault(entry);
+      if (this.injectFault(entry) === 'hang') {
+        this.hanging.add(res);
+        res.on('close', () => this.hanging.delete(res));
+        return;
+      }
       const route = this.route(apiPath, entry.verb);
       await this.serve(route, entry, body, req, res);
     } catch (err) {
@@ -391,12 +419,14 @@ export class FakeApiServer {
     }
   }
 
-  private injectFault(entry: RequestLogEntry): void {
+  /** Fails the request if a fault matches it; 'hang' when it must go unanswered. */
+  private injectFault(entry: RequestLogEntry): 'hang' | undefined {
     const now = Date.now();
     this.faults = this.faults.filter((f) => f.until > now && f.remaining > 0);
     const fault = this.faults.find((f) => f.match === undefined || f.match(entry));
-    if (!fault) return;
+    if (!fault) return undefined;
     fault.remaining--;
+    if (fault.hang) return 'hang';
     if (fault.status === 500) throw internalError('injected fault');
     throw new ApiStatusError(failure(fault.status, `injected fault (HTTP ${fault.status})`));
   }

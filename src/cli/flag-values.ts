@@ -1,10 +1,11 @@
+import { quoted } from '../api/echoed-value.js';
 import { parseGoDuration } from '../pki/duration.js';
 
 /** A flag's whole number >= 1, or an error naming the flag. */
 export function positiveInteger(flag: string, text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 1)
-    throw new Error(`${flag}: must be a whole number >= 1, got "${text}"`);
+    throw new Error(`${flag}: must be a whole number >= 1, got ${quoted(text)}`);
   return value;
 }
 
@@ -17,7 +18,9 @@ export function flagDuration(flag: string, text: string, zeroAllowed = false): n
     throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (ms < 0 || (!zeroAllowed && ms === 0))
-    throw new Error(`${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got "${text}"`);
+    throw new Error(
+      `${flag}: must be ${zeroAllowed ? 'zero or more' : 'positive'}, got ${quoted(text)}`,
+    );
   return ms;
 }
 
@@ -33,6 +36,6 @@ export function flagTimeout(flag: string, text: string): number {
     throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (ms <= 0 || ms > MAX_WAIT_MS)
-    throw new Error(`${flag}: must be positive and at most 596h, got "${text}"`);
+    throw new Error(`${flag}: must be positive and at most 596h, got ${quoted(text)}`);
   return ms;
 }

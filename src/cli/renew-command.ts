@@ -27,7 +27,8 @@ import {
 } from './data-root-command.js';
 import { flagTimeout } from './flag-values.js';
 
-const DEFAULT_TIMEOUT = '60s';
+// Longer than one issuance attempt's deadline (60 s), so a renewal that runs into it is reported.
+const DEFAULT_TIMEOUT = '2m';
 
 export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID | --all) [--timeout DURATION]
 

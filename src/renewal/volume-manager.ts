@@ -447,8 +447,9 @@ export class VolumeManager implements VolumePublisher {
     const outcome: RenewOutcome = { renewed: [], failed: [] };
     await Promise.all(
       ids.map(async (volumeId) => {
-        if (!this.states.has(volumeId)) {
-          outcome.failed.push({ volumeId, error: 'not a volume managed by this plugin' });
+        const refusal = await this.notRenewable(volumeId);
+        if (refusal) {
+          outcome.failed.push({ volumeId, error: refusal });
           progress(outcome);
           return;
         }
@@ -477,6 +478,19 @@ export class VolumeManager implements VolumePublisher {
       }),
     );
     return outcome;
+  }
+
+  /**
+   * Why a manual renewal has nothing to do for a volume, or undefined. A first publish still
+   * in flight has no certificate to renew: renewing would only wait for the same request (up
+   * to its deadline) and hold up `renew --all`.
+   */
+  private async notRenewable(volumeId: string): Promise<string | undefined> {
+    if (!this.states.has(volumeId)) return 'not a volume managed by this plugin';
+    if (this.publishing.has(volumeId) && !(await this.readExisting(volumeId))?.nextIssuanceTime) {
+      return 'its first publish is still in progress: no certificate to renew yet';
+    }
+    return undefined;
   }
 
   /**

@@ -302,7 +302,7 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
 t.test('help: renew and status document their flags', async (t) => {
   const renew = await inProcess(runRenew, ['--help']);
   t.equal(renew.code, 0);
-  for (const flag of ['--data-root', '--volume-id', '--all', '--timeout', 'default 60s']) {
+  for (const flag of ['--data-root', '--volume-id', '--all', '--timeout', 'default 2m']) {
     t.match(renew.stdout, flag);
   }
   const status = await inProcess(runStatus, ['-h']);

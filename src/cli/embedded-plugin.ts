@@ -62,11 +62,10 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
     });
     store = opened;
     await options.beforeIssuers?.(opened);
-    const volumesUsingCa = await volumesSignedByEmbeddedCa(dataRoot);
     const ca = await ensureEmbeddedIssuers(opened, {
       clusterResourceNamespace: options.clusterResourceNamespace,
       logger,
-      volumesUsingCa,
+      volumesUsingCa: () => volumesSignedByEmbeddedCa(dataRoot),
       ...(options.acceptNewCa ? { acceptNewCa: true } : {}),
     });
     const events = new MemoryEventRecorder(logger.child({ source: 'events' }));
@@ -87,7 +86,7 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       },
       dataRootLock,
     });
-    if (ca === 'replaced') renewWithNewCa(node.manager, volumesUsingCa, logger);
+    if (ca.outcome === 'replaced') renewWithNewCa(node.manager, ca.volumesUsingCa, logger);
     return {
       store: opened,
       manager: node.manager,

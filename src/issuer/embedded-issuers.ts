@@ -17,14 +17,21 @@ const CA_LIFETIME_MS = 10 * 365 * 24 * 3600 * 1000;
 export interface EmbeddedCaOptions {
   clusterResourceNamespace: string;
   logger: Logger;
-  /** Ids of the volumes on the data root whose certificates the embedded CA issued. */
-  volumesUsingCa?: readonly string[];
+  /**
+   * Ids of the volumes on the data root whose certificates the embedded CA issued; asked only
+   * when the CA Secret is missing or unusable (it reads every volume's metadata).
+   */
+  volumesUsingCa: () => Promise<readonly string[]>;
   /** Replace a missing or unusable CA even when volumes depend on it (--accept-new-ca). */
   acceptNewCa?: boolean;
 }
 
-/** What ensureEmbeddedIssuers did with the CA Secret. */
-export type EmbeddedCaOutcome = 'kept' | 'created' | 'replaced';
+/** What ensureEmbeddedIssuers did with the CA Secret, and the volumes the old CA signed. */
+export interface EmbeddedCaOutcome {
+  outcome: 'kept' | 'created' | 'replaced';
+  /** Empty unless the CA Secret was missing or unusable. */
+  volumesUsingCa: readonly string[];
+}
 
 /** The embedded CA cannot be used and replacing it needs the operator's word; names the Secret and the way out. */
 export class EmbeddedCaLostError extends Error {
@@ -58,14 +65,15 @@ export async function ensureEmbeddedIssuers(
 ): Promise<EmbeddedCaOutcome> {
   const namespace = options.clusterResourceNamespace;
   const where = `${namespace}/${EMBEDDED_CA_ISSUER}`;
-  const volumes = options.volumesUsingCa ?? [];
   const existing = await getSecret(store, EMBEDDED_CA_ISSUER, namespace);
+  const unusable = existing ? unusableBecause(existing) : undefined;
+  const volumes = !existing || unusable !== undefined ? await options.volumesUsingCa() : [];
   const problem = existing
-    ? unusableBecause(existing)
+    ? unusable
     : volumes.length > 0
       ? `it is missing, but ${volumes.length} volume(s) on the data root hold certificates it signed (e.g. ${volumes[0]})`
       : undefined;
-  let outcome: EmbeddedCaOutcome = 'kept';
+  let outcome: EmbeddedCaOutcome['outcome'] = 'kept';
   if (problem !== undefined && !options.acceptNewCa) {
     throw new EmbeddedCaLostError(
       `the embedded CA Secret ${where} cannot be used: ${problem}. Refusing to start with a new CA that existing pods do not trust. Restore the state dir from a backup (the Secret is core/secrets/${namespace}/${EMBEDDED_CA_ISSUER}.json in it), or start once with --accept-new-ca to replace the CA (volumes get its certificates and ca.crt as they renew)`,
@@ -93,7 +101,7 @@ export async function ensureEmbeddedIssuers(
     clusterIssuer(SELF_SIGNED_ISSUER, { selfSigned: {} }),
   ];
   for (const issuer of issuers) await createIfAbsent(store, ClusterIssuerKind, issuer);
-  return outcome;
+  return { outcome, volumesUsingCa: volumes };
 }
 
 /** A new self-signed CA in a Secret of the cluster resource namespace. */

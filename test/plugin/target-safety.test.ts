@@ -1,16 +1,11 @@
 // Issue 9, classes 4 and 5: a publish never follows a symlinked target or hides a foreign
 // directory, and an unpublish touches only the target recorded for its volume. Direct mode
 // through the real socket here; bind mode with real mounts in a private mount namespace below.
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
-import {
-  mountNamespaceUnavailable,
-  type NamespaceCheck,
-  runInMountNamespace,
-} from '../support/mount-namespace.js';
+import { runNamespaceScenario } from '../support/mount-namespace.js';
 import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
 
 /** Asserts an RPC failure's gRPC code and message. */
@@ -201,20 +196,12 @@ t.test('relative or unnormalized target paths are InvalidArgument on both calls'
 t.test(
   'bind mode, in a private mount namespace: symlinked and foreign targets refused, unpublish touches only its own mount',
   async (t) => {
-    const unavailable = await mountNamespaceUnavailable();
-    if (unavailable) {
-      t.pass('bind mode checks', {
-        skip: `skipped: needs root and unshare for a private mount namespace (${unavailable})`,
-      });
-      return;
-    }
-    const work = await mkdtemp(join(tmpdir(), 'cert-csi-target-'));
-    t.teardown(() => rm(work, { recursive: true, force: true }));
-    const script = new URL('./fixtures/target-safety-plugin.ts', import.meta.url).pathname;
-    const { stdout } = await runInMountNamespace(script, [work], 120_000);
-    const last = stdout.trim().split('\n').at(-1) ?? '{}';
-    const { checks } = JSON.parse(last) as { checks: NamespaceCheck[] };
-    t.ok(checks.length >= 20, 'the scenario reported its checks');
-    for (const c of checks) t.ok(c.ok, c.name, c.ok ? {} : { detail: c.detail });
+    await runNamespaceScenario(t, {
+      script: new URL('./fixtures/target-safety-plugin.ts', import.meta.url),
+      what: 'bind mode checks',
+      prefix: 'cert-csi-target-',
+      checks: { atLeast: 20 },
+      timeoutMs: 120_000,
+    });
   },
 );

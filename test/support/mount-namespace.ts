@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import type { Test } from 'tap';
+import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -46,4 +48,46 @@ export interface NamespaceCheck {
   name: string;
   ok: boolean;
   detail?: unknown;
+}
+
+/** What runNamespaceScenario needs to know about a scenario script. */
+export interface NamespaceScenario {
+  /** The script, run with a fresh work dir as its one argument; its last stdout line is `{checks}`. */
+  script: URL;
+  /** Names the checks in the skip message when no mount namespace is available. */
+  what: string;
+  /** Prefix of the work dir under the OS temp dir (removed when the test ends). */
+  prefix: string;
+  /** How many checks the scenario must report: exactly `exactly`, or at least `atLeast`. */
+  checks: { exactly: number } | { atLeast: number };
+  timeoutMs: number;
+}
+
+/**
+ * Runs a scenario script in a private mount namespace and asserts every check it reported;
+ * without root or unshare the test passes with a skip that says why.
+ */
+export async function runNamespaceScenario(t: Test, scenario: NamespaceScenario): Promise<void> {
+  const unavailable = await mountNamespaceUnavailable();
+  if (unavailable) {
+    t.pass(scenario.what, {
+      skip: `skipped: needs root and unshare for a private mount namespace (${unavailable})`,
+    });
+    return;
+  }
+  const work = await tempDir(t, scenario.prefix);
+  const { stdout } = await runInMountNamespace(
+    scenario.script.pathname,
+    [work],
+    scenario.timeoutMs,
+  );
+  const { checks } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+    checks: NamespaceCheck[];
+  };
+  if ('exactly' in scenario.checks) {
+    t.equal(checks.length, scenario.checks.exactly, 'the scenario reported its checks');
+  } else {
+    t.ok(checks.length >= scenario.checks.atLeast, 'the scenario reported its checks');
+  }
+  for (const c of checks) t.ok(c.ok, c.name, c.ok ? {} : { detail: c.detail });
 }

@@ -1,31 +1,16 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import {
   type CertificateRequest,
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
+import { rejectsWith } from '../support/grpc-assert.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
-
-/** Asserts an RPC failure's gRPC code and message. */
-async function rejectsWith(
-  t: Test,
-  promise: Promise<unknown>,
-  code: status,
-  message: RegExp,
-): Promise<void> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e as { code?: number; details?: string },
-  );
-  t.ok(err, 'the call failed');
-  t.equal(err?.code, code, `code ${status[code]}`);
-  t.match(err?.details, message);
-}
 
 t.test('identity and node info', async (t) => {
   const p = await startPlugin(t);

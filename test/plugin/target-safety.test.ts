@@ -5,24 +5,9 @@ import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
+import { rejectsWith } from '../support/grpc-assert.js';
 import { runNamespaceScenario } from '../support/mount-namespace.js';
 import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
-
-/** Asserts an RPC failure's gRPC code and message. */
-async function rejectsWith(
-  t: Test,
-  promise: Promise<unknown>,
-  code: status,
-  message: RegExp,
-): Promise<void> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e as { code?: number; details?: string },
-  );
-  t.ok(err, 'the call failed');
-  t.equal(err?.code, code, `code ${status[code]}`);
-  t.match(err?.details, message);
-}
 
 /** Nothing was issued: no volume dir, no CertificateRequest. */
 async function nothingIssued(t: Test, p: PluginHarness): Promise<void> {

@@ -58,7 +58,9 @@ export function startCommand(
 ): Promise<NodeProcess> {
   const loader = options.tsx ? ['--import', 'tsx'] : loaderArgs();
   // tsx compiles the sources differently from tap's loader: V8 coverage written by such a
-  // child would be merged into tap's report against the wrong code, so none is written.
+  // child would be merged into tap's report against the wrong code. Dropping the variables is
+  // not enough under a coverage run (tap's processinfo hook adds them back to every spawn), so
+  // tsx children belong in *.trial.ts files, which run without coverage.
   const env = options.tsx
     ? Object.fromEntries(
         Object.entries(process.env).filter(

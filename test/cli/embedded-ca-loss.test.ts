@@ -20,12 +20,10 @@ function caFile(dir: string): string {
   return join(dir, 'state', 'core', 'secrets', NAMESPACE, 'embedded-ca.json');
 }
 
-/** Starts the embedded plugin on dir's data root and state dir, logging into a recording logger. */
-async function start(t: Test, dir: string, acceptNewCa = false) {
-  const logger = recordingLogger();
-  const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
-  const plugin = await startEmbeddedPlugin({
-    endpoint,
+/** The embedded plugin's options on dir's data root and state dir, logging into logger. */
+function pluginOptions(dir: string, logger: ReturnType<typeof recordingLogger>) {
+  return {
+    endpoint: { kind: 'unix' as const, path: join(dir, 'csi.sock') },
     nodeId: 'ca-loss',
     driverName: 'csi.cert-manager.io',
     version: 'test',
@@ -34,29 +32,26 @@ async function start(t: Test, dir: string, acceptNewCa = false) {
     mounter: createMounter({ mode: 'direct' }),
     logger,
     clusterResourceNamespace: NAMESPACE,
+  };
+}
+
+/** Starts the embedded plugin on dir's data root and state dir, logging into a recording logger. */
+async function start(t: Test, dir: string, acceptNewCa = false) {
+  const logger = recordingLogger();
+  const options = pluginOptions(dir, logger);
+  const plugin = await startEmbeddedPlugin({
+    ...options,
     stack: { retryBaseDelayMs: 20 },
     ...(acceptNewCa ? { acceptNewCa } : {}),
   });
-  const { client, stop } = connectClient(t, endpoint, plugin);
+  const { client, stop } = connectClient(t, options.endpoint, plugin);
   return { plugin, client, stop, records: logger.records };
 }
 
 /** The records of a failed start: the logger is created before the start that throws. */
 async function refusedStart(dir: string): Promise<{ err: unknown; records: LogRecord[] }> {
   const logger = recordingLogger();
-  const err = await rejection(
-    startEmbeddedPlugin({
-      endpoint: { kind: 'unix', path: join(dir, 'csi.sock') },
-      nodeId: 'ca-loss',
-      driverName: 'csi.cert-manager.io',
-      version: 'test',
-      dataRoot: join(dir, 'volumes'),
-      stateDir: join(dir, 'state'),
-      mounter: createMounter({ mode: 'direct' }),
-      logger,
-      clusterResourceNamespace: NAMESPACE,
-    }),
-  );
+  const err = await rejection(startEmbeddedPlugin(pluginOptions(dir, logger)));
   return { err, records: logger.records };
 }
 

@@ -1,4 +1,5 @@
 /** The parts of `process` that decide how a command exits. */
+import { errorMessage } from '../base/error-message.js';
 export interface ExitingProcess {
   exitCode?: number | string | null | undefined;
   once(event: 'beforeExit', listener: () => void): unknown;
@@ -28,7 +29,7 @@ export function exitWithOutcome(
     },
     (err: unknown) => {
       proc.off('beforeExit', unsettled);
-      stderr.write(`cert-csi: ${err instanceof Error ? err.message : String(err)}\n`);
+      stderr.write(`cert-csi: ${errorMessage(err)}\n`);
       proc.exitCode = 1;
     },
   );

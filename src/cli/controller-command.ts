@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import { checkLeaderElectionTiming } from '../controller/leader-election.js';
 import { createLogger, isLogLevel } from '../observability/logger.js';
-import { loadKubeConfig } from '../store/kube-config.js';
-import { checkLeaderElectionTiming } from '../store/leader-election.js';
+import { loadKubeConfig } from '../store/kubernetes/kube-config.js';
 import { startController } from './controller.js';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
 import { flagDuration, positiveInteger } from './flag-values.js';

@@ -1,9 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../api/logger.js';
+import { EventWriter } from '../controller/event-writer.js';
+import { LeaderElector } from '../controller/leader-election.js';
 import { startIssuerStack } from '../issuer/stack.js';
-import { EventWriter } from '../store/event-writer.js';
-import { KubernetesStore } from '../store/kubernetes-store.js';
-import { LeaderElector } from '../store/leader-election.js';
+import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;

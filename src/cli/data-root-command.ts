@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { messageOf } from '../volume/errors.js';
+import { errorMessage } from '../base/error-message.js';
 
 /** Where a command writes; the process streams, or a test's buffers. */
 export interface CommandOutput {
@@ -43,7 +43,7 @@ export function startDataRootCommand<V extends { help?: boolean; 'data-root'?: s
   try {
     values = command.parse(args);
   } catch (err) {
-    return usageError(out, command, messageOf(err));
+    return usageError(out, command, errorMessage(err));
   }
   if (values.help) {
     out.stdout.write(command.help);

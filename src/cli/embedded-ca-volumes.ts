@@ -1,6 +1,6 @@
 import { ClusterIssuerKind } from '../api/issuer.js';
 import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
-import { specFromVolumeContext } from '../driver/stored-spec.js';
+import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import { EMBEDDED_CA_ISSUER } from '../issuer/embedded-issuers.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata } from '../volume/metadata.js';

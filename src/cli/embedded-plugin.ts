@@ -1,13 +1,14 @@
+import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
 import { freeUnixEndpoint } from '../driver/endpoint.js';
 import { ensureEmbeddedIssuers } from '../issuer/embedded-issuers.js';
-import { MemoryEventRecorder } from '../issuer/recorded-events.js';
 import { type IssuerStackOptions, startIssuerStack } from '../issuer/stack.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
-import { ensureDirDurably } from '../store/atomic-file.js';
-import { type HeldLock, lockDirectory } from '../store/directory-lock.js';
 import { MemoryStore } from '../store/memory-store.js';
+import { ensureDirDurably } from '../volume/atomic-file.js';
 import { DataRoot } from '../volume/data-root.js';
 import { claimDataRoot } from '../volume/data-root-lock.js';
+import { type HeldLock, lockDirectory } from '../volume/directory-lock.js';
+import { StateDirectory } from '../volume/state-directory.js';
 import { volumesSignedByEmbeddedCa } from './embedded-ca-volumes.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
 
@@ -52,14 +53,19 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       stateLock = await lockDirectory(options.stateDir, `state dir ${options.stateDir}`);
     }
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
-    const opened = await MemoryStore.open({
-      ...(options.stateDir ? { stateDir: options.stateDir } : {}),
-      onCorrupt: (error, path, movedTo) =>
-        logger.error(
-          { path, movedTo, err: error.message },
-          'state file could not be read; moved aside',
-        ),
-    });
+    const opened = await MemoryStore.open(
+      options.stateDir
+        ? {
+            persistence: new StateDirectory(options.stateDir, {
+              onCorrupt: (error, path, movedTo) =>
+                logger.error(
+                  { path, movedTo, err: error.message },
+                  'state file could not be read; moved aside',
+                ),
+            }),
+          }
+        : {},
+    );
     store = opened;
     await options.beforeIssuers?.(opened);
     const ca = await ensureEmbeddedIssuers(opened, {

@@ -1,4 +1,5 @@
 import { quoted } from '../api/echoed-value.js';
+import { errorMessage } from '../base/error-message.js';
 import { parseGoDuration } from '../pki/duration.js';
 
 /** A flag's whole number >= 1, or an error naming the flag. */
@@ -15,7 +16,7 @@ export function flagDuration(flag: string, text: string, zeroAllowed = false): n
   try {
     ms = parseGoDuration(text);
   } catch (err) {
-    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${flag}: ${errorMessage(err)}`);
   }
   if (ms < 0 || (!zeroAllowed && ms === 0))
     throw new Error(
@@ -33,7 +34,7 @@ export function flagTimeout(flag: string, text: string): number {
   try {
     ms = parseGoDuration(text);
   } catch (err) {
-    throw new Error(`${flag}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new Error(`${flag}: ${errorMessage(err)}`);
   }
   if (ms <= 0 || ms > MAX_WAIT_MS)
     throw new Error(`${flag}: must be positive and at most 596h, got ${quoted(text)}`);

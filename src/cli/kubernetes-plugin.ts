@@ -1,10 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { issuanceFailureEvent } from '../driver/failure-event.js';
-import { emptyAudienceToken } from '../driver/service-account-token.js';
+import { emptyAudienceToken } from '../attributes/service-account-token.js';
+import { EventWriter } from '../controller/event-writer.js';
+import { issuanceFailureEvent } from '../renewal/failure-event.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
-import { EventWriter } from '../store/event-writer.js';
-import { kubeConfigWithToken } from '../store/kube-config.js';
-import { KubernetesStore } from '../store/kubernetes-store.js';
+import { kubeConfigWithToken } from '../store/kubernetes/kube-config.js';
+import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
 

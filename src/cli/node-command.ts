@@ -192,7 +192,7 @@ export async function runNode(
       ? await (await import('./kubernetes-plugin.js')).startKubernetesPlugin({
           ...common,
           // Loaded only in this mode: client-node costs ~0.6 s to import.
-          kubeConfig: (await import('../store/kube-config.js')).loadKubeConfig({
+          kubeConfig: (await import('../store/kubernetes/kube-config.js')).loadKubeConfig({
             ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
             ...(values.context ? { context: values.context } : {}),
           }),

@@ -1,18 +1,18 @@
 import type { Logger } from '../api/logger.js';
+import { specFromVolumeContext } from '../attributes/stored-spec.js';
+import type { Clock } from '../base/clock.js';
 import { startCsiServer } from '../driver/csi-server.js';
 import { type Endpoint, freeUnixEndpoint } from '../driver/endpoint.js';
 import { pluginCapabilities, pluginInfo, probe } from '../driver/identity-service.js';
 import { nodeServiceHandlers } from '../driver/node-service.js';
-import { specFromVolumeContext } from '../driver/stored-spec.js';
 import { watchRenewRequests } from '../renewal/renew-requests.js';
 import type { BackoffPolicy } from '../renewal/renewal-policy.js';
 import { serveUnsavedFailures } from '../renewal/status-socket.js';
 import { VolumeManager, type VolumeManagerOptions } from '../renewal/volume-manager.js';
-import type { Clock } from '../store/clock.js';
-import type { HeldLock } from '../store/directory-lock.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { DataRoot } from '../volume/data-root.js';
 import { claimDataRoot } from '../volume/data-root-lock.js';
+import type { HeldLock } from '../volume/directory-lock.js';
 import type { Mounter } from '../volume/mounter.js';
 
 /** What every mode of the node plugin is configured with. */

@@ -3,6 +3,7 @@ import { watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { errorMessage } from '../base/error-message.js';
 import {
   formatRenewRequest,
   PROGRESS_SUFFIX,
@@ -14,9 +15,9 @@ import {
   type RenewTarget,
   renewDirOf,
 } from '../renewal/renew-protocol.js';
-import { removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
+import { removeFileDurably, writeFileAtomic } from '../volume/atomic-file.js';
 import { DataRoot } from '../volume/data-root.js';
-import { errnoCode, messageOf } from '../volume/errors.js';
+import { errnoCode } from '../volume/errors.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import {
   type CommandOutput,
@@ -67,7 +68,7 @@ export async function runRenew(
     try {
       validateVolumeId(volumeId);
     } catch (err) {
-      return usageError(out, renewCommand, messageOf(err));
+      return usageError(out, renewCommand, errorMessage(err));
     }
     target = { volumeId };
   }
@@ -76,7 +77,7 @@ export async function runRenew(
   try {
     timeoutMs = flagTimeout('--timeout', timeoutText);
   } catch (err) {
-    return usageError(out, renewCommand, messageOf(err));
+    return usageError(out, renewCommand, errorMessage(err));
   }
   const dir = renewDirOf(new DataRoot(root));
   if (!(await isDirectory(dir))) {
@@ -208,7 +209,7 @@ function report(out: CommandOutput, text: string, printed: Set<string>): number 
   try {
     result = parseRenewResult(text);
   } catch (err) {
-    out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${messageOf(err)}\n`);
+    out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${errorMessage(err)}\n`);
     return 1;
   }
   if (!result.ok) {

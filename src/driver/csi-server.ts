@@ -7,6 +7,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
+import { errorMessage } from '../base/error-message.js';
 import { CsiError } from './csi-error.js';
 import { loadCsiPackage } from './csi-proto.js';
 import { type Endpoint, freeUnixEndpoint, grpcAddress } from './endpoint.js';
@@ -30,7 +31,7 @@ export interface CsiServer {
  */
 export function toGrpcError(err: unknown): { code: status; details: string } {
   if (err instanceof CsiError) return { code: err.code, details: statusMessage(err.message) };
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { code: status.INTERNAL, details: statusMessage(message) };
 }
 

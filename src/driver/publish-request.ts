@@ -1,10 +1,11 @@
+import { SERVICE_ACCOUNT_TOKENS_KEY } from '../attributes/attribute-keys.js';
+import { formatAttributeErrors, parseVolumeAttributes } from '../attributes/volume-attributes.js';
+import { errorMessage } from '../base/error-message.js';
 import type { PublishRequest } from '../renewal/volume-publisher.js';
 import { validateVolumeId } from '../volume/volume-id.js';
-import { SERVICE_ACCOUNT_TOKENS_KEY } from './attribute-keys.js';
 import { invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest } from './csi-messages.js';
 import { targetPathProblems } from './target-path.js';
-import { formatAttributeErrors, parseVolumeAttributes } from './volume-attributes.js';
 
 /** A checked publish request, and the legacy attribute keys it used. */
 export interface CheckedPublish {
@@ -66,7 +67,7 @@ export function volumeAndTargetProblems(
     try {
       validateVolumeId(volumeId);
     } catch (err) {
-      problems.push(`volume_id: ${err instanceof Error ? err.message : String(err)}`);
+      problems.push(`volume_id: ${errorMessage(err)}`);
     }
   }
   for (const problem of targetPathProblems(targetPath ?? '')) {

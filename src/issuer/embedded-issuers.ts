@@ -3,6 +3,7 @@ import { ClusterIssuerKind, type Issuer } from '../api/issuer.js';
 import type { Logger } from '../api/logger.js';
 import type { ResourceKind } from '../api/meta.js';
 import { type Secret, SecretKind } from '../api/secret.js';
+import { errorMessage } from '../base/error-message.js';
 import { createSelfSignedCa } from '../pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { isStoreError } from '../store/errors.js';
@@ -44,7 +45,7 @@ function unusableBecause(secret: Secret): string | undefined {
     readCAKeyPair(secret);
     return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message : String(err);
+    return errorMessage(err);
   }
 }
 

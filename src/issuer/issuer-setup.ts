@@ -1,6 +1,7 @@
 import type { Condition } from '../api/conditions.js';
 import type { Issuer } from '../api/issuer.js';
 import type { Secret } from '../api/secret.js';
+import { errorMessage } from '../base/error-message.js';
 import { readCAKeyPair } from './ca-signer.js';
 
 /** The Ready condition an issuer should have, and the event announcing it, if any. */
@@ -43,7 +44,7 @@ export function issuerReadiness(
     const pair = readCAKeyPair(found);
     isCA = pair.certificates[0]?.ca === true;
   } catch (err) {
-    const message = `${GET_KEY_PAIR_ERROR}${err instanceof Error ? err.message : String(err)}`;
+    const message = `${GET_KEY_PAIR_ERROR}${errorMessage(err)}`;
     return failure('ErrGetKeyPair', message, true);
   }
   if (!isCA)

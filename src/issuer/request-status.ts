@@ -7,6 +7,7 @@ import {
   readyReason,
 } from '../api/certificate-request.js';
 import { formatTimestamp, setCondition } from '../api/conditions.js';
+import { errorMessage } from '../base/error-message.js';
 
 /** A new status, and whether the transition deserves an event. */
 export interface StatusChange {
@@ -20,7 +21,7 @@ export const ISSUED_MESSAGE = 'Certificate fetched from issuer successfully';
 /** cert-manager's reporter joins a message and its cause with ": ". */
 export function withCause(message: string, cause?: unknown): string {
   if (cause === undefined) return message;
-  const text = cause instanceof Error ? cause.message : String(cause);
+  const text = errorMessage(cause);
   return `${message}: ${text}`;
 }
 

@@ -7,7 +7,7 @@ import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { type KubeObject, objectKey } from '../api/meta.js';
 import { type Secret, SecretKind } from '../api/secret.js';
-import { type Clock, systemClock } from '../store/clock.js';
+import { type Clock, systemClock } from '../base/clock.js';
 import { isStoreError } from '../store/errors.js';
 import { Informer } from '../store/informer.js';
 import type { ResourceStore } from '../store/resource-store.js';

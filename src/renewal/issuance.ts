@@ -7,11 +7,12 @@ import {
 } from '../api/certificate-request.js';
 import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { untilAborted } from '../base/deadline.js';
+import { errorMessage } from '../base/error-message.js';
 import { createCsr } from '../pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { encodePkcs12 } from '../pki/pkcs12.js';
 import { renewalTime } from '../pki/renewal-time.js';
-import { untilAborted } from '../store/deadline.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
@@ -233,7 +234,7 @@ async function certificateFiles(
     leaf = new X509Certificate(certificatePem);
   } catch (err) {
     throw new IssuanceError(
-      `request "${request.metadata.name}" returned an unreadable certificate: ${err instanceof Error ? err.message : String(err)}`,
+      `request "${request.metadata.name}" returned an unreadable certificate: ${errorMessage(err)}`,
       'invalid-certificate',
     );
   }

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { isAtomicTempFile } from '../store/atomic-file.js';
+import { isAtomicTempFile } from '../volume/atomic-file.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { isValidVolumeId } from '../volume/volume-id.js';
 

@@ -2,9 +2,10 @@ import { type FSWatcher, watch } from 'node:fs';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../api/logger.js';
-import { ensureDirDurably, removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
+import { errorMessage } from '../base/error-message.js';
+import { ensureDirDurably, removeFileDurably, writeFileAtomic } from '../volume/atomic-file.js';
 import type { DataRoot } from '../volume/data-root.js';
-import { errnoCode, messageOf } from '../volume/errors.js';
+import { errnoCode } from '../volume/errors.js';
 import {
   formatRenewResult,
   PROGRESS_SUFFIX,
@@ -57,7 +58,7 @@ export async function watchRenewRequests(
     try {
       for (const name of await readdir(dir)) serve(name);
     } catch (err) {
-      logger.error({ dir, err: messageOf(err) }, 'cannot list renewal requests');
+      logger.error({ dir, err: errorMessage(err) }, 'cannot list renewal requests');
     }
   };
 
@@ -93,7 +94,7 @@ async function answer(
   } catch (err) {
     // Already served: the event was for its removal.
     if (errnoCode(err) === 'ENOENT') return;
-    logger.error({ path, err: messageOf(err) }, 'cannot read renewal request');
+    logger.error({ path, err: errorMessage(err) }, 'cannot read renewal request');
     return;
   }
   let result: RenewResult;
@@ -104,14 +105,14 @@ async function answer(
     logger.info({ request: id, ...target }, 'manual renewal requested');
     result = { ok: true, ...(await handle(target, progress.update)) };
   } catch (err) {
-    logger.warn({ request: id, err: messageOf(err) }, 'manual renewal request failed');
-    result = { ok: false, error: messageOf(err) };
+    logger.warn({ request: id, err: errorMessage(err) }, 'manual renewal request failed');
+    result = { ok: false, error: errorMessage(err) };
   }
   const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
   try {
     await writeFileAtomic(resultPath, formatRenewResult(result), 0o600);
   } catch (err) {
-    logger.error({ path: resultPath, err: messageOf(err) }, 'cannot write renewal result');
+    logger.error({ path: resultPath, err: errorMessage(err) }, 'cannot write renewal result');
   }
   await progress.remove();
 }
@@ -135,7 +136,7 @@ function progressWriter(
       await writeFileAtomic(path, latest, 0o600);
     } catch (err) {
       // The result still says everything; only the live view is lost.
-      logger.warn({ path, err: messageOf(err) }, 'cannot write renewal progress');
+      logger.warn({ path, err: errorMessage(err) }, 'cannot write renewal progress');
     }
   };
   return {
@@ -151,7 +152,7 @@ function progressWriter(
       try {
         await removeFileDurably(path);
       } catch (err) {
-        logger.warn({ path, err: messageOf(err) }, 'cannot remove renewal progress');
+        logger.warn({ path, err: errorMessage(err) }, 'cannot remove renewal progress');
       }
     },
   };
@@ -168,7 +169,7 @@ async function removeStaleResults(dir: string, logger: Logger): Promise<void> {
     } catch (err) {
       // Gone meanwhile (a CLI took it): nothing to clean.
       if (errnoCode(err) !== 'ENOENT') {
-        logger.warn({ path, err: messageOf(err) }, 'cannot remove stale renewal result');
+        logger.warn({ path, err: errorMessage(err) }, 'cannot remove stale renewal result');
       }
     }
   }

@@ -1,7 +1,7 @@
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
 import { objectKey, splitObjectKey } from '../api/meta.js';
-import type { Clock } from '../store/clock.js';
+import type { Clock } from '../base/clock.js';
 import { Informer } from '../store/informer.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { type RequestProgress, requestProgress } from './request-progress.js';

@@ -2,8 +2,9 @@ import { lstat, unlink } from 'node:fs/promises';
 import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { Logger } from '../api/logger.js';
+import { errorMessage } from '../base/error-message.js';
 import type { DataRoot } from '../volume/data-root.js';
-import { errnoCode, messageOf } from '../volume/errors.js';
+import { errnoCode } from '../volume/errors.js';
 import type { VolumeFailure } from '../volume/metadata.js';
 
 // `cert-csi status` reads metadata.json. A failure the plugin could not save there (a full
@@ -49,7 +50,7 @@ export async function serveUnsavedFailures(
     await unlink(path);
   } catch (err) {
     if (errnoCode(err) !== 'ENOENT') {
-      logger.warn({ path, err: messageOf(err) }, 'cannot replace the status socket');
+      logger.warn({ path, err: errorMessage(err) }, 'cannot replace the status socket');
       return none;
     }
   }
@@ -63,7 +64,10 @@ export async function serveUnsavedFailures(
       server.listen(path, () => resolve());
     });
   } catch (err) {
-    logger.warn({ path, err: messageOf(err) }, 'cannot serve unsaved failures to cert-csi status');
+    logger.warn(
+      { path, err: errorMessage(err) },
+      'cannot serve unsaved failures to cert-csi status',
+    );
     return none;
   }
   // Not keeping a stopping plugin alive is the CSI server's and the manager's business.

@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from '../store/clock.js';
+import type { Clock, TimerHandle } from '../base/clock.js';
 
 /**
  * One timer per key on a Clock: scheduling a key again replaces its timer. The Clock

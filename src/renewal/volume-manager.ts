@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { type Clock, systemClock } from '../base/clock.js';
+import { Deadline } from '../base/deadline.js';
+import { errorMessage } from '../base/error-message.js';
+import { KeyedMutex } from '../base/keyed-mutex.js';
 import { decodePrivateKey } from '../pki/keys.js';
-import { type Clock, systemClock } from '../store/clock.js';
-import { Deadline } from '../store/deadline.js';
-import { KeyedMutex } from '../store/keyed-mutex.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
@@ -409,7 +410,10 @@ export class VolumeManager implements VolumePublisher {
     try {
       spec = await this.specOf(volumeId, metadata);
     } catch (err) {
-      log.error({ err: messageOf(err) }, 'cannot renew: the stored volume attributes are invalid');
+      log.error(
+        { err: errorMessage(err) },
+        'cannot renew: the stored volume attributes are invalid',
+      );
       return undefined;
     }
     log.info({ reason }, 'renewing certificate');
@@ -582,7 +586,7 @@ export class VolumeManager implements VolumePublisher {
             await rename(dataRoot.metadataPath(volumeId), aside).catch(() => undefined);
             corrupt++;
             log.error(
-              { volumeId, movedTo: aside, err: messageOf(err) },
+              { volumeId, movedTo: aside, err: errorMessage(err) },
               'unreadable metadata.json moved aside',
             );
             return;
@@ -592,7 +596,7 @@ export class VolumeManager implements VolumePublisher {
             spec = await this.specOf(volumeId, metadata);
           } catch (err) {
             log.error(
-              { volumeId, err: messageOf(err) },
+              { volumeId, err: errorMessage(err) },
               'stored volume attributes are invalid: not managed',
             );
             return;
@@ -609,7 +613,7 @@ export class VolumeManager implements VolumePublisher {
             .refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup)
             .catch((err: unknown) => {
               log.warn(
-                { volumeId, err: messageOf(err) },
+                { volumeId, err: errorMessage(err) },
                 'cannot refresh the target path; the next renewal tries again',
               );
             });
@@ -649,7 +653,7 @@ export class VolumeManager implements VolumePublisher {
     const now = this.clock.now();
     metadata.failures = failures;
     metadata.nextRetryTime = new Date(now + delay).toISOString();
-    metadata.lastError = { message: messageOf(err), time: new Date(now).toISOString() };
+    metadata.lastError = { message: errorMessage(err), time: new Date(now).toISOString() };
     this.options.logger.warn(
       { volumeId, failures, retryInMs: delay, err: metadata.lastError.message },
       'renewal failed; the certificate on disk stays until a new one is written',
@@ -686,7 +690,7 @@ export class VolumeManager implements VolumePublisher {
         return;
       }
       await this.saveFailure(metadata, {
-        message: messageOf(err),
+        message: errorMessage(err),
         time: new Date(this.clock.now()).toISOString(),
       });
     } finally {
@@ -707,7 +711,7 @@ export class VolumeManager implements VolumePublisher {
       await writeMetadata(this.options.dataRoot, metadata);
       this.unsaved.delete(volumeId);
     } catch (err) {
-      const saveError = messageOf(err);
+      const saveError = errorMessage(err);
       this.unsaved.set(volumeId, { volumeId, lastError, saveError });
       this.options.logger.error(
         { volumeId, err: saveError },
@@ -782,7 +786,10 @@ function throwIfUnpublished(state: VolumeState): void {
 // The issuance's own abort error says what it was waiting for; keep it.
 function abortedError(state: VolumeState, cause?: unknown): IssuanceError {
   if (cause instanceof IssuanceError && cause.reason === 'aborted') return cause;
-  return new IssuanceError(`publish aborted: ${messageOf(state.abort.signal.reason)}`, 'aborted');
+  return new IssuanceError(
+    `publish aborted: ${errorMessage(state.abort.signal.reason)}`,
+    'aborted',
+  );
 }
 
 /** A volume whose certificate is on disk and not yet expired. */
@@ -796,10 +803,6 @@ function times(metadata: VolumeMetadata): { notAfter?: Date; nextIssuanceTime?: 
     ...(metadata.notAfter ? { notAfter: new Date(metadata.notAfter) } : {}),
     ...(metadata.nextIssuanceTime ? { nextIssuanceTime: new Date(metadata.nextIssuanceTime) } : {}),
   };
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function fileStamp(ms: number): string {

@@ -1,9 +1,10 @@
 import { X509Certificate } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorMessage } from '../base/error-message.js';
 import { readAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
-import { errnoCode, messageOf, VolumeError } from '../volume/errors.js';
+import { errnoCode, VolumeError } from '../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
 import {
   parseRenewRequest,
@@ -63,7 +64,7 @@ export async function readVolumeStatuses(
         volumeId: id,
         state: 'corrupt',
         renewalPending: requested,
-        detail: messageOf(err),
+        detail: errorMessage(err),
       });
     }
   }

@@ -1,5 +1,6 @@
 import { type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
-import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../base/clock.js';
+import { asError } from '../base/error-message.js';
 import { isStoreError } from './errors.js';
 import { byNamespaceAndName } from './object-order.js';
 import type { ListOptions, ResourceStore, Watch, WatchEvent } from './resource-store.js';
@@ -248,7 +249,7 @@ export class Informer<T extends KubeObject> {
   }
 
   private reportHandlerError(err: unknown): void {
-    const error = err instanceof Error ? err : new Error(String(err));
+    const error = asError(err);
     if (this.options.onError) this.options.onError(error);
     else
       queueMicrotask(() => {

@@ -1,4 +1,4 @@
-import { DNS1123_LABEL_MAX_LENGTH, isDns1123Subdomain } from './dns-names.js';
+import { DNS1123_LABEL_MAX_LENGTH, isDns1123Subdomain } from '../api/dns-names.js';
 import { StoreError } from './errors.js';
 
 export type LabelOperator =

@@ -1,11 +1,11 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { apiVersionOf, type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
+import { type Clock, systemClock } from '../base/clock.js';
+import { KeyedMutex } from '../base/keyed-mutex.js';
 import { ChangeHistory, type ChangeRecord } from './change-history.js';
-import { type Clock, systemClock } from './clock.js';
 import { CommitSequencer } from './commit-sequencer.js';
 import { isStoreError, StoreError } from './errors.js';
 import { jsonEqual, toJsonCopy } from './json-value.js';
-import { KeyedMutex } from './keyed-mutex.js';
 import { parseLabelSelector } from './label-selector.js';
 import { MemoryWatch, type WatchFilter } from './memory-watch.js';
 import { byNamespaceAndName } from './object-order.js';
@@ -28,16 +28,14 @@ import type {
   WatchOptions,
 } from './resource-store.js';
 import { parseResourceVersion } from './resource-version.js';
-import { type CorruptFileHandler, type ObjectLocation, StateDirectory } from './state-directory.js';
+import type { ObjectLocation, StatePersistence } from './state-persistence.js';
 
 export interface MemoryStoreOptions {
-  /** Persist every object under this directory (see StateDirectory); use MemoryStore.open. */
-  stateDir?: string;
+  /** Persist every object there (the embedded mode's state dir); use MemoryStore.open. */
+  persistence?: StatePersistence;
   /** How many changes a watch can resume from (default 10,000). */
   historySize?: number;
   clock?: Clock;
-  /** Told about state files that could not be read; they are moved aside, not fatal. */
-  onCorrupt?: CorruptFileHandler;
   /** The random part of generated names; tests replace it to force collisions. */
   randomSuffix?: () => string;
 }
@@ -63,7 +61,7 @@ type Fields = Record<string, unknown>;
 /**
  * An in-process ResourceStore with the API server's semantics: one resourceVersion counter
  * for every kind, optimistic concurrency, generateName, a status subresource, label
- * selectors and watches that resume from a resourceVersion. With a stateDir every change
+ * selectors and watches that resume from a resourceVersion. With persistence every change
  * is durable before its promise resolves and before anyone can see it; changes become
  * visible (to get, list and watches) strictly in resourceVersion order.
  */
@@ -75,7 +73,7 @@ export class MemoryStore implements ResourceStore {
   private readonly clock: Clock;
   private readonly historySize: number;
   private readonly randomSuffix: () => string;
-  private readonly state: StateDirectory | undefined;
+  private readonly state: StatePersistence | undefined;
   private readonly loading: Promise<void>;
   private history: ChangeHistory;
   private sequencer = new CommitSequencer();
@@ -83,17 +81,17 @@ export class MemoryStore implements ResourceStore {
   private loaded: boolean;
   private closed = false;
 
-  /** Opens a store; with a stateDir, prefer MemoryStore.open, which waits for the load. */
+  /** Opens a store; with persistence, prefer MemoryStore.open, which waits for the load. */
   constructor(options: MemoryStoreOptions = {}) {
     this.clock = options.clock ?? systemClock;
     this.historySize = options.historySize ?? DEFAULT_HISTORY_SIZE;
     this.randomSuffix = options.randomSuffix ?? randomNameSuffix;
     this.history = new ChangeHistory(this.historySize);
-    if (options.stateDir === undefined) {
+    if (options.persistence === undefined) {
       this.loaded = true;
       this.loading = Promise.resolve();
     } else {
-      this.state = new StateDirectory(options.stateDir, this.clock, options.onCorrupt);
+      this.state = options.persistence;
       this.loaded = false;
       this.loading = this.load(this.state);
       // Every operation waits for the load and reports its failure; none is lost.
@@ -101,7 +99,7 @@ export class MemoryStore implements ResourceStore {
     }
   }
 
-  /** Creates a store and loads its state directory, if any, before resolving. */
+  /** Creates a store and loads its persisted objects, if any, before resolving. */
   static async open(options: MemoryStoreOptions = {}): Promise<MemoryStore> {
     const store = new MemoryStore(options);
     await store.loading;
@@ -294,7 +292,7 @@ export class MemoryStore implements ResourceStore {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private async load(state: StateDirectory): Promise<void> {
+  private async load(state: StatePersistence): Promise<void> {
     const loaded = await state.load();
     for (const { location, object } of loaded.objects) {
       this.bucket(location).set(objectKey(location.namespace, location.name), object);
@@ -416,14 +414,14 @@ export class MemoryStore implements ResourceStore {
   // Per object, one change at a time (so the last state always wins on disk); across
   // objects the writes overlap but take effect in resourceVersion order.
   private async commitDurably(
-    state: StateDirectory,
+    state: StatePersistence,
     kind: ResourceKind,
     namespace: string | undefined,
     name: string,
     plan: ChangePlan,
   ): Promise<KubeObject> {
     const location = { group: kind.group, plural: kind.plural, namespace, name };
-    const release = await this.mutex.lock(state.objectPath(location));
+    const release = await this.mutex.lock(`${resourceNameOf(kind)}/${objectKey(namespace, name)}`);
     try {
       const change = plan(this.bucket(kind).get(objectKey(namespace, name)));
       if (change.type === 'UNCHANGED') return structuredClone(change.object);

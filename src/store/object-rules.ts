@@ -1,5 +1,5 @@
+import { isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
 import type { ResourceKind } from '../api/meta.js';
-import { isDns1123Label, isDns1123Subdomain } from './dns-names.js';
 import { StoreError } from './errors.js';
 
 /** The API server's name for a resource: `plural.group`, or `plural` in the core group. */

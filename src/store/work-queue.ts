@@ -1,4 +1,4 @@
-import { type Clock, systemClock, type TimerHandle } from './clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../base/clock.js';
 
 export interface WorkQueueOptions<K> {
   /** First retry delay of addRateLimited (default 5 s, cert-manager's item-based limiter). */

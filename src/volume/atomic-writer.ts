@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { type FileOps, fileOpsFor } from '../store/volatile-fs.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { errorMessage } from '../base/error-message.js';
+import { errnoCode, VolumeError } from './errors.js';
+import { type FileOps, fileOpsFor } from './volatile-fs.js';
 
 /** The symlink naming the current generation. */
 export const DATA_LINK = '..data';
@@ -224,7 +225,7 @@ export async function writeAtomically(
     if (linksChanged || removed) await ops.syncDir(dir);
     return { written: true };
   } catch (err) {
-    throw new VolumeError(`cannot write files into ${dir}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot write files into ${dir}: ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -244,7 +245,7 @@ export async function removeAtomicFiles(dir: string): Promise<void> {
       if (isWriterInternalName(name)) await ops.removeTree(join(dir, name));
     }
   } catch (err) {
-    throw new VolumeError(`cannot remove written files from ${dir}: ${messageOf(err)}`, {
+    throw new VolumeError(`cannot remove written files from ${dir}: ${errorMessage(err)}`, {
       cause: err,
     });
   }
@@ -288,7 +289,9 @@ export async function readAtomically(dir: string): Promise<Map<string, Buffer> |
       if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
-        throw new VolumeError(`cannot read files from ${dir}: ${messageOf(err)}`, { cause: err });
+        throw new VolumeError(`cannot read files from ${dir}: ${errorMessage(err)}`, {
+          cause: err,
+        });
       }
     }
   }

@@ -1,8 +1,9 @@
 import { chmod, mkdir, realpath } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Logger } from '../api/logger.js';
+import { errorMessage } from '../base/error-message.js';
 import { removeAtomicFiles } from './atomic-writer.js';
-import { messageOf, TargetPathError, VolumeError } from './errors.js';
+import { TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
 import { runCommand } from './run-command.js';
@@ -28,7 +29,7 @@ async function resolveDir(path: string, what: string): Promise<string> {
   try {
     return await realpath(path);
   } catch (err) {
-    throw new VolumeError(`cannot resolve ${what} ${path}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot resolve ${what} ${path}: ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -59,7 +60,9 @@ export class BindMounter implements Mounter {
     try {
       await mkdir(root, { recursive: true, mode: 0o700 });
     } catch (err) {
-      throw new VolumeError(`cannot create data root ${root}: ${messageOf(err)}`, { cause: err });
+      throw new VolumeError(`cannot create data root ${root}: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     const path = await resolveDir(root, 'data root');
     const existing = findMount(await readMountInfo(), path);
@@ -144,7 +147,7 @@ export class BindMounter implements Mounter {
     if (mount) return mount.options.includes('ro');
     if (failure !== undefined) {
       this.logger.debug(
-        { target, err: messageOf(failure) },
+        { target, err: errorMessage(failure) },
         'one-step read-only bind mount failed; binding and remounting',
       );
     }

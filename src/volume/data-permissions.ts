@@ -1,5 +1,6 @@
-import { fileOpsFor } from '../store/volatile-fs.js';
-import { messageOf, VolumeError } from './errors.js';
+import { errorMessage } from '../base/error-message.js';
+import { VolumeError } from './errors.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 /**
  * Mode of a volume's data dir: 0550 like csi-driver (root writes through it, the pod's group
@@ -23,7 +24,7 @@ export async function applyDataPermissions(
   } catch (err) {
     const group = gid === undefined ? '' : ` and group ${gid}`;
     throw new VolumeError(
-      `cannot set mode ${mode.toString(8)}${group} on ${dir}: ${messageOf(err)}`,
+      `cannot set mode ${mode.toString(8)}${group} on ${dir}: ${errorMessage(err)}`,
       { cause: err },
     );
   }

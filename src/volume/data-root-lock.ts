@@ -1,8 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { ensureDirDurably } from '../store/atomic-file.js';
-import { type HeldLock, lockDirectory } from '../store/directory-lock.js';
+import { errorMessage } from '../base/error-message.js';
+import { ensureDirDurably } from './atomic-file.js';
 import type { DataRoot } from './data-root.js';
-import { messageOf, VolumeError } from './errors.js';
+import { type HeldLock, lockDirectory } from './directory-lock.js';
+import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 
 /** The identity of the directory a path shows now: a tmpfs mounted over it shows another one. */
@@ -28,7 +29,7 @@ export async function claimDataRoot(dataRoot: DataRoot, mounter: Mounter): Promi
   try {
     await ensureDirDurably(root, 0o700);
   } catch (err) {
-    throw new VolumeError(`cannot create data root ${root}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot create data root ${root}: ${errorMessage(err)}`, { cause: err });
   }
   const what = `data root ${root}`;
   const first = await lockDirectory(root, what);

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ensureDirDurably } from '../store/atomic-file.js';
-import { fileOpsFor } from '../store/volatile-fs.js';
+import { errorMessage } from '../base/error-message.js';
+import { ensureDirDurably } from './atomic-file.js';
 import { applyDataPermissions } from './data-permissions.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { errnoCode, VolumeError } from './errors.js';
+import { fileOpsFor } from './volatile-fs.js';
 import { isValidVolumeId, validateVolumeId } from './volume-id.js';
 
 /** File names inside a volume dir. */
@@ -71,7 +72,7 @@ export class DataRoot {
         if (name.startsWith(REMOVING_PREFIX)) await ops.removeTree(join(this.root, name));
       }
     } catch (err) {
-      throw new VolumeError(`cannot create data root ${this.root}: ${messageOf(err)}`, {
+      throw new VolumeError(`cannot create data root ${this.root}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
@@ -84,7 +85,7 @@ export class DataRoot {
       entries = await readdir(this.root, { withFileTypes: true });
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') return [];
-      throw new VolumeError(`cannot list data root ${this.root}: ${messageOf(err)}`, {
+      throw new VolumeError(`cannot list data root ${this.root}: ${errorMessage(err)}`, {
         cause: err,
       });
     }
@@ -109,7 +110,7 @@ export class DataRoot {
       await applyDataPermissions(data, gid);
       await ops.syncDir(dir);
     } catch (err) {
-      throw new VolumeError(`cannot create volume ${id} in ${this.root}: ${messageOf(err)}`, {
+      throw new VolumeError(`cannot create volume ${id} in ${this.root}: ${errorMessage(err)}`, {
         volumeId: id,
         cause: err,
       });
@@ -123,7 +124,7 @@ export class DataRoot {
       return (await fileOpsFor(this.root).stat(dir)).isDirectory();
     } catch (err) {
       if (errnoCode(err) === 'ENOENT') return false;
-      throw new VolumeError(`cannot stat volume dir ${dir}: ${messageOf(err)}`, {
+      throw new VolumeError(`cannot stat volume dir ${dir}: ${errorMessage(err)}`, {
         volumeId: id,
         cause: err,
       });
@@ -150,7 +151,7 @@ export class DataRoot {
       await ops.syncDir(this.root);
       await ops.removeTree(doomed);
     } catch (err) {
-      throw new VolumeError(`cannot remove volume dir ${dir}: ${messageOf(err)}`, {
+      throw new VolumeError(`cannot remove volume dir ${dir}: ${errorMessage(err)}`, {
         volumeId: id,
         cause: err,
       });

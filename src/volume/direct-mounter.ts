@@ -1,12 +1,13 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
-import { fileOpsFor } from '../store/volatile-fs.js';
+import { errorMessage } from '../base/error-message.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from './atomic-writer.js';
 import { applyDataPermissions } from './data-permissions.js';
-import { messageOf, VolumeError } from './errors.js';
+import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
 import { checkTarget, refuseSymlinks, statTarget } from './target-path.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 // The group the data dir was given (fs-group); the writer's own group means none was set.
 async function groupOf(dir: string): Promise<number | undefined> {
@@ -32,7 +33,9 @@ export class DirectMounter implements Mounter {
       await mkdir(root, { recursive: true, mode: 0o700 });
       await chmod(root, 0o700);
     } catch (err) {
-      throw new VolumeError(`cannot create data root ${root}: ${messageOf(err)}`, { cause: err });
+      throw new VolumeError(`cannot create data root ${root}: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -42,7 +45,9 @@ export class DirectMounter implements Mounter {
     try {
       gid = await groupOf(dataDir);
     } catch (err) {
-      throw new VolumeError(`cannot stat data dir ${dataDir}: ${messageOf(err)}`, { cause: err });
+      throw new VolumeError(`cannot stat data dir ${dataDir}: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
     await this.checkTarget(dataDir, targetPath, true);
     await ensureTargetDir(targetPath);

@@ -19,11 +19,6 @@ export class TargetPathError extends VolumeError {
   override readonly name: string = 'TargetPathError';
 }
 
-/** The message of an unknown thrown value, for wrapping it with context. */
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The errno code of a Node system error, if it is one. */
 export function errnoCode(err: unknown): string | undefined {
   return (err as NodeJS.ErrnoException | undefined)?.code;

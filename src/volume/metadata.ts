@@ -1,8 +1,9 @@
 import { dirname, resolve } from 'node:path';
-import { writeFileAtomic } from '../store/atomic-file.js';
-import { fileOpsFor } from '../store/volatile-fs.js';
+import { errorMessage } from '../base/error-message.js';
+import { writeFileAtomic } from './atomic-file.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { errnoCode, VolumeError } from './errors.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 /** A CertificateRequest created for the volume and not yet finished; its key is in pending.key. */
 export interface PendingRequest {
@@ -136,14 +137,14 @@ export async function readMetadata(root: DataRoot, id: string): Promise<VolumeMe
     text = (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
   } catch (err) {
     const why =
-      errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read: ${messageOf(err)}`;
+      errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read: ${errorMessage(err)}`;
     throw new VolumeError(`metadata file ${path} ${why}`, { volumeId: id, cause: err });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new VolumeError(`metadata file ${path} is not valid JSON: ${messageOf(err)}`, {
+    throw new VolumeError(`metadata file ${path} is not valid JSON: ${errorMessage(err)}`, {
       volumeId: id,
       cause: err,
     });
@@ -152,7 +153,9 @@ export async function readMetadata(root: DataRoot, id: string): Promise<VolumeMe
   try {
     meta = parseMetadata(json);
   } catch (err) {
-    throw new VolumeError(`metadata file ${path} is invalid: ${messageOf(err)}`, { volumeId: id });
+    throw new VolumeError(`metadata file ${path} is invalid: ${errorMessage(err)}`, {
+      volumeId: id,
+    });
   }
   if (meta.volumeId !== id) {
     throw new VolumeError(
@@ -174,14 +177,14 @@ export async function writeMetadata(root: DataRoot, meta: VolumeMetadata): Promi
   try {
     clean = parseMetadata({ ...meta, volumeContext: stripSecrets(meta.volumeContext) });
   } catch (err) {
-    throw new VolumeError(`refusing to write invalid metadata to ${path}: ${messageOf(err)}`, {
+    throw new VolumeError(`refusing to write invalid metadata to ${path}: ${errorMessage(err)}`, {
       volumeId: meta.volumeId,
     });
   }
   try {
     await writeFileAtomic(path, `${JSON.stringify(clean)}\n`, 0o600);
   } catch (err) {
-    const why = errnoCode(err) === 'ENOENT' ? 'the volume dir does not exist' : messageOf(err);
+    const why = errnoCode(err) === 'ENOENT' ? 'the volume dir does not exist' : errorMessage(err);
     throw new VolumeError(`cannot write metadata file ${path}: ${why}`, {
       volumeId: meta.volumeId,
       cause: err,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { messageOf, VolumeError } from './errors.js';
+import { errorMessage } from '../base/error-message.js';
+import { VolumeError } from './errors.js';
 
 /** One line of /proc/<pid>/mountinfo (proc(5)), paths unescaped. */
 export interface MountInfo {
@@ -70,7 +71,7 @@ export async function readMountInfo(path = '/proc/self/mountinfo'): Promise<Moun
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new VolumeError(`cannot read mount table ${path}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot read mount table ${path}: ${errorMessage(err)}`, { cause: err });
   }
   return parseMountInfo(text);
 }

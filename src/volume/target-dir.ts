@@ -1,13 +1,16 @@
 import type { Logger } from '../api/logger.js';
-import { fileOpsFor } from '../store/volatile-fs.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { errorMessage } from '../base/error-message.js';
+import { errnoCode, VolumeError } from './errors.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 /** mkdir -p of a pod's target path; VolumeError naming it on failure. */
 export async function ensureTargetDir(path: string, mode = 0o750): Promise<void> {
   try {
     await fileOpsFor(path).mkdir(path, { recursive: true, mode });
   } catch (err) {
-    throw new VolumeError(`cannot create target path ${path}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot create target path ${path}: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
 }
 
@@ -22,6 +25,8 @@ export async function removeEmptyDir(path: string, logger: Logger): Promise<void
       logger.warn({ path }, 'target path is not empty after unpublish; leaving it');
       return;
     }
-    throw new VolumeError(`cannot remove target path ${path}: ${messageOf(err)}`, { cause: err });
+    throw new VolumeError(`cannot remove target path ${path}: ${errorMessage(err)}`, {
+      cause: err,
+    });
   }
 }

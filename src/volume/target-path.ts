@@ -1,11 +1,12 @@
 import type { Stats } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
-import { fileOpsFor } from '../store/volatile-fs.js';
+import { errorMessage } from '../base/error-message.js';
 import { holdsOnlyWriterFiles } from './atomic-writer.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, messageOf, TargetPathError, VolumeError } from './errors.js';
+import { errnoCode, TargetPathError, VolumeError } from './errors.js';
 import { isRecordedTarget, readMetadata, type VolumeMetadata } from './metadata.js';
 import type { Mounter } from './mounter.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 // Paths in messages are cut to this many characters: kubelet's are ~150, an attacker's unbounded.
 const SHOWN_PATH_LENGTH = 100;
@@ -28,9 +29,12 @@ async function deepestExisting(path: string): Promise<{ path: string; stats: Sta
     } catch (err) {
       // Missing, under a file, or a symlink loop on the way: look at the parent (`/` exists).
       if (!['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errnoCode(err) ?? '')) {
-        throw new VolumeError(`cannot stat target path ${shownPath(current)}: ${messageOf(err)}`, {
-          cause: err,
-        });
+        throw new VolumeError(
+          `cannot stat target path ${shownPath(current)}: ${errorMessage(err)}`,
+          {
+            cause: err,
+          },
+        );
       }
     }
   }
@@ -74,9 +78,12 @@ export async function statTarget(targetPath: string): Promise<Stats | undefined>
     return await fileOpsFor(targetPath).lstat(targetPath);
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
-    throw new VolumeError(`cannot stat target path ${shownPath(targetPath)}: ${messageOf(err)}`, {
-      cause: err,
-    });
+    throw new VolumeError(
+      `cannot stat target path ${shownPath(targetPath)}: ${errorMessage(err)}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 

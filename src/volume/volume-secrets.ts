@@ -1,8 +1,9 @@
 import { dirname } from 'node:path';
-import { removeFileDurably, writeFileAtomic } from '../store/atomic-file.js';
-import { fileOpsFor } from '../store/volatile-fs.js';
+import { errorMessage } from '../base/error-message.js';
+import { removeFileDurably, writeFileAtomic } from './atomic-file.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, messageOf, VolumeError } from './errors.js';
+import { errnoCode, VolumeError } from './errors.js';
+import { fileOpsFor } from './volatile-fs.js';
 
 type SecretKind = 'pending key' | 'PKCS#12 password';
 
@@ -16,7 +17,7 @@ async function writeSecret(root: DataRoot, id: string, kind: SecretKind, value: 
     await writeFileAtomic(path, value, 0o600);
   } catch (err) {
     // The message names the file, never the value.
-    throw new VolumeError(`cannot write ${kind} file ${path}: ${messageOf(err)}`, {
+    throw new VolumeError(`cannot write ${kind} file ${path}: ${errorMessage(err)}`, {
       volumeId: id,
       cause: err,
     });
@@ -29,7 +30,7 @@ async function readSecret(root: DataRoot, id: string, kind: SecretKind) {
     return (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
-    throw new VolumeError(`cannot read ${kind} file ${path}: ${messageOf(err)}`, {
+    throw new VolumeError(`cannot read ${kind} file ${path}: ${errorMessage(err)}`, {
       volumeId: id,
       cause: err,
     });
@@ -41,7 +42,7 @@ async function removeSecret(root: DataRoot, id: string, kind: SecretKind) {
   try {
     return await removeFileDurably(path);
   } catch (err) {
-    throw new VolumeError(`cannot remove ${kind} file ${path}: ${messageOf(err)}`, {
+    throw new VolumeError(`cannot remove ${kind} file ${path}: ${errorMessage(err)}`, {
       volumeId: id,
       cause: err,
     });

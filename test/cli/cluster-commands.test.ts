@@ -5,7 +5,7 @@ import { type Lease, LeaseKind } from '../../src/api/lease.js';
 import { runController } from '../../src/cli/controller-command.js';
 import { runNode } from '../../src/cli/node-command.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { loadKubeConfig } from '../../src/store/kube-config.js';
+import { loadKubeConfig } from '../../src/store/kubernetes/kube-config.js';
 import { runCli } from '../support/cli-process.js';
 import { CONTROLLER_TOKEN, NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { rejectionMessage, until } from '../support/eventually.js';

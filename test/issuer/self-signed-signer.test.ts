@@ -3,7 +3,7 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../../src/api/labels.js';
 import type { Secret } from '../../src/api/secret.js';
-import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
+import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { EMPTY_ISSUER_DN_WARNING, signSelfSigned } from '../../src/issuer/self-signed-signer.js';
 import type { SignContext } from '../../src/issuer/signer.js';
 import {

@@ -4,6 +4,7 @@ import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
+import { errorMessage } from '../../src/base/error-message.js';
 import { runStatus } from '../../src/cli/status-command.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import {
@@ -15,10 +16,10 @@ import {
   renewDirOf,
 } from '../../src/renewal/renew-protocol.js';
 import { readVolumeStatuses, type VolumeStatus } from '../../src/renewal/volume-status.js';
-import { isAtomicTempFile, writeFileAtomic } from '../../src/store/atomic-file.js';
+import { isAtomicTempFile, writeFileAtomic } from '../../src/volume/atomic-file.js';
 import { DATA_LINK, isGenerationName, readAtomically } from '../../src/volume/atomic-writer.js';
 import { DataRoot, REMOVING_PREFIX, VolumeFile } from '../../src/volume/data-root.js';
-import { errnoCode, messageOf } from '../../src/volume/errors.js';
+import { errnoCode } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
 import { isValidVolumeId } from '../../src/volume/volume-id.js';
 import type { NodeProcess } from '../support/cli-process.js';
@@ -114,7 +115,7 @@ async function checkPair(dir: string): Promise<PairCheck> {
   try {
     files = await readAtomically(dir);
   } catch (err) {
-    return { state: 'bad', why: `unreadable: ${messageOf(err)}` };
+    return { state: 'bad', why: `unreadable: ${errorMessage(err)}` };
   }
   if (files === undefined) return { state: 'none' };
   const names = [...files.keys()].sort();
@@ -134,7 +135,7 @@ async function checkPair(dir: string): Promise<PairCheck> {
       fingerprint: cert.fingerprint256,
     };
   } catch (err) {
-    return { state: 'bad', why: `unparsable key or certificate: ${messageOf(err)}` };
+    return { state: 'bad', why: `unparsable key or certificate: ${errorMessage(err)}` };
   }
 }
 
@@ -163,7 +164,7 @@ async function metadataOf(
   try {
     return await readMetadata(dataRoot, id);
   } catch (err) {
-    return { unreadable: messageOf(err) };
+    return { unreadable: errorMessage(err) };
   }
 }
 
@@ -587,7 +588,7 @@ t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', a
         if (republish) counts.republished++;
         else counts.published++;
       } catch (err) {
-        if (!killed) unexpected.push(`publish ${vol.id}: ${messageOf(err)}`);
+        if (!killed) unexpected.push(`publish ${vol.id}: ${errorMessage(err)}`);
       }
     };
     const unpublish = async (vol: Volume): Promise<void> => {
@@ -605,7 +606,7 @@ t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', a
           unexpected.push(`unpublish ${vol.id}: returned OK but the dir is still there`);
         }
       } catch (err) {
-        if (!killed) unexpected.push(`unpublish ${vol.id}: ${messageOf(err)}`);
+        if (!killed) unexpected.push(`unpublish ${vol.id}: ${errorMessage(err)}`);
       }
     };
     const renewRequest = async (target: RenewTarget): Promise<void> => {
@@ -810,7 +811,7 @@ async function finalRound(
     try {
       await client.nodeCall('NodeUnpublishVolume', { volume_id: vol.id, target_path: vol.target });
     } catch (err) {
-      failures.push(`${vol.id}: ${messageOf(err)}`);
+      failures.push(`${vol.id}: ${errorMessage(err)}`);
     }
   }
   client.close();

@@ -17,7 +17,7 @@ import {
   STALE_RESULT_MS,
   watchRenewRequests,
 } from '../../src/renewal/renew-requests.js';
-import { writeFileAtomic } from '../../src/store/atomic-file.js';
+import { writeFileAtomic } from '../../src/volume/atomic-file.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';

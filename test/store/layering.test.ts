@@ -1,28 +1,57 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import t from 'tap';
 
-// src/store sits above everything but src/api: it may import only from there, Node, and
-// the Kubernetes client its cluster backend is built on (DESIGN.md: "its backends").
-const PACKAGES = new Set(['@kubernetes/client-node']);
+const SRC = join(import.meta.dirname, '..', '..', 'src');
+
+async function importsOf(dir: string): Promise<Array<{ file: string; target: string }>> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  const found: Array<{ file: string; target: string }> = [];
+  for (const entry of entries) {
+    if (!entry.isFile() || !entry.name.endsWith('.ts')) continue;
+    const path = join(entry.parentPath, entry.name);
+    const source = await readFile(path, 'utf8');
+    for (const match of source.matchAll(/from '([^']+)'/g)) {
+      found.push({ file: relative(SRC, path), target: match[1] as string });
+    }
+  }
+  return found;
+}
+
+// The store's interface, memory backend, informer and work queue are plain mechanisms: no
+// file, network or Kubernetes client. Only its kubernetes/ backend talks to a cluster.
+t.test(
+  'src/store outside kubernetes/ imports only store, api, base and pure Node modules',
+  async (t) => {
+    const imports = (await importsOf(join(SRC, 'store'))).filter(
+      ({ file }) => !file.startsWith('store/kubernetes/'),
+    );
+    t.ok(imports.length > 20);
+    const pureNode = new Set(['node:crypto', 'node:util']);
+    for (const { file, target } of imports) {
+      const allowed =
+        pureNode.has(target) ||
+        target.startsWith('./') ||
+        target.startsWith('../api/') ||
+        target.startsWith('../base/');
+      t.ok(allowed, `${file} imports ${target}`);
+    }
+  },
+);
 
 t.test(
-  'src/store imports only from src/store, src/api, node builtins and the Kubernetes client',
+  'only the store/kubernetes backend and the cli wiring use the Kubernetes client',
   async (t) => {
-    const dir = join(import.meta.dirname, '..', '..', 'src', 'store');
-    const files = (await readdir(dir)).filter((file) => file.endsWith('.ts'));
-    t.ok(files.length > 5);
-    for (const file of files) {
-      const source = await readFile(join(dir, file), 'utf8');
-      for (const match of source.matchAll(/from '([^']+)'/g)) {
-        const target = match[1] as string;
-        const allowed =
-          target.startsWith('node:') ||
-          target.startsWith('./') ||
-          target.startsWith('../api/') ||
-          PACKAGES.has(target);
-        t.ok(allowed, `${file} imports ${target}`);
-      }
+    const all = await importsOf(SRC);
+    const users = [
+      ...new Set(all.filter((i) => i.target === '@kubernetes/client-node').map((i) => i.file)),
+    ];
+    t.ok(users.length > 0);
+    for (const file of users) {
+      t.ok(
+        file.startsWith('store/kubernetes/') || file.startsWith('cli/'),
+        `${file} imports @kubernetes/client-node`,
+      );
     }
   },
 );

@@ -2,9 +2,11 @@ import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import t from 'tap';
 import type { KubeObject } from '../../src/api/meta.js';
-import { ManualClock } from '../../src/store/clock.js';
+import { type Clock, ManualClock } from '../../src/base/clock.js';
 import { isStoreError, type StoreError } from '../../src/store/errors.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
+import { MemoryStore, type MemoryStoreOptions } from '../../src/store/memory-store.js';
+import type { CorruptFileHandler } from '../../src/store/state-persistence.js';
+import { StateDirectory } from '../../src/volume/state-directory.js';
 import {
   flush,
   GadgetKind,
@@ -15,6 +17,19 @@ import {
   WidgetKind,
   widget,
 } from '../support/store-fixtures.js';
+
+/** Store options persisting to stateDir, as the embedded mode opens its store. */
+function persisted(options: {
+  stateDir: string;
+  clock?: Clock;
+  onCorrupt?: CorruptFileHandler;
+}): MemoryStoreOptions {
+  const { stateDir, ...rest } = options;
+  return {
+    ...(rest.clock ? { clock: rest.clock } : {}),
+    persistence: new StateDirectory(stateDir, rest),
+  };
+}
 
 const widgetDir = (root: string, namespace: string) =>
   join(root, 'example.cert-csi.io', 'widgets', namespace);
@@ -29,7 +44,7 @@ async function everything(store: MemoryStore) {
 
 t.test('a restarted store returns the same objects, rvs, uids and timestamps', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   const w = await store.create<Widget>(
     WidgetKind,
     widget('w', 'default', { spec: { size: 1 }, metadata: { name: 'w', labels: { a: 'b' } } }),
@@ -49,7 +64,7 @@ t.test('a restarted store returns the same objects, rvs, uids and timestamps', a
   const before = await everything(store);
   await store.close();
 
-  const reopened = await MemoryStore.open({ stateDir });
+  const reopened = await MemoryStore.open(persisted({ stateDir }));
   t.same(await everything(reopened), before, 'deep-equal after restart');
   t.equal(reopened.resourceVersion, '7', 'the counter includes the last delete');
   const next = await reopened.create(WidgetKind, widget('next'));
@@ -78,19 +93,19 @@ t.test('a restarted store returns the same objects, rvs, uids and timestamps', a
 
 t.test('the counter is the larger of the saved counter and the newest object', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   await store.create(WidgetKind, widget('a'));
   await store.delete(WidgetKind, 'a', 'default'); // counter file: 2
   await store.create(WidgetKind, widget('b')); // rv 3, only in b.json
   await store.close();
-  const reopened = await MemoryStore.open({ stateDir });
+  const reopened = await MemoryStore.open(persisted({ stateDir }));
   t.equal(reopened.resourceVersion, '3');
   t.equal((await reopened.create(WidgetKind, widget('c'))).metadata.resourceVersion, '4');
 });
 
 t.test('a mutation resolves once its file is durable, and delete removes it', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   const created = await store.create(WidgetKind, widget('w'));
   const file = join(widgetDir(stateDir, 'default'), 'w.json');
   t.same(JSON.parse(await readFile(file, 'utf8')), created);
@@ -101,7 +116,7 @@ t.test('a mutation resolves once its file is durable, and delete removes it', as
 
 t.test('concurrent writes: last state wins on disk, events in rv order', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   await store.create(WidgetKind, widget('w', 'default', { spec: { size: 0 } }));
   const rvs: number[] = [];
   const watch = store.watch<Widget>(
@@ -128,12 +143,12 @@ t.test('concurrent writes: last state wins on disk, events in rv order', async (
   t.same(onDisk, await store.get(WidgetKind, 'w', 'default'));
   watch.stop();
   await store.close();
-  const reopened = await MemoryStore.open({ stateDir });
+  const reopened = await MemoryStore.open(persisted({ stateDir }));
   t.equal((await reopened.list(WidgetKind)).items.length, 31);
 });
 
 t.test('updates with a stale rv conflict even while writes are in flight', async (t) => {
-  const store = await MemoryStore.open({ stateDir: t.testdir() });
+  const store = await MemoryStore.open(persisted({ stateDir: t.testdir() }));
   const created = await store.create<Widget>(WidgetKind, widget('w'));
   const first = store.update<Widget>(WidgetKind, { ...created, spec: { size: 1 } });
   const second = store.update<Widget>(WidgetKind, { ...created, spec: { size: 2 } });
@@ -149,7 +164,7 @@ t.test('updates with a stale rv conflict even while writes are in flight', async
 
 t.test('corrupt files are moved aside and reported; start-up goes on', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   await store.create(WidgetKind, widget('good'));
   await store.create(WidgetKind, widget('other'));
   await store.close();
@@ -177,11 +192,13 @@ t.test('corrupt files are moved aside and reported; start-up goes on', async (t)
 
   const reports: Array<{ error: StoreError; path: string; movedTo: string }> = [];
   const clock = new ManualClock(Date.UTC(2026, 10, 21, 10, 0, 0));
-  const reopened = await MemoryStore.open({
-    stateDir,
-    clock,
-    onCorrupt: (error, path, movedTo) => reports.push({ error, path, movedTo }),
-  });
+  const reopened = await MemoryStore.open(
+    persisted({
+      stateDir,
+      clock,
+      onCorrupt: (error, path, movedTo) => reports.push({ error, path, movedTo }),
+    }),
+  );
   t.same(
     (await reopened.list(WidgetKind)).items.map((i) => i.metadata.name),
     ['good'],
@@ -221,7 +238,9 @@ t.test('corrupt files are moved aside and reported; start-up goes on', async (t)
   t.ok(files.includes('README'), 'unknown files are left alone');
   await reopened.close();
 
-  const third = await MemoryStore.open({ stateDir, onCorrupt: () => t.fail('nothing is corrupt') });
+  const third = await MemoryStore.open(
+    persisted({ stateDir, onCorrupt: () => t.fail('nothing is corrupt') }),
+  );
   t.same(
     (await third.list(WidgetKind)).items.map((i) => i.metadata.name),
     ['good'],
@@ -231,10 +250,10 @@ t.test('corrupt files are moved aside and reported; start-up goes on', async (t)
 
 t.test('watch history does not survive a restart', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   for (let i = 0; i < 3; i++) await store.create(WidgetKind, widget(`w${i}`));
   await store.close();
-  const reopened = await MemoryStore.open({ stateDir });
+  const reopened = await MemoryStore.open(persisted({ stateDir }));
   const errors: Error[] = [];
   reopened.watch(
     WidgetKind,
@@ -256,10 +275,10 @@ t.test('watch history does not survive a restart', async (t) => {
 
 t.test('a store made with new MemoryStore waits for its load', async (t) => {
   const stateDir = t.testdir();
-  const first = await MemoryStore.open({ stateDir });
+  const first = await MemoryStore.open(persisted({ stateDir }));
   await first.create(WidgetKind, widget('w'));
   await first.close();
-  const store = new MemoryStore({ stateDir });
+  const store = new MemoryStore(persisted({ stateDir }));
   const seen: string[] = [];
   const watch = store.watch(
     WidgetKind,
@@ -278,8 +297,8 @@ t.test('a store made with new MemoryStore waits for its load', async (t) => {
 t.test('a state dir that cannot be loaded fails open, reads and watches', async (t) => {
   const root = t.testdir({ file: 'not a directory' });
   const stateDir = join(root, 'file');
-  await t.rejects(MemoryStore.open({ stateDir }));
-  const store = new MemoryStore({ stateDir });
+  await t.rejects(MemoryStore.open(persisted({ stateDir })));
+  const store = new MemoryStore(persisted({ stateDir }));
   const errors: Error[] = [];
   store.watch(WidgetKind, {}, { onEvent: t.fail, onError: (err) => errors.push(err) });
   store.watch(WidgetKind, {}, { onEvent: t.fail, onError: t.fail }).stop();
@@ -292,10 +311,12 @@ t.test('a state dir that cannot be loaded fails open, reads and watches', async 
 t.test('a directory in place of the counter is moved aside', async (t) => {
   const stateDir = t.testdir({ 'resource-version': { 'not-a-file': '' } });
   const reports: string[] = [];
-  const store = await MemoryStore.open({
-    stateDir,
-    onCorrupt: (error) => reports.push(error.message),
-  });
+  const store = await MemoryStore.open(
+    persisted({
+      stateDir,
+      onCorrupt: (error) => reports.push(error.message),
+    }),
+  );
   t.equal(store.resourceVersion, '0');
   t.match(reports, [/resource-version moved to .*: not a file/]);
   await store.delete(WidgetKind, 'x', 'default').catch(() => undefined);
@@ -308,12 +329,12 @@ t.test('an unreadable counter stops the load', async (t) => {
   const stateDir = t.testdir();
   // A symlink loop: a read error that is neither "missing" nor "not a file".
   await symlink('resource-version', join(stateDir, 'resource-version'));
-  await t.rejects(MemoryStore.open({ stateDir }), { code: 'ELOOP' });
+  await t.rejects(MemoryStore.open(persisted({ stateDir })), { code: 'ELOOP' });
 });
 
 t.test('a failed write leaves the store unchanged', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   await store.create(WidgetKind, widget('w'));
   // A file where the namespace directory should be makes every write there fail.
   await writeFile(widgetDir(stateDir, 'broken'), 'in the way');
@@ -340,7 +361,7 @@ t.test('a failed write leaves the store unchanged', async (t) => {
 
 t.test('close waits for writes in flight', async (t) => {
   const stateDir = t.testdir();
-  const store = await MemoryStore.open({ stateDir });
+  const store = await MemoryStore.open(persisted({ stateDir }));
   const pending = store.create(WidgetKind, widget('w'));
   await store.close();
   t.ok(await stat(join(widgetDir(stateDir, 'default'), 'w.json')), 'durable when close resolves');

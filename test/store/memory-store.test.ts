@@ -1,6 +1,6 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/api/meta.js';
-import { ManualClock } from '../../src/store/clock.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import {
   GadgetKind,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ManualClock } from '../../src/store/clock.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { WorkQueue } from '../../src/store/work-queue.js';
 import { flush } from '../support/store-fixtures.js';
 

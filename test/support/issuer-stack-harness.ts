@@ -7,7 +7,7 @@ import {
 import { findCondition } from '../../src/api/conditions.js';
 import type { Issuer } from '../../src/api/issuer.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
-import { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
+import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { type IssuerStackOptions, startIssuerStack } from '../../src/issuer/stack.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';

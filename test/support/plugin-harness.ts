@@ -8,9 +8,9 @@ import {
 } from '../../src/api/certificate-request.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
+import type { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import type { Endpoint } from '../../src/driver/endpoint.js';
-import type { MemoryEventRecorder } from '../../src/issuer/recorded-events.js';
 import type { IssuerStackOptions } from '../../src/issuer/stack.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
 import type { BackoffPolicy } from '../../src/renewal/renewal-policy.js';

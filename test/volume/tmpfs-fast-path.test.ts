@@ -3,7 +3,6 @@
 import { lstat, readdir, readFile, readlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t from 'tap';
-import { isOnTmpfs } from '../../src/store/volatile-fs.js';
 import {
   DATA_LINK,
   isGenerationName,
@@ -14,15 +13,16 @@ import {
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { createMounter } from '../../src/volume/mounter.js';
+import { isOnTmpfs } from '../../src/volume/volatile-fs.js';
 import {
   readPendingKey,
   removePendingKey,
   writePendingKey,
 } from '../../src/volume/volume-secrets.js';
-import { countFsRequests } from '../store/fixtures/fs-request-counter.js';
-import { spyOnFsync } from '../store/fixtures/fsync-spy.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { countFsRequests } from './fixtures/fs-request-counter.js';
+import { spyOnFsync } from './fixtures/fsync-spy.js';
 
 const SHM = '/dev/shm';
 const ID = `csi-${'7e'.repeat(32)}`;

@@ -2,6 +2,7 @@ import fs, { statfsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t from 'tap';
+import { mountContaining, readMountInfo } from '../../src/volume/mountinfo.js';
 import {
   durableFileOps,
   type FileOps,
@@ -10,8 +11,7 @@ import {
   SYNC_BUDGET_MS,
   TMPFS_MAGIC,
   volatileFileOps,
-} from '../../src/store/volatile-fs.js';
-import { mountContaining, readMountInfo } from '../../src/volume/mountinfo.js';
+} from '../../src/volume/volatile-fs.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const SHM = '/dev/shm';
@@ -195,8 +195,8 @@ t.test('errors are the same in both flavours; a failed write leaves no file', as
 
 t.test('unlinkIfExists: a file removed by someone else meanwhile counts as missing', async (t) => {
   const { volatileFileOps: racing } = await t.mockImport<
-    typeof import('../../src/store/volatile-fs.js')
-  >('../../src/store/volatile-fs.js', {
+    typeof import('../../src/volume/volatile-fs.js')
+  >('../../src/volume/volatile-fs.js', {
     'node:fs': {
       ...fs,
       // Another process removes the file between the lookup and the unlink.

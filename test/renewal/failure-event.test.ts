@@ -1,5 +1,5 @@
 import t from 'tap';
-import { issuanceFailureEvent } from '../../src/driver/failure-event.js';
+import { issuanceFailureEvent } from '../../src/renewal/failure-event.js';
 import { IssuanceError } from '../../src/renewal/issuance.js';
 
 const pod = {

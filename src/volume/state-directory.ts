@@ -2,6 +2,16 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/meta.js';
+import { type Clock, systemClock } from '../base/clock.js';
+import { StoreError } from '../store/errors.js';
+import { parseResourceVersion } from '../store/resource-version.js';
+import type {
+  CorruptFileHandler,
+  LoadedState,
+  ObjectLocation,
+  StatePersistence,
+  StoredObject,
+} from '../store/state-persistence.js';
 import {
   ensureDirDurably,
   isAtomicTempFile,
@@ -9,33 +19,6 @@ import {
   renameDurably,
   writeFileAtomic,
 } from './atomic-file.js';
-import type { Clock } from './clock.js';
-import { StoreError } from './errors.js';
-import { parseResourceVersion } from './resource-version.js';
-
-/** Where an object lives: its API group (empty for core), plural, namespace and name. */
-export interface ObjectLocation {
-  group: string;
-  plural: string;
-  namespace: string | undefined;
-  name: string;
-}
-
-/** One object read back from disk. */
-export interface StoredObject {
-  location: ObjectLocation;
-  object: KubeObject;
-}
-
-/** Everything load() found. */
-export interface LoadedState {
-  objects: StoredObject[];
-  /** The larger of the saved counter and the newest object's resourceVersion. */
-  resourceVersion: number;
-}
-
-/** Told about a file that could not be read; the file has been renamed to movedTo. */
-export type CorruptFileHandler = (error: StoreError, path: string, movedTo: string) => void;
 
 const CORE_GROUP_DIR = 'core';
 const CLUSTER_SCOPE_DIR = '_cluster';
@@ -51,17 +34,22 @@ const HASHED_NAME_PREFIX = '_sha256-';
  * `<dir>/<group or core>/<plural>/<namespace or _cluster>/<name>.json`, and the
  * resourceVersion counter in `<dir>/resource-version`. Every write is atomic and durable.
  */
-export class StateDirectory {
+export class StateDirectory implements StatePersistence {
   private readonly knownDirs = new Set<string>();
   private counterTarget = 0;
   private counterWritten = 0;
   private counterWrite: Promise<void> | undefined;
 
+  private readonly clock: Clock;
+  private readonly onCorrupt: CorruptFileHandler | undefined;
+
   constructor(
     readonly root: string,
-    private readonly clock: Clock,
-    private readonly onCorrupt: CorruptFileHandler | undefined,
-  ) {}
+    options: { clock?: Clock; onCorrupt?: CorruptFileHandler } = {},
+  ) {
+    this.clock = options.clock ?? systemClock;
+    this.onCorrupt = options.onCorrupt;
+  }
 
   /** The file that holds the object at location. */
   objectPath(location: ObjectLocation): string {

@@ -1,7 +1,8 @@
 import type { EventType } from '../api/event.js';
 import type { KubeObject } from '../api/meta.js';
-import { IssuanceError } from '../renewal/issuance.js';
-import { POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY } from './attribute-keys.js';
+import { POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY } from '../attributes/attribute-keys.js';
+import { errorMessage } from '../base/error-message.js';
+import { IssuanceError } from './issuance.js';
 
 /** An Event to record on a pod. */
 export interface PodEvent {
@@ -32,7 +33,7 @@ export function issuanceFailureEvent(
   const namespace = volumeContext[POD_NAMESPACE_KEY];
   if (!name || !namespace) return undefined;
   const uid = volumeContext[POD_UID_KEY];
-  const detail = err instanceof Error ? err.message : String(err);
+  const detail = errorMessage(err);
   return {
     pod: {
       apiVersion: 'v1',

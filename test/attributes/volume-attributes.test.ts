@@ -7,7 +7,7 @@ import {
   LEGACY_ATTRIBUTE_PREFIX,
   type ParsedVolumeAttributes,
   parseVolumeAttributes,
-} from '../../src/driver/volume-attributes.js';
+} from '../../src/attributes/volume-attributes.js';
 
 const POD_CONTEXT: Readonly<Record<string, string>> = {
   'csi.storage.k8s.io/pod.name': 'my-pod-name',

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { ManualClock } from '../../src/store/clock.js';
-import { RateLimiter } from '../../src/store/rate-limiter.js';
+import { ManualClock } from '../../src/base/clock.js';
+import { RateLimiter } from '../../src/store/kubernetes/rate-limiter.js';
 
 t.test('a burst passes at once, then requests are spaced at qps, in arrival order', async (t) => {
   const clock = new ManualClock();

@@ -1,4 +1,4 @@
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from '../../base/clock.js';
 
 /**
  * A token bucket, as client-go's client-side limit: up to `burst` requests at once, then

@@ -2,9 +2,9 @@
 // refused with a message naming the key and stating the number.
 import t from 'tap';
 import { ECHO_LIMIT, quoted, shortened } from '../../src/api/echoed-value.js';
-import { formatAttributeErrors } from '../../src/driver/attribute-errors.js';
+import { formatAttributeErrors } from '../../src/attributes/attribute-errors.js';
+import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
 import { targetPathProblems } from '../../src/driver/target-path.js';
-import { parseVolumeAttributes } from '../../src/driver/volume-attributes.js';
 
 const POD: Readonly<Record<string, string>> = {
   'csi.storage.k8s.io/ephemeral': 'true',

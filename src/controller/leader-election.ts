@@ -2,9 +2,9 @@ import { type Lease, LeaseKind } from '../api/lease.js';
 import type { Logger } from '../api/logger.js';
 import { silentLogger } from '../api/logger.js';
 import { apiVersionOf } from '../api/meta.js';
-import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { isStoreError } from './errors.js';
-import type { ResourceStore } from './resource-store.js';
+import { type Clock, systemClock, type TimerHandle } from '../base/clock.js';
+import { isStoreError } from '../store/errors.js';
+import type { ResourceStore } from '../store/resource-store.js';
 
 export interface LeaderElectionOptions {
   store: ResourceStore;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ManualClock, systemClock } from '../../src/store/clock.js';
+import { ManualClock, systemClock } from '../../src/base/clock.js';
 
 t.test('ManualClock fires due timers in order as time advances', async (t) => {
   const clock = new ManualClock(1_000);

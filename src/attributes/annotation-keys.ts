@@ -1,4 +1,4 @@
-import { isDns1123Subdomain } from '../store/dns-names.js';
+import { isDns1123Subdomain } from '../api/dns-names.js';
 
 // Kubernetes' rule for annotation keys (ValidateAnnotations: IsQualifiedName of
 // the lower-cased key): an optional DNS subdomain prefix, '/', and a name.

@@ -2,8 +2,9 @@ import type { EventRecorder, EventType } from '../api/event.js';
 import { type KubeEvent, KubeEventKind } from '../api/kube-event.js';
 import type { Logger } from '../api/logger.js';
 import { apiVersionOf, type KubeObject } from '../api/meta.js';
-import { type Clock, systemClock } from './clock.js';
-import type { ResourceStore } from './resource-store.js';
+import { type Clock, systemClock } from '../base/clock.js';
+import { errorMessage } from '../base/error-message.js';
+import type { ResourceStore } from '../store/resource-store.js';
 
 export interface EventWriterOptions {
   store: ResourceStore;
@@ -88,10 +89,7 @@ export class EventWriter implements EventRecorder {
       .then(
         () => undefined,
         (err: unknown) => {
-          this.options.logger.warn(
-            { ...fields, err: err instanceof Error ? err.message : String(err) },
-            'cannot write Event',
-          );
+          this.options.logger.warn({ ...fields, err: errorMessage(err) }, 'cannot write Event');
         },
       )
       .finally(() => this.pending.delete(write));

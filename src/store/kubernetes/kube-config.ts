@@ -1,4 +1,5 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { errorMessage } from '../../base/error-message.js';
 
 export interface KubeConfigFlags {
   /** A kubeconfig file; without it: in-cluster when running in a pod, else client-node's default search. */
@@ -17,9 +18,7 @@ export function loadKubeConfig(flags: KubeConfigFlags): KubeConfig {
     try {
       config.loadFromFile(flags.kubeconfig);
     } catch (err) {
-      throw new Error(
-        `--kubeconfig ${flags.kubeconfig}: ${err instanceof Error ? err.message : String(err)}`,
-      );
+      throw new Error(`--kubeconfig ${flags.kubeconfig}: ${errorMessage(err)}`);
     }
   } else if (process.env.KUBERNETES_SERVICE_HOST) {
     config.loadFromCluster();

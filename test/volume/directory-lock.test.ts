@@ -1,7 +1,7 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { LOCK_FILE, LockHeldError, lockDirectory } from '../../src/store/directory-lock.js';
+import { LOCK_FILE, LockHeldError, lockDirectory } from '../../src/volume/directory-lock.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
 import { run } from '../support/issuer-fixtures.js';
 import { tempDir } from '../support/temp-dir.js';

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { type Lease, LeaseKind } from '../../src/api/lease.js';
-import { checkLeaderElectionTiming, LeaderElector } from '../../src/store/leader-election.js';
+import { checkLeaderElectionTiming, LeaderElector } from '../../src/controller/leader-election.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { until } from '../support/eventually.js';

@@ -9,8 +9,8 @@ import {
   removeFileDurably,
   renameDurably,
   writeFileAtomic,
-} from '../../src/store/atomic-file.js';
-import { isOnTmpfs, TMPFS_MAGIC } from '../../src/store/volatile-fs.js';
+} from '../../src/volume/atomic-file.js';
+import { isOnTmpfs, TMPFS_MAGIC } from '../../src/volume/volatile-fs.js';
 import { tempDir } from '../support/temp-dir.js';
 import { countFsRequests } from './fixtures/fs-request-counter.js';
 import { spyOnFsync } from './fixtures/fsync-spy.js';

@@ -11,12 +11,12 @@ import {
   type ResponseContext,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { apiVersionOf, type KubeObject, type ResourceKind } from '../api/meta.js';
-import { type Clock, systemClock, type TimerHandle } from './clock.js';
-import { Deadline, untilAborted } from './deadline.js';
-import { StoreError, type StoreErrorReason } from './errors.js';
-import { resourceNameOf } from './object-rules.js';
-import { RateLimiter } from './rate-limiter.js';
+import { apiVersionOf, type KubeObject, type ResourceKind } from '../../api/meta.js';
+import { type Clock, systemClock, type TimerHandle } from '../../base/clock.js';
+import { Deadline, untilAborted } from '../../base/deadline.js';
+import { errorMessage } from '../../base/error-message.js';
+import { StoreError, type StoreErrorReason } from '../errors.js';
+import { resourceNameOf } from '../object-rules.js';
 import type {
   ListOptions,
   ListResult,
@@ -25,7 +25,8 @@ import type {
   WatchEventType,
   WatchHandlers,
   WatchOptions,
-} from './resource-store.js';
+} from '../resource-store.js';
+import { RateLimiter } from './rate-limiter.js';
 
 export interface KubernetesStoreOptions {
   kubeConfig: KubeConfig;
@@ -136,7 +137,7 @@ export function toStoreError(err: unknown, what: string): StoreError {
     const reason = reasonOf(err.code, status.reason);
     return new StoreError(reason, `${what}: ${status.message ?? `HTTP ${err.code}`}`);
   }
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return new StoreError('InternalError', `${what}: ${message}`);
 }
 

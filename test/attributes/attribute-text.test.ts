@@ -1,10 +1,10 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${NAME}` is the variable syntax under test
 import t from 'tap';
-import { filenameProblems } from '../../src/driver/filename-rules.js';
-import { parseGid } from '../../src/driver/fs-group.js';
-import { goQuote, goTrimSpace, parseGoInteger } from '../../src/driver/go-text.js';
-import { splitCsvRecord, splitList, splitSanList } from '../../src/driver/list-splitting.js';
-import { expandVariables } from '../../src/driver/variable-expansion.js';
+import { filenameProblems } from '../../src/attributes/filename-rules.js';
+import { parseGid } from '../../src/attributes/fs-group.js';
+import { goQuote, goTrimSpace, parseGoInteger } from '../../src/attributes/go-text.js';
+import { splitCsvRecord, splitList, splitSanList } from '../../src/attributes/list-splitting.js';
+import { expandVariables } from '../../src/attributes/variable-expansion.js';
 
 const VARS = {
   POD_NAME: 'my-pod-name',

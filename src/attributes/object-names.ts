@@ -3,7 +3,7 @@ import {
   DNS1123_SUBDOMAIN_MAX_LENGTH,
   isDns1123Label,
   isDns1123Subdomain,
-} from '../store/dns-names.js';
+} from '../api/dns-names.js';
 import { invalidValue, tooLong } from './attribute-errors.js';
 
 // The Kubernetes API's name rules, in its words, for values that become (or look up)

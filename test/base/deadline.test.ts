@@ -1,8 +1,8 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import t from 'tap';
-import { ManualClock, systemClock } from '../../src/store/clock.js';
-import { Deadline, DeadlineExceededError, untilAborted } from '../../src/store/deadline.js';
+import { ManualClock, systemClock } from '../../src/base/clock.js';
+import { Deadline, DeadlineExceededError, untilAborted } from '../../src/base/deadline.js';
 import { rejection } from '../support/eventually.js';
 
 v8.setFlagsFromString('--expose-gc');

@@ -1,5 +1,4 @@
 import type { Logger } from '../api/logger.js';
-import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import type { Clock } from '../base/clock.js';
 import { startCsiServer } from '../driver/csi-server.js';
 import { type Endpoint, freeUnixEndpoint } from '../driver/endpoint.js';
@@ -74,7 +73,6 @@ export async function startNodeServices(
       dataRoot,
       mounter: options.mounter,
       logger: logger.child({ source: 'volumes' }),
-      specFromContext: specFromVolumeContext,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
       ...(options.maxConcurrentIssuances

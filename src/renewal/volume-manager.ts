@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import { type Clock, systemClock } from '../base/clock.js';
 import { Deadline } from '../base/deadline.js';
 import { errorMessage } from '../base/error-message.js';
@@ -49,23 +50,12 @@ import type { UnsavedFailure } from './status-socket.js';
 import { TimerSet } from './timer-set.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
 
-/**
- * Rebuilds a volume's spec from what metadata.json keeps (the volume context without
- * secrets, plus the PKCS#12 password file); the driver's attribute parser, injected so
- * this layer does not import the driver.
- */
-export type SpecFromContext = (
-  volumeContext: Record<string, string>,
-  volumeMountGroup: string | undefined,
-) => VolumeCertificateSpec;
-
 export interface VolumeManagerOptions {
   store: ResourceStore;
   nodeId: string;
   dataRoot: DataRoot;
   mounter: Mounter;
   logger: Logger;
-  specFromContext: SpecFromContext;
   clock?: Clock;
   /** How long one issuance may wait for its certificate (kubelet's own timeout is 2 min). */
   attemptTimeoutMs?: number;
@@ -724,7 +714,7 @@ export class VolumeManager implements VolumePublisher {
     const context = { ...metadata.volumeContext };
     const password = await readPkcs12Password(this.options.dataRoot, volumeId);
     if (password !== undefined) context['csi.cert-manager.io/pkcs12-password'] = password;
-    return this.options.specFromContext(context, metadata.volumeMountGroup);
+    return specFromVolumeContext(context, metadata.volumeMountGroup);
   }
 
   /** The key on disk, for reuse-private-key; undefined when missing or undecodable. */

@@ -7,6 +7,7 @@
  *
  *   npm run bench:api [-- --volumes 50]
  */
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { IssuerKind } from '../src/api/issuer.js';
 import { silentLogger } from '../src/api/logger.js';
 import { SecretKind } from '../src/api/secret.js';
 import { startController } from '../src/cli/controller.js';
+import { controllerSelection } from '../src/cli/controller-names.js';
 import { startKubernetesPlugin } from '../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
 import { createMounter } from '../src/volume/mounter.js';
@@ -54,7 +56,7 @@ const controller = startController({
   burst: 1000,
   identity: 'bench',
   clusterResourceNamespace: 'cert-csi',
-  disableApproval: false,
+  enabled: controllerSelection(undefined),
   signingWorkers: 4,
   logger: silentLogger,
   leaderElection: {

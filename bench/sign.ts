@@ -12,7 +12,9 @@ import {
 } from '../src/api/certificate-request.js';
 import { ClusterIssuerKind } from '../src/api/issuer.js';
 import { SecretKind } from '../src/api/secret.js';
-import { startIssuerStack } from '../src/issuer/stack.js';
+import { startControllers } from '../src/controller/controller-manager.js';
+import { issuerControllers } from '../src/issuer/controllers.js';
+import { issuerStackConfig } from '../src/issuer/stack-config.js';
 import { signCertificate } from '../src/pki/certificate.js';
 import { buildChain } from '../src/pki/chain.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
@@ -68,7 +70,11 @@ async function floor(caSpec: KeySpec, requests: string[], width: number): Promis
 /** Requests created in the store, signed by the running stack; timed until all are Issued. */
 async function throughStore(caSpec: KeySpec, requests: string[], width: number): Promise<number> {
   const store = new MemoryStore();
-  const stack = await startIssuerStack({ store, signingWorkers: width });
+  const stack = await startControllers({
+    store,
+    controllers: issuerControllers,
+    config: issuerStackConfig({ signingWorkers: width }),
+  });
   const ca = await makeCA(caSpec);
   await store.create(
     SecretKind,

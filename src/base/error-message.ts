@@ -7,3 +7,8 @@ export function errorMessage(err: unknown): string {
 export function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
+
+/** A message and its cause joined with ": ", as cert-manager's reporters write them. */
+export function withCause(message: string, cause?: unknown): string {
+  return cause === undefined ? message : `${message}: ${errorMessage(cause)}`;
+}

@@ -6,6 +6,7 @@ import { createLogger, isLogLevel } from '../observability/logger.js';
 import { loadKubeConfig } from '../store/kubernetes/kube-config.js';
 import { startController } from './controller.js';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
+import { controllerSelection } from './controller-names.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
 import { kubeClientFlags } from './kube-flags.js';
 import { terminationSignal } from './termination.js';
@@ -46,6 +47,10 @@ export async function runController(
   };
   checkLeaderElectionTiming(timing);
   const signingWorkers = positiveInteger('--signing-workers', values['signing-workers']);
+  const enabled = controllerSelection(
+    values.controllers,
+    values['disable-approval'] ? ['-certificaterequests-approver'] : [],
+  );
   const rate = kubeClientFlags(values);
   const logger = createLogger(level);
   const kubeConfig = loadKubeConfig({
@@ -60,7 +65,7 @@ export async function runController(
     ...rate,
     identity,
     clusterResourceNamespace,
-    disableApproval: values['disable-approval'],
+    enabled,
     signingWorkers,
     logger,
     ...(leaderElect === 'true'

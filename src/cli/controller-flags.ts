@@ -1,6 +1,7 @@
 import type { ParseArgsConfig } from 'node:util';
-import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack.js';
+import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack-config.js';
 import { LOG_LEVELS } from '../observability/logger.js';
+import { CONTROLLERS_HELP } from './controller-names.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
 
 export const CONTROLLER_DEFAULTS = {
@@ -27,6 +28,7 @@ export const CONTROLLER_OPTIONS = {
   'leader-election-renew-deadline': { type: 'string', default: CONTROLLER_DEFAULTS.renewDeadline },
   'leader-election-retry-period': { type: 'string', default: CONTROLLER_DEFAULTS.retryPeriod },
   identity: { type: 'string' },
+  controllers: { type: 'string', multiple: true },
   'disable-approval': { type: 'boolean', default: false },
   'signing-workers': { type: 'string', default: CONTROLLER_DEFAULTS.signingWorkers },
   'log-level': { type: 'string', default: CONTROLLER_DEFAULTS.logLevel },
@@ -54,8 +56,9 @@ ${KUBE_CLIENT_HELP}  --cluster-resource-namespace NS  namespace of ClusterIssuer
                                  how often to try to acquire or renew (default ${CONTROLLER_DEFAULTS.retryPeriod})
   --identity NAME                this replica's name in the Lease (default: the hostname
                                  and a random suffix)
-  --disable-approval             do not approve requests; leave it to another approver
-                                 (cert-manager's, approver-policy)
+${CONTROLLERS_HELP}  --disable-approval             do not approve requests; leave it to another approver
+                                 (cert-manager's, approver-policy): the same as
+                                 --controllers=*,-certificaterequests-approver
   --signing-workers N            requests signed at once (default ${CONTROLLER_DEFAULTS.signingWorkers})
   --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})
   -h, --help                     show this help

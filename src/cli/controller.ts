@@ -1,8 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../api/logger.js';
+import { startControllers } from '../controller/controller-manager.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { LeaderElector } from '../controller/leader-election.js';
-import { startIssuerStack } from '../issuer/stack.js';
+import { issuerControllers } from '../issuer/controllers.js';
+import { issuerStackConfig } from '../issuer/stack-config.js';
 import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
 
 export interface ControllerOptions {
@@ -13,8 +15,8 @@ export interface ControllerOptions {
   requestTimeoutMs?: number;
   identity: string;
   clusterResourceNamespace: string;
-  /** Leave approval to another approver. */
-  disableApproval: boolean;
+  /** The controllers to run (see selectControllers). */
+  enabled: ReadonlySet<string>;
   signingWorkers: number;
   logger: Logger;
   /** Elect a leader on this Lease; without it the controllers run at once. */
@@ -61,16 +63,19 @@ export function startController(options: ControllerOptions): Controller {
 
   // Runs the controllers until signal aborts.
   const work = async (signal: AbortSignal) => {
-    const stack = await startIssuerStack({
+    const stack = await startControllers({
       store,
-      clusterResourceNamespace: options.clusterResourceNamespace,
+      controllers: issuerControllers,
+      enabled: options.enabled,
+      config: issuerStackConfig({
+        clusterResourceNamespace: options.clusterResourceNamespace,
+        signingWorkers: options.signingWorkers,
+        ownIssuerTypesOnly: true,
+      }),
       events,
       logger: logger.child({ source: 'controllers' }),
-      signingWorkers: options.signingWorkers,
-      ownIssuerTypesOnly: true,
       signal,
-      ...(options.disableApproval ? { approval: false as const } : {}),
-      ...(options.retryBaseDelayMs ? { retryBaseDelayMs: options.retryBaseDelayMs } : {}),
+      ...(options.retryBaseDelayMs ? { retry: { baseDelayMs: options.retryBaseDelayMs } } : {}),
     });
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();

@@ -1,7 +1,12 @@
+import type { KeyObject } from 'node:crypto';
+import type { RetryPolicy } from '../controller/controller-definition.js';
+import { type RunningControllers, startControllers } from '../controller/controller-manager.js';
 import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
+import { SharedInformers } from '../controller/shared-informers.js';
 import { freeUnixEndpoint } from '../driver/endpoint.js';
+import { issuerControllers } from '../issuer/controllers.js';
 import { ensureEmbeddedIssuers } from '../issuer/embedded-issuers.js';
-import { type IssuerStackOptions, startIssuerStack } from '../issuer/stack.js';
+import { type IssuerStackConfig, issuerStackConfig } from '../issuer/stack-config.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { ensureDirDurably } from '../volume/atomic-file.js';
@@ -9,6 +14,7 @@ import { DataRoot } from '../volume/data-root.js';
 import { claimDataRoot } from '../volume/data-root-lock.js';
 import { type HeldLock, lockDirectory } from '../volume/directory-lock.js';
 import { StateDirectory } from '../volume/state-directory.js';
+import { controllerSelection } from './controller-names.js';
 import { volumesSignedByEmbeddedCa } from './embedded-ca-volumes.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
 
@@ -20,7 +26,18 @@ export interface EmbeddedPluginOptions extends NodePluginOptions {
   acceptNewCa?: boolean;
   /** Runs after the store opens and before the issuers are ensured (e.g. --manifests). */
   beforeIssuers?: (store: MemoryStore) => Promise<void>;
-  stack?: Partial<IssuerStackOptions>;
+  /** The embedded controller stack: which controllers run and how. */
+  controllers?: EmbeddedControllersOptions;
+}
+
+/** The embedded controllers' selection and settings. */
+export interface EmbeddedControllersOptions {
+  /** `--controllers` values, cert-manager's syntax (`*`, `name`, `-name`); default `*`. */
+  select?: readonly string[];
+  /** Replaces every controller's retry backoff (tests use milliseconds). */
+  retry?: Partial<RetryPolicy>;
+  /** Overrides of the stack configuration (e.g. another approval policy). */
+  config?: Partial<IssuerStackConfig>;
 }
 
 /** A running embedded plugin and the parts tests and benchmarks look at. */
@@ -28,6 +45,7 @@ export interface EmbeddedPlugin {
   store: MemoryStore;
   manager: VolumeManager;
   events: MemoryEventRecorder;
+  controllers: RunningControllers;
   dataRoot: DataRoot;
   stop(): Promise<void>;
 }
@@ -46,8 +64,10 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
   const dataRootLock = await claimDataRoot(dataRoot, options.mounter);
   let stateLock: HeldLock | undefined;
   let store: MemoryStore | undefined;
-  let stack: { stop(): Promise<void> } | undefined;
+  let controllers: RunningControllers | undefined;
+  let informers: SharedInformers | undefined;
   try {
+    const enabled = controllerSelection(options.controllers?.select);
     if (options.stateDir) {
       await ensureDirDurably(options.stateDir);
       stateLock = await lockDirectory(options.stateDir, `state dir ${options.stateDir}`);
@@ -75,21 +95,31 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       ...(options.acceptNewCa ? { acceptNewCa: true } : {}),
     });
     const events = new MemoryEventRecorder(logger.child({ source: 'events' }));
-    let manager: VolumeManager | undefined;
-    const started = await startIssuerStack({
+    // One informer per kind for the controllers and the node plugin alike.
+    const shared = new SharedInformers(opened, options.clock ? { clock: options.clock } : {});
+    informers = shared;
+    // The node's keys of requests in flight, which the in-process SelfSigned signer signs with.
+    const pendingKeys = new Map<string, KeyObject>();
+    controllers = await startControllers({
       store: opened,
-      clusterResourceNamespace: options.clusterResourceNamespace,
+      controllers: issuerControllers,
+      enabled,
+      config: issuerStackConfig({
+        clusterResourceNamespace: options.clusterResourceNamespace,
+        privateKeyFor: (namespace, name) => pendingKeys.get(`${namespace}/${name}`),
+        ...options.controllers?.config,
+      }),
+      informers: shared,
       events,
       logger: logger.child({ source: 'controllers' }),
-      privateKeyFor: (namespace, name) => manager?.pendingKeyFor(namespace, name),
       ...(options.clock ? { clock: options.clock } : {}),
-      ...options.stack,
+      ...(options.controllers?.retry ? { retry: options.controllers.retry } : {}),
     });
-    stack = started;
-    const node = await startNodeServices(options, opened, {
-      created: (created) => {
-        manager = created;
-      },
+    const running = controllers;
+    const node = await startNodeServices(options, {
+      store: opened,
+      informers: shared,
+      pendingKeys,
       dataRootLock,
     });
     if (ca.outcome === 'replaced') renewWithNewCa(node.manager, ca.volumesUsingCa, logger);
@@ -97,16 +127,19 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       store: opened,
       manager: node.manager,
       events,
+      controllers: running,
       dataRoot: node.dataRoot,
       async stop() {
         await node.stop();
-        await started.stop();
+        await running.stop();
+        shared.stop();
         await opened.close();
         stateLock?.release();
       },
     };
   } catch (err) {
-    await stack?.stop();
+    await controllers?.stop();
+    informers?.stop();
     await store?.close();
     stateLock?.release();
     dataRootLock.release();

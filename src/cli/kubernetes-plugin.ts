@@ -1,7 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { emptyAudienceToken } from '../attributes/service-account-token.js';
 import { EventWriter } from '../controller/event-writer.js';
+import { SharedInformers } from '../controller/shared-informers.js';
 import { issuanceFailureEvent } from '../renewal/failure-event.js';
+import { nodeRequestScope } from '../renewal/request-tracker.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
 import { kubeConfigWithToken } from '../store/kubernetes/kube-config.js';
 import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
@@ -51,22 +53,35 @@ export async function startKubernetesPlugin(
     host: options.nodeId,
     logger: options.logger.child({ source: 'events' }),
   });
-  const node = await startNodeServices(options, store, {
-    onFailed: (volumeId, volumeContext, err) => {
-      const event = issuanceFailureEvent(volumeId, volumeContext, err);
-      if (event) events.event(event.pod, event.type, event.reason, event.message);
-    },
-    ...(options.useTokenRequest
-      ? {
-          requestCreator: (tokens: string | undefined) =>
-            new KubernetesStore({
-              kubeConfig: kubeConfigWithToken(kubeConfig, emptyAudienceToken(tokens)),
-              ...limits,
-              fieldManager: FIELD_MANAGER,
-            }),
-        }
-      : {}),
+  // This node's requests only: the one informer the node plugin runs.
+  const informers = new SharedInformers(store, {
+    scopes: nodeRequestScope(options.nodeId),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
+  let node: Awaited<ReturnType<typeof startNodeServices>>;
+  try {
+    node = await startNodeServices(options, {
+      store,
+      informers,
+      onFailed: (volumeId, volumeContext, err) => {
+        const event = issuanceFailureEvent(volumeId, volumeContext, err);
+        if (event) events.event(event.pod, event.type, event.reason, event.message);
+      },
+      ...(options.useTokenRequest
+        ? {
+            requestCreator: (tokens: string | undefined) =>
+              new KubernetesStore({
+                kubeConfig: kubeConfigWithToken(kubeConfig, emptyAudienceToken(tokens)),
+                ...limits,
+                fieldManager: FIELD_MANAGER,
+              }),
+          }
+        : {}),
+    });
+  } catch (err) {
+    informers.stop();
+    throw err;
+  }
   return {
     store,
     manager: node.manager,
@@ -74,6 +89,7 @@ export async function startKubernetesPlugin(
     dataRoot: node.dataRoot,
     async stop() {
       await node.stop();
+      informers.stop();
       await events.flush();
     },
   };

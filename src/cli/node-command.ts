@@ -2,11 +2,12 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parseEndpoint } from '../driver/endpoint.js';
-import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack.js';
+import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack-config.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../observability/logger.js';
 import { DEFAULT_BACKOFF } from '../renewal/renewal-policy.js';
 import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../renewal/volume-manager.js';
 import { createMounter } from '../volume/mounter.js';
+import { CONTROLLERS_HELP, controllerSelection } from './controller-names.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from './kube-flags.js';
@@ -54,7 +55,7 @@ Flags:
                                  of refusing to start
   --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
                                  (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})
-  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
+${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
                                  direct: files written into the target directory;
                                  auto: bind when root on Linux (default ${NODE_DEFAULTS.mountMode})
   --max-concurrent-issuances N   issuances (first or renewal) creating their request at
@@ -95,6 +96,7 @@ export const NODE_OPTIONS = {
   manifests: { type: 'string' },
   'accept-new-ca': { type: 'boolean', default: false },
   'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
+  controllers: { type: 'string', multiple: true },
   'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
   'max-concurrent-issuances': {
     type: 'string',
@@ -130,6 +132,7 @@ export async function runNode(
     'state-dir',
     'cluster-resource-namespace',
     'accept-new-ca',
+    'controllers',
   ] as const;
   const kubernetesOnly = [
     'kubeconfig',
@@ -146,6 +149,8 @@ export async function runNode(
       );
   }
   const kubeRate = kubeClientFlags(values);
+  // Checked here so an unknown name is refused before anything starts.
+  if (mode === 'embedded') controllerSelection(values.controllers);
   const mountMode = values['mount-mode'];
   if (mountMode !== 'auto' && mountMode !== 'bind' && mountMode !== 'direct') {
     throw new Error(`--mount-mode: expected auto, bind or direct, got "${mountMode}"`);
@@ -204,6 +209,7 @@ export async function runNode(
           stateDir: resolve(values['state-dir']),
           clusterResourceNamespace: values['cluster-resource-namespace'],
           acceptNewCa: values['accept-new-ca'],
+          ...(values.controllers ? { controllers: { select: values.controllers } } : {}),
           ...(manifests
             ? {
                 beforeIssuers: async (store) => {

@@ -8,7 +8,6 @@ import { watchRenewRequests } from '../renewal/renew-requests.js';
 import type { BackoffPolicy } from '../renewal/renewal-policy.js';
 import { serveUnsavedFailures } from '../renewal/status-socket.js';
 import { VolumeManager, type VolumeManagerOptions } from '../renewal/volume-manager.js';
-import type { ResourceStore } from '../store/resource-store.js';
 import { DataRoot } from '../volume/data-root.js';
 import { claimDataRoot } from '../volume/data-root-lock.js';
 import type { HeldLock } from '../volume/directory-lock.js';
@@ -48,15 +47,15 @@ export interface NodeServices {
  */
 export async function startNodeServices(
   options: NodePluginOptions,
-  store: ResourceStore,
-  extra: Pick<VolumeManagerOptions, 'onFailed' | 'requestCreator'> & {
-    /** Called before start (rediscovery may resume requests an in-process signer asks about). */
-    created?: (manager: VolumeManager) => void;
+  parts: Pick<
+    VolumeManagerOptions,
+    'store' | 'informers' | 'pendingKeys' | 'onFailed' | 'requestCreator'
+  > & {
     /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
     dataRootLock?: HeldLock;
-  } = {},
+  },
 ): Promise<NodeServices> {
-  const { created, dataRootLock, ...managerOptions } = extra;
+  const { dataRootLock, ...managerOptions } = parts;
   const { logger } = options;
   const dataRoot = new DataRoot(options.dataRoot);
   // The data root first: a second instance is refused before it touches the first one's socket.
@@ -68,7 +67,6 @@ export async function startNodeServices(
     // Checked again right before listening; refusing here spares a rediscovery of every volume.
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
     const running = new VolumeManager({
-      store,
       nodeId: options.nodeId,
       dataRoot,
       mounter: options.mounter,
@@ -84,15 +82,7 @@ export async function startNodeServices(
       ...managerOptions,
     });
     manager = running;
-    created?.(running);
-    const giveUp = () => running.stop();
-    options.signal?.addEventListener('abort', giveUp, { once: true });
-    try {
-      if (options.signal?.aborted) giveUp();
-      await running.start();
-    } finally {
-      options.signal?.removeEventListener('abort', giveUp);
-    }
+    await running.start(options.signal);
     const watcher = await watchRenewRequests(
       dataRoot,
       (target, progress) => running.renewNow(target, progress),

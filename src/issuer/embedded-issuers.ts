@@ -8,7 +8,7 @@ import { createSelfSignedCa } from '../pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
-import { readCAKeyPair } from './ca-signer.js';
+import { readCAKeyPair } from './ca-issuer.js';
 
 export const EMBEDDED_CA_ISSUER = 'embedded-ca';
 export const SELF_SIGNED_ISSUER = 'self-signed';

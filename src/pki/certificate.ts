@@ -26,6 +26,11 @@ export interface CertificateTemplate {
   durationMs: number;
   isCA: boolean;
   usages: readonly string[];
+  /**
+   * Whether isCA adds `cert sign` to the key usage: cert-manager does so for its
+   * CertificateRequests, not for Kubernetes CertificateSigningRequests. Default true.
+   */
+  certSignForCA?: boolean;
   crlDistributionPoints?: string[];
   ocspServers?: string[];
   issuingCertificateURLs?: string[];
@@ -78,7 +83,10 @@ export function randomSerialNumber(random: (size: number) => Buffer = randomByte
 // Order follows Go's buildCertExtensions: KU, EKU, BC, SKI, AKI, AIA, SAN, NC, CRL DP.
 function buildExtensions(input: IssueInput): RawExtension[] {
   const { template } = input;
-  const { keyUsage, extKeyUsages } = usagesToExtensions(template.usages, template.isCA);
+  const { keyUsage, extKeyUsages } = usagesToExtensions(
+    template.usages,
+    template.isCA && template.certSignForCA !== false,
+  );
   const exts: RawExtension[] = [];
   if (keyUsage !== 0)
     exts.push({ oid: ExtensionOid.keyUsage, critical: true, value: encodeKeyUsage(keyUsage) });
@@ -205,9 +213,19 @@ export async function prepareSigner(signer: SignerKeyPair): Promise<PreparedSign
   return { prepared: true, ...fields, signingKey: signer.key, cryptoKey: privateKey };
 }
 
-/** Signs a leaf for a parsed CSR like cert-manager's CA and SelfSigned issuers (reference §3.2, §3.3); returns the leaf PEM. */
+/**
+ * What a certificate takes from the request, whichever API carried it: the public key, the
+ * subject and the SAN and NameConstraints extensions (as raw DER, so names we do not model
+ * survive). A ParsedCsr is one.
+ */
+export type CertificateSubject = Pick<
+  ParsedCsr,
+  'subjectDer' | 'publicKey' | 'sanExtension' | 'nameConstraints'
+>;
+
+/** Signs a leaf like cert-manager's CA and SelfSigned issuers (reference §3.2, §3.3); returns the leaf PEM. */
 export async function signCertificate(
-  csr: ParsedCsr,
+  csr: CertificateSubject,
   template: CertificateTemplate,
   signer: SignerKeyPair | PreparedSigner | { selfSigned: KeyObject },
   now: Date = new Date(),

@@ -1,10 +1,14 @@
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
-import { objectKey, splitObjectKey } from '../api/meta.js';
-import type { Clock } from '../base/clock.js';
-import { Informer } from '../store/informer.js';
-import type { ResourceStore } from '../store/resource-store.js';
+import { objectKey } from '../api/meta.js';
+import { keyOf } from '../controller/controller-definition.js';
+import { byLabel } from '../controller/indexes.js';
+import type { Informer } from '../store/informer.js';
+import { resourceNameOf } from '../store/object-rules.js';
+import type { ListOptions } from '../store/resource-store.js';
 import { type RequestProgress, requestProgress } from './request-progress.js';
+
+const byVolumeHash = byLabel(VOLUME_ID_HASH_LABEL);
 
 /** Thrown when a wait ends without a final answer; carries the last known progress. */
 export class RequestWaitError extends Error {
@@ -20,50 +24,59 @@ export class RequestWaitError extends Error {
 type Waiter = (request: CertificateRequest | undefined) => void;
 
 /**
- * This node's CertificateRequests, from one informer scoped by the node-id-hash label:
- * the node never lists or watches other nodes' requests, and learns of every change
- * from the watch instead of polling.
+ * The informer scope of a node plugin that runs alone (Kubernetes mode): its node's requests
+ * only, by the node-id-hash label, so the node never lists or watches other nodes' requests.
+ */
+export function nodeRequestScope(nodeId: string): ReadonlyMap<string, ListOptions> {
+  return new Map([
+    [
+      resourceNameOf(CertificateRequestKind),
+      { labelSelector: `${NODE_ID_HASH_LABEL}=${hashIdentifier(nodeId)}` },
+    ],
+  ]);
+}
+
+/**
+ * This node's CertificateRequests, from the process's CertificateRequest informer: scoped to
+ * the node by nodeRequestScope in Kubernetes mode, shared with the controllers in embedded
+ * mode. It learns of every change from the watch instead of polling, and finds a volume's
+ * requests through an index by the volume-id-hash label.
  */
 export class RequestTracker {
-  private readonly informer: Informer<CertificateRequest>;
   private readonly waiters = new Map<string, Set<Waiter>>();
-  // Request keys by volume-id-hash label: a publish looks up its volume's requests without
-  // scanning (and sorting) every request of the node.
-  private readonly byVolumeHash = new Map<string, Set<string>>();
+  private readonly nodeHash: string;
 
-  constructor(store: ResourceStore, nodeId: string, clock?: Clock) {
-    this.informer = new Informer<CertificateRequest>(store, CertificateRequestKind, {
-      labelSelector: `${NODE_ID_HASH_LABEL}=${hashIdentifier(nodeId)}`,
-      ...(clock ? { clock } : {}),
-    });
+  constructor(
+    private readonly informer: Informer<CertificateRequest>,
+    nodeId: string,
+  ) {
+    this.nodeHash = hashIdentifier(nodeId);
+    informer.addIndex(byVolumeHash);
     const notify = (request: CertificateRequest, gone = false) => {
-      const key = objectKey(request.metadata.namespace, request.metadata.name);
-      for (const waiter of this.waiters.get(key) ?? []) waiter(gone ? undefined : request);
+      const waiters = this.waiters.get(keyOf(request));
+      for (const waiter of waiters ?? []) waiter(gone ? undefined : request);
     };
-    this.informer.on('add', (request) => {
-      this.index(request, true);
-      notify(request);
-    });
-    this.informer.on('update', (old, request) => {
-      this.index(old, false);
-      this.index(request, true);
-      notify(request);
-    });
-    this.informer.on('delete', (request) => {
-      this.index(request, false);
-      notify(request, true);
-    });
+    informer.on('add', (request) => notify(request));
+    informer.on('update', (_old, request) => notify(request));
+    informer.on('delete', (request) => notify(request, true));
   }
 
-  /** Starts the informer and resolves once its cache is filled. */
-  async start(): Promise<void> {
+  /**
+   * Starts the informer (if nobody has) and resolves once its cache is filled; aborting
+   * signal stops it and rejects, for a start that cannot finish (API down).
+   */
+  async start(signal?: AbortSignal): Promise<void> {
     this.informer.start();
-    await this.informer.waitForSync();
-  }
-
-  /** Stops the informer. */
-  stop(): void {
-    this.informer.stop();
+    // The wait exists before any stop, so a stop (now or later) rejects it.
+    const synced = this.informer.waitForSync();
+    const giveUp = () => this.informer.stop();
+    signal?.addEventListener('abort', giveUp, { once: true });
+    try {
+      if (signal?.aborted) giveUp();
+      await synced;
+    } finally {
+      signal?.removeEventListener('abort', giveUp);
+    }
   }
 
   /** The cached request, if this node has it. */
@@ -71,31 +84,12 @@ export class RequestTracker {
     return this.informer.get(name, namespace);
   }
 
-  private index(request: CertificateRequest, present: boolean): void {
-    const hash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
-    if (hash === undefined) return;
-    const key = objectKey(request.metadata.namespace, request.metadata.name);
-    let keys = this.byVolumeHash.get(hash);
-    if (present) {
-      if (!keys) {
-        keys = new Set();
-        this.byVolumeHash.set(hash, keys);
-      }
-      keys.add(key);
-    } else if (keys?.delete(key) && keys.size === 0) {
-      this.byVolumeHash.delete(hash);
-    }
-  }
-
   /** Every cached request of one volume, newest first. */
   requestsOfVolume(volumeId: string): CertificateRequest[] {
-    const keys = this.byVolumeHash.get(hashIdentifier(volumeId)) ?? [];
-    return [...keys]
-      .map((key) => {
-        const { namespace, name } = splitObjectKey(key);
-        return this.informer.get(name, namespace);
-      })
-      .filter((request) => request !== undefined)
+    // The informer may hold other nodes' requests too (embedded mode shares the controllers').
+    return this.informer
+      .byIndex(byVolumeHash, hashIdentifier(volumeId))
+      .filter((request) => request.metadata.labels?.[NODE_ID_HASH_LABEL] === this.nodeHash)
       .sort((a, b) =>
         (b.metadata.creationTimestamp ?? '').localeCompare(a.metadata.creationTimestamp ?? ''),
       );

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { access, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit, { type LimitFunction } from 'p-limit';
+import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { specFromVolumeContext } from '../attributes/stored-spec.js';
@@ -9,6 +10,7 @@ import { type Clock, systemClock } from '../base/clock.js';
 import { Deadline } from '../base/deadline.js';
 import { errorMessage } from '../base/error-message.js';
 import { KeyedMutex } from '../base/keyed-mutex.js';
+import type { SharedInformers } from '../controller/shared-informers.js';
 import { decodePrivateKey } from '../pki/keys.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { writeAtomically } from '../volume/atomic-writer.js';
@@ -52,6 +54,13 @@ import type { PublishRequest, PublishResult, VolumePublisher } from './volume-pu
 
 export interface VolumeManagerOptions {
   store: ResourceStore;
+  /** The process's informers; the node's CertificateRequests come from its request informer. */
+  informers: SharedInformers;
+  /**
+   * Keys of this node's requests in flight by `namespace/name`, written here and read by an
+   * in-process SelfSigned signer (embedded mode); private to the manager when absent.
+   */
+  pendingKeys?: Map<string, KeyObject>;
   nodeId: string;
   dataRoot: DataRoot;
   mounter: Mounter;
@@ -110,12 +119,16 @@ export class VolumeManager implements VolumePublisher {
   private stopRequested = false;
   private readonly states = new Map<string, VolumeState>();
   private readonly locks = new KeyedMutex();
-  private readonly pendingKeys = new Map<string, KeyObject>();
+  private readonly pendingKeys: Map<string, KeyObject>;
   private started = false;
 
   constructor(private readonly options: VolumeManagerOptions) {
     this.clock = options.clock ?? systemClock;
-    this.tracker = new RequestTracker(options.store, options.nodeId, this.clock);
+    this.tracker = new RequestTracker(
+      options.informers.informer<CertificateRequest>(CertificateRequestKind),
+      options.nodeId,
+    );
+    this.pendingKeys = options.pendingKeys ?? new Map();
     this.timers = new TimerSet(this.clock);
     this.limit = pLimit(options.maxConcurrentIssuances ?? DEFAULT_MAX_CONCURRENT_ISSUANCES);
   }
@@ -124,21 +137,23 @@ export class VolumeManager implements VolumePublisher {
    * Watches this node's requests and takes back every volume on disk. The data root must be
    * claimed and prepared first (claimDataRoot): one process manages it.
    */
-  async start(): Promise<{ managed: number; corrupt: number }> {
+  async start(signal?: AbortSignal): Promise<{ managed: number; corrupt: number }> {
     if (this.stopRequested) throw new Error('volume manager stopped before it started');
-    await this.tracker.start();
+    await this.tracker.start(signal);
     const counts = await this.rediscover();
     this.started = true;
     return counts;
   }
 
-  /** Stops timers, waits and the request watch; files and mounts stay for the next start. */
+  /**
+   * Stops timers and waits; files and mounts stay for the next start. The informers belong to
+   * whoever created them (they may serve the controllers too) and are stopped by them.
+   */
   stop(): void {
     this.stopRequested = true;
     this.started = false;
     this.timers.clear();
     for (const state of this.states.values()) state.abort.abort(new Error('plugin stopping'));
-    this.tracker.stop();
   }
 
   /** True once start() finished. */
@@ -154,11 +169,6 @@ export class VolumeManager implements VolumePublisher {
   /** The last failure of each volume whose metadata.json could not record it, by volume id. */
   unsavedFailures(): UnsavedFailure[] {
     return [...this.unsaved.values()].sort((a, b) => a.volumeId.localeCompare(b.volumeId));
-  }
-
-  /** The private key of a request this node is waiting for, for an in-process SelfSigned signer. */
-  pendingKeyFor(namespace: string, name: string): KeyObject | undefined {
-    return this.pendingKeys.get(`${namespace}/${name}`);
   }
 
   /**

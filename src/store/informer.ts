@@ -24,6 +24,16 @@ export interface InformerOptions {
   onError?: (err: Error) => void;
 }
 
+/**
+ * A secondary index of an informer's cache: the values an object is found under (an owner's
+ * UID, a label's value, the issuer or Secret it references). Registered once per name; every
+ * user of a shared informer registers the same definition object.
+ */
+export interface IndexDefinition<T> {
+  name: string;
+  values(obj: T): readonly string[];
+}
+
 /** The handlers an informer calls, by event name. */
 export interface InformerHandlers<T> {
   add: (obj: T) => void;
@@ -45,6 +55,10 @@ const DEFAULT_MAX_RELIST_BACKOFF_MS = 30_000;
  */
 export class Informer<T extends KubeObject> {
   private readonly cache = new Map<string, T>();
+  private readonly indexes = new Map<
+    string,
+    { definition: IndexDefinition<T>; keys: Map<string, Set<string>> }
+  >();
   private readonly handlers: { [E in keyof InformerHandlers<T>]: Set<InformerHandlers<T>[E]> } = {
     add: new Set(),
     update: new Set(),
@@ -115,9 +129,47 @@ export class Informer<T extends KubeObject> {
     return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
   }
 
+  /** The cached object under a `namespace/name` (or `name`) key, as work queues carry them. */
+  getByKey(key: string): T | undefined {
+    return this.cache.get(key);
+  }
+
   /** The cached object (frozen; do not mutate), or undefined. */
   get(name: string, namespace?: string): T | undefined {
     return this.cache.get(objectKey(namespace, name));
+  }
+
+  /**
+   * Adds an index over the cache (also over what it already holds). Adding the same
+   * definition again is a no-op; another definition under a taken name is a bug and throws.
+   */
+  addIndex(definition: IndexDefinition<T>): void {
+    const existing = this.indexes.get(definition.name);
+    if (existing) {
+      if (existing.definition !== definition) {
+        throw new Error(
+          `informer for ${this.kind.kind}: index "${definition.name}" is already defined`,
+        );
+      }
+      return;
+    }
+    const index = { definition, keys: new Map<string, Set<string>>() };
+    this.indexes.set(definition.name, index);
+    for (const [key, obj] of this.cache) indexObject(index, key, obj, true);
+  }
+
+  /** The cached objects (frozen) an index finds under value, by namespace and name. */
+  byIndex(definition: IndexDefinition<T>, value: string): T[] {
+    const index = this.indexes.get(definition.name);
+    if (index?.definition !== definition) {
+      throw new Error(`informer for ${this.kind.kind}: index "${definition.name}" was not added`);
+    }
+    const items: T[] = [];
+    for (const key of index.keys.get(value) ?? []) {
+      const item = this.cache.get(key);
+      if (item) items.push(item);
+    }
+    return items.sort(byNamespaceAndName);
   }
 
   /** The cached objects (frozen; do not mutate) of one namespace or all, by namespace and name. */
@@ -209,7 +261,7 @@ export class Informer<T extends KubeObject> {
     }
     for (const [key, item] of [...this.cache]) {
       if (listed.has(key)) continue;
-      this.cache.delete(key);
+      this.remove(key, item);
       this.emit('delete', item);
     }
   }
@@ -222,7 +274,7 @@ export class Informer<T extends KubeObject> {
     }
     const cached = this.cache.get(key);
     if (!cached || !isNewer(event.object, cached)) return;
-    this.cache.delete(key);
+    this.remove(key, cached);
     this.emit('delete', deepFreeze(event.object));
   }
 
@@ -230,9 +282,18 @@ export class Informer<T extends KubeObject> {
     const cached = this.cache.get(key);
     if (cached && !isNewer(item, cached)) return;
     const frozen = deepFreeze(item);
+    for (const index of this.indexes.values()) {
+      if (cached) indexObject(index, key, cached, false);
+      indexObject(index, key, frozen, true);
+    }
     this.cache.set(key, frozen);
     if (cached) this.emit('update', cached, frozen);
     else this.emit('add', frozen);
+  }
+
+  private remove(key: string, cached: T): void {
+    for (const index of this.indexes.values()) indexObject(index, key, cached, false);
+    this.cache.delete(key);
   }
 
   private emit<E extends keyof InformerHandlers<T>>(
@@ -261,6 +322,27 @@ export class Informer<T extends KubeObject> {
     const timer = this[which];
     if (timer !== undefined) this.clock.clearTimeout(timer);
     this[which] = undefined;
+  }
+}
+
+/** Adds (present) or removes the key under each of the object's index values. */
+function indexObject<T>(
+  index: { definition: IndexDefinition<T>; keys: Map<string, Set<string>> },
+  key: string,
+  obj: T,
+  present: boolean,
+): void {
+  for (const value of index.definition.values(obj)) {
+    let keys = index.keys.get(value);
+    if (present) {
+      if (!keys) {
+        keys = new Set();
+        index.keys.set(value, keys);
+      }
+      keys.add(key);
+    } else if (keys?.delete(key) && keys.size === 0) {
+      index.keys.delete(value);
+    }
   }
 }
 

@@ -41,7 +41,7 @@ async function start(t: Test, dir: string, acceptNewCa = false) {
   const options = pluginOptions(dir, logger);
   const plugin = await startEmbeddedPlugin({
     ...options,
-    stack: { retryBaseDelayMs: 20 },
+    controllers: { retry: { baseDelayMs: 20 } },
     ...(acceptNewCa ? { acceptNewCa } : {}),
   });
   const { client, stop } = connectClient(t, options.endpoint, plugin);

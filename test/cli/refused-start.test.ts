@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import { silentLogger } from '../../src/api/logger.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import { startNodeServices } from '../../src/cli/node-services.js';
+import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/mounter.js';
@@ -17,6 +18,11 @@ async function probe(t: Test, socket: string): Promise<Record<string, unknown>> 
   const client = new CsiClient({ kind: 'unix', path: socket });
   t.teardown(() => client.close());
   return client.identityCall('Probe');
+}
+
+/** What the node services run on over a store, as both modes give them. */
+function nodeParts(store: MemoryStore) {
+  return { store, informers: new SharedInformers(store) };
 }
 
 t.test('in process: a refused start releases the data root it claimed', async (t) => {
@@ -35,7 +41,7 @@ t.test('in process: a refused start releases the data root it claimed', async (t
   };
   // Both modes' shared start (kubernetes mode runs it as is) and the embedded one.
   t.match(
-    await rejectionMessage(startNodeServices(options, new MemoryStore())),
+    await rejectionMessage(startNodeServices(options, nodeParts(new MemoryStore()))),
     `endpoint ${socket} is served by a running process`,
   );
   t.match(

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { findCondition } from '../../src/api/conditions.js';
-import { approvalSettled } from '../../src/issuer/approval-policy.js';
+import { approvalSettled } from '../../src/issuer/certificaterequests/approval-policy.js';
 import { certificateRequest, keyAndCsr } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 

@@ -4,8 +4,10 @@ import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Issuer } from '../../src/api/issuer.js';
 import type { Secret } from '../../src/api/secret.js';
 import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
-import { createCASigner, signWithCA } from '../../src/issuer/ca-signer.js';
-import type { SignContext } from '../../src/issuer/signer.js';
+import {
+  signWithCA as coreSignWithCA,
+  createCASigner as createCoreSigner,
+} from '../../src/issuer/ca-issuer.js';
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
@@ -16,10 +18,21 @@ import {
   makeCA,
   tlsSecret,
 } from '../support/issuer-fixtures.js';
+import { type RequestSigningContext, signAsRequest } from '../support/request-signing.js';
 
 const caIssuer = issuer('ca', 'ns', { ca: { secretName: 'ca' } });
 
-function context(secrets: Secret[]): SignContext {
+// The CA issuer as a CertificateRequest sees it: reasons and messages of reference §3.2.
+const signWithCA = (request: CertificateRequest, issuer: Issuer, context: RequestSigningContext) =>
+  signAsRequest((i, input, c) => coreSignWithCA(i, input, c), 'ca', request, issuer, context);
+
+function createCASigner() {
+  const signer = createCoreSigner();
+  return (request: CertificateRequest, issuer: Issuer, context: RequestSigningContext) =>
+    signAsRequest(signer, 'ca', request, issuer, context);
+}
+
+function context(secrets: Secret[]): RequestSigningContext {
   return {
     secret: (namespace, name) =>
       secrets.find((s) => s.metadata.namespace === namespace && s.metadata.name === name),

@@ -2,7 +2,7 @@ import t from 'tap';
 import { findCondition } from '../../src/api/conditions.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { issuerReadiness } from '../../src/issuer/issuer-setup.js';
+import { issuerReadiness } from '../../src/issuer/issuer-readiness.js';
 import { createSelfSignedCa, signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';

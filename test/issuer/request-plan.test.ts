@@ -2,7 +2,11 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
 import type { Issuer } from '../../src/api/issuer.js';
-import { type IssuerLookup, planRequestSync } from '../../src/issuer/request-plan.js';
+import {
+  planRequestSync,
+  type SignerScope,
+} from '../../src/issuer/certificaterequests/request-plan.js';
+import type { IssuerLookup } from '../../src/issuer/issuer-lookup.js';
 
 const approved: Condition = { type: 'Approved', status: 'True', reason: 'cert-manager.io' };
 
@@ -40,7 +44,12 @@ function readyIssuer(spec: Issuer['spec'], ready = true): Issuer {
   };
 }
 
-const handlesOurs = (type: string) => type === 'ca' || type === 'selfSigned';
+// One controller signing both of our types and taking every type-independent step: the
+// single generic controller's view. Per-type scopes are tested below.
+const handlesOurs: SignerScope = {
+  handles: (type) => type === 'ca' || type === 'selfSigned',
+  responsibleFor: () => true,
+};
 const found =
   (issuer: Issuer): (() => IssuerLookup) =>
   () => ({ issuer });
@@ -53,7 +62,7 @@ t.test('the sync order of the reference, step by step', async (t) => {
   const ca = readyIssuer({ ca: { secretName: 's' } });
   const cases: Array<[string, CertificateRequest, () => IssuerLookup, unknown]> = [
     ['external group', cr([approved], { group: 'example.com' }), neverLooked, { step: 'ignore' }],
-    ['denied', cr([{ type: 'Denied', status: 'True' }]), neverLooked, { step: 'deny' }],
+    ['denied', cr([{ type: 'Denied', status: 'True' }]), missing, { step: 'deny' }],
     [
       'denied and already reported',
       cr(
@@ -72,7 +81,7 @@ t.test('the sync order of the reference, step by step', async (t) => {
       neverLooked,
       { step: 'ignore' },
     ],
-    ['not approved', cr([]), neverLooked, { step: 'waitForApproval' }],
+    ['not approved', cr([]), missing, { step: 'waitForApproval' }],
     [
       'already failed',
       cr([approved, { type: 'Ready', status: 'False', reason: 'Failed' }]),
@@ -144,5 +153,71 @@ t.test('the sync order of the reference, step by step', async (t) => {
   ];
   for (const [name, request, lookup, expected] of cases) {
     t.same(planRequestSync(request, lookup, handlesOurs), expected, name);
+  }
+});
+
+t.test('type-independent steps are taken by exactly one of the per-type controllers', async (t) => {
+  // The CA controller beside a running SelfSigned one: responsible for CA issuers, for issuers
+  // of types nobody here signs, and (as the first signer) for missing or untyped issuers.
+  const running = ['ca', 'selfSigned'];
+  const scopeOf = (own: string, first: boolean): SignerScope => ({
+    handles: (type) => type === own,
+    responsibleFor: (type) => type === own || (first && !running.includes(type ?? '')),
+  });
+  const ca = scopeOf('ca', true);
+  const selfSigned = scopeOf('selfSigned', false);
+  const denied = cr([{ type: 'Denied', status: 'True' }]);
+  const unapproved = cr([]);
+  const approved_ = cr([approved]);
+  const caIssuer = found(readyIssuer({ ca: { secretName: 's' } }));
+  const selfIssuer = found(readyIssuer({ selfSigned: {} }));
+  const acme = found(readyIssuer({ acme: {} }));
+  const untyped = found(readyIssuer({}));
+  const cases: Array<[string, CertificateRequest, () => IssuerLookup, unknown, unknown]> = [
+    ['denied, CA issuer', denied, caIssuer, { step: 'deny' }, { step: 'ignore' }],
+    ['denied, SelfSigned issuer', denied, selfIssuer, { step: 'ignore' }, { step: 'deny' }],
+    ['denied, issuer missing', denied, missing, { step: 'deny' }, { step: 'ignore' }],
+    [
+      'unapproved, CA issuer',
+      unapproved,
+      caIssuer,
+      { step: 'waitForApproval' },
+      { step: 'ignore' },
+    ],
+    [
+      'unapproved, SelfSigned issuer',
+      unapproved,
+      selfIssuer,
+      { step: 'ignore' },
+      { step: 'waitForApproval' },
+    ],
+    ['unapproved, ACME issuer', unapproved, acme, { step: 'waitForApproval' }, { step: 'ignore' }],
+    [
+      'approved, issuer missing',
+      approved_,
+      missing,
+      {
+        step: 'pending',
+        reason: 'IssuerNotFound',
+        message: 'Referenced "Issuer" not found: issuer.cert-manager.io "i" not found',
+      },
+      { step: 'ignore' },
+    ],
+    [
+      'approved, untyped issuer',
+      approved_,
+      untyped,
+      { step: 'pending', reason: 'IssuerTypeMissing', message: 'Missing issuer type' },
+      { step: 'ignore' },
+    ],
+    ['approved, ACME issuer', approved_, acme, { step: 'ignore' }, { step: 'ignore' }],
+  ];
+  for (const [name, request, lookup, byCA, bySelfSigned] of cases) {
+    t.same(planRequestSync(request, lookup, ca), byCA, `${name}: CA controller`);
+    t.same(
+      planRequestSync(request, lookup, selfSigned),
+      bySelfSigned,
+      `${name}: SelfSigned controller`,
+    );
   }
 });

@@ -12,7 +12,7 @@ import {
   makeCA,
   tlsSecret,
 } from '../support/issuer-fixtures.js';
-import { issuedPem, startHarness } from '../support/issuer-stack-harness.js';
+import { allControllersExcept, issuedPem, startHarness } from '../support/issuer-stack-harness.js';
 
 const ecdsa = { algorithm: 'ECDSA', size: 256 } as const;
 
@@ -42,7 +42,9 @@ t.test('a denied request ends Ready=False/Denied with failureTime', async (t) =>
 });
 
 t.test('a request that is never approved gets no Ready condition', async (t) => {
-  const h = await startHarness(t, { approval: false });
+  const h = await startHarness(t, {
+    enabled: allControllersExcept('certificaterequests-approver'),
+  });
   await h.store.create(ClusterIssuerKind, issuer('self', undefined, { selfSigned: {} }));
   await h.issuerReason(undefined, 'self', 'IsReady');
   const { csrPem } = await keyAndCsr(ecdsa);

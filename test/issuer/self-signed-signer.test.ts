@@ -1,11 +1,12 @@
 import { X509Certificate } from 'node:crypto';
 import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import type { Issuer } from '../../src/api/issuer.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../../src/api/labels.js';
 import type { Secret } from '../../src/api/secret.js';
 import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
-import { EMPTY_ISSUER_DN_WARNING, signSelfSigned } from '../../src/issuer/self-signed-signer.js';
-import type { SignContext } from '../../src/issuer/signer.js';
+import { EMPTY_ISSUER_DN_WARNING } from '../../src/issuer/certificaterequests/request-outcome.js';
+import { signSelfSigned as coreSignSelfSigned } from '../../src/issuer/self-signed-issuer.js';
 import {
   certificateRequest,
   issuer,
@@ -13,12 +14,20 @@ import {
   opensslText,
   tlsSecret,
 } from '../support/issuer-fixtures.js';
+import { type RequestSigningContext, signAsRequest } from '../support/request-signing.js';
 
 const selfSigned = issuer('self', 'ns', {
   selfSigned: { crlDistributionPoints: ['http://crl.example.com/x.crl'] },
 });
 
-function context(secrets: Secret[], events = new MemoryEventRecorder()): SignContext {
+// The SelfSigned issuer as a CertificateRequest sees it: reasons and messages of reference §3.3.
+const signSelfSigned = (
+  request: CertificateRequest,
+  issuer: Issuer,
+  context: RequestSigningContext,
+) => signAsRequest(coreSignSelfSigned, 'selfSigned', request, issuer, context);
+
+function context(secrets: Secret[], events = new MemoryEventRecorder()): RequestSigningContext {
   return {
     secret: (namespace, name) =>
       secrets.find((s) => s.metadata.namespace === namespace && s.metadata.name === name),

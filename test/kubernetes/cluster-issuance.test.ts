@@ -12,6 +12,7 @@ import {
 import { setCondition } from '../../src/api/conditions.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
+import { controllerSelection } from '../../src/cli/controller-names.js';
 import { startCommand } from '../support/cli-process.js';
 import {
   CONTROLLER_TOKEN,
@@ -139,7 +140,9 @@ t.test(
 t.test('--disable-approval leaves approval to another approver, then signs', async (t) => {
   const cluster = await startCluster(t);
   await cluster.seedIssuer();
-  startClusterController(t, cluster, { disableApproval: true });
+  startClusterController(t, cluster, {
+    enabled: controllerSelection(['*', '-certificaterequests-approver']),
+  });
   const node = await startClusterPlugin(t, cluster, { attemptTimeoutMs: 1_500 });
   const failed = await node.publish('vol-wait', caIssuerAttributes).then(
     () => undefined,

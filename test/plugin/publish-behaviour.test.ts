@@ -206,7 +206,10 @@ t.test(
   'while a first publish is in flight, a publish with other settings is refused, not joined',
   async (t) => {
     // A bounded wait, so a publish wrongly joined ends too.
-    const p = await startPlugin(t, { publishTimeoutMs: 20_000, stack: { approval: false } });
+    const p = await startPlugin(t, {
+      publishTimeoutMs: 20_000,
+      controllers: { select: ['*', '-certificaterequests-approver'] },
+    });
     const first = p.publish('csi-inflight', embeddedCA()).then(
       () => undefined,
       (e: unknown) => e as { code?: number; details?: string },
@@ -232,7 +235,10 @@ t.test(
 t.test(
   'a volume that never got a certificate may be published to a new target, which is recorded',
   async (t) => {
-    const p = await startPlugin(t, { publishTimeoutMs: 1000, stack: { approval: false } });
+    const p = await startPlugin(t, {
+      publishTimeoutMs: 1000,
+      controllers: { select: ['*', '-certificaterequests-approver'] },
+    });
     await rejectsWith(t, p.publish('csi-moved', embeddedCA()), status.DEADLINE_EXCEEDED, /./);
     const moved = join(p.dir, 'pods', 'moved', 'mount');
     await rejectsWith(
@@ -316,7 +322,10 @@ t.test(
 );
 
 t.test('a request that is never approved times out saying so', async (t) => {
-  const p = await startPlugin(t, { publishTimeoutMs: 1500, stack: { approval: false } });
+  const p = await startPlugin(t, {
+    publishTimeoutMs: 1500,
+    controllers: { select: ['*', '-certificaterequests-approver'] },
+  });
   await rejectsWith(
     t,
     p.publish('csi-unapproved', embeddedCA()),
@@ -327,8 +336,10 @@ t.test('a request that is never approved times out saying so', async (t) => {
 
 t.test('a denied request fails with PermissionDenied and leaves no volume dir', async (t) => {
   const p = await startPlugin(t, {
-    stack: {
-      approval: () => ({ decision: 'deny', reason: 'policy', message: 'dns name not allowed' }),
+    controllers: {
+      config: {
+        approval: () => ({ decision: 'deny', reason: 'policy', message: 'dns name not allowed' }),
+      },
     },
   });
   await rejectsWith(
@@ -343,7 +354,9 @@ t.test('a denied request fails with PermissionDenied and leaves no volume dir', 
 t.test(
   'an issuance that finishes after unpublish writes nothing and recreates nothing',
   async (t) => {
-    const p = await startPlugin(t, { stack: { approval: false } });
+    const p = await startPlugin(t, {
+      controllers: { select: ['*', '-certificaterequests-approver'] },
+    });
     // Settled at once so the rejection is never unhandled while unpublish runs.
     const publishing = p.publish('csi-late', embeddedCA()).then(
       () => undefined,

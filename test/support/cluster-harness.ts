@@ -15,6 +15,7 @@ import {
   type ControllerOptions,
   startController,
 } from '../../src/cli/controller.js';
+import { controllerSelection } from '../../src/cli/controller-names.js';
 import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import type { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
@@ -180,7 +181,7 @@ export function startClusterController(
     burst: 1000,
     identity: 'controller-a',
     clusterResourceNamespace: 'cert-csi',
-    disableApproval: false,
+    enabled: controllerSelection(undefined),
     signingWorkers: 2,
     logger: silentLogger,
     retryBaseDelayMs: 50,

@@ -22,7 +22,11 @@ interface ActiveWatch {
  */
 export class FaultyStore implements ResourceStore {
   readonly listErrors: Error[] = [];
+  /** While set, every list fails with it (an API server that is down). */
+  listsFailWith: Error | undefined;
   lists = 0;
+  /** Every list call: the kind's plural and the label selector, `plural?selector`. */
+  readonly listCalls: string[] = [];
   readonly watchCalls: WatchOptions[] = [];
   /** Errors thrown, one per call, by the next updateStatus calls. */
   readonly statusErrors: Error[] = [];
@@ -42,7 +46,10 @@ export class FaultyStore implements ResourceStore {
     options?: ListOptions,
   ): Promise<ListResult<T>> {
     this.lists++;
-    const error = this.listErrors.shift();
+    this.listCalls.push(
+      `${kind.plural}${options?.labelSelector ? `?${options.labelSelector}` : ''}`,
+    );
+    const error = this.listsFailWith ?? this.listErrors.shift();
     if (error) throw error;
     return this.inner.list<T>(kind, options);
   }

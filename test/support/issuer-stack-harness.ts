@@ -7,8 +7,12 @@ import {
 import { findCondition } from '../../src/api/conditions.js';
 import type { Issuer } from '../../src/api/issuer.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
+import type { Logger } from '../../src/api/logger.js';
+import type { RunningControllers } from '../../src/controller/controller-manager.js';
+import { startControllers } from '../../src/controller/controller-manager.js';
 import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
-import { type IssuerStackOptions, startIssuerStack } from '../../src/issuer/stack.js';
+import { issuerControllers } from '../../src/issuer/controllers.js';
+import { type IssuerStackConfig, issuerStackConfig } from '../../src/issuer/stack-config.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { waitForObject } from './wait-for-object.js';
@@ -16,6 +20,7 @@ import { waitForObject } from './wait-for-object.js';
 /** A memory store with the controller stack running on it, stopped when the test ends. */
 export interface StackHarness {
   store: MemoryStore;
+  controllers: RunningControllers;
   events: MemoryEventRecorder;
   /** Waits until the request's Ready condition has the given reason. */
   readyReason(namespace: string, name: string, reason: string): Promise<CertificateRequest>;
@@ -29,22 +34,33 @@ export interface StackHarness {
   ): Promise<CertificateRequest>;
 }
 
+/** The names of every issuer controller but these. */
+export function allControllersExcept(...names: string[]): Set<string> {
+  return new Set(issuerControllers.map((c) => c.name).filter((name) => !names.includes(name)));
+}
+
 /** Starts a stack for one test. */
 export async function startHarness(
   t: Test,
-  options: Partial<IssuerStackOptions> & {
+  options: Partial<IssuerStackConfig> & {
     /** Wraps the store the controllers see, e.g. to inject faults. */
     wrap?: (store: MemoryStore) => ResourceStore;
+    /** The controllers to run, by name; every issuer controller when absent. */
+    enabled?: ReadonlySet<string>;
+    logger?: Logger;
   } = {},
 ): Promise<StackHarness> {
   const store = new MemoryStore();
   const events = new MemoryEventRecorder();
-  const { wrap, ...stackOptions } = options;
-  const stack = await startIssuerStack({
-    events,
-    retryBaseDelayMs: 20,
-    ...stackOptions,
+  const { wrap, enabled, logger, ...config } = options;
+  const stack = await startControllers({
     store: wrap ? wrap(store) : store,
+    controllers: issuerControllers,
+    ...(enabled ? { enabled } : {}),
+    config: issuerStackConfig(config),
+    events,
+    ...(logger ? { logger } : {}),
+    retry: { baseDelayMs: 20 },
   });
   t.teardown(async () => {
     await stack.stop();
@@ -52,6 +68,7 @@ export async function startHarness(
   });
   return {
     store,
+    controllers: stack,
     events,
     readyReason: (namespace, name, reason) =>
       waitForObject<CertificateRequest>(

@@ -7,11 +7,11 @@ import {
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
 import { silentLogger } from '../../src/api/logger.js';
+import type { EmbeddedControllersOptions } from '../../src/cli/embedded-plugin.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import type { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import type { Endpoint } from '../../src/driver/endpoint.js';
-import type { IssuerStackOptions } from '../../src/issuer/stack.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
 import type { BackoffPolicy } from '../../src/renewal/renewal-policy.js';
 import type { VolumeManager } from '../../src/renewal/volume-manager.js';
@@ -74,7 +74,7 @@ export function connectClient(
 export async function startPlugin(
   t: Test,
   options: {
-    stack?: Partial<IssuerStackOptions>;
+    controllers?: EmbeddedControllersOptions;
     publishTimeoutMs?: number;
     nodeId?: string;
     mountMode?: 'direct' | 'bind';
@@ -98,7 +98,10 @@ export async function startPlugin(
     mounter: createMounter({ mode: options.mountMode ?? 'direct' }),
     logger: silentLogger,
     clusterResourceNamespace: 'kube-system',
-    stack: { retryBaseDelayMs: 20, ...options.stack },
+    controllers: {
+      ...options.controllers,
+      retry: { baseDelayMs: 20, ...options.controllers?.retry },
+    },
     ...(options.publishTimeoutMs ? { attemptTimeoutMs: options.publishTimeoutMs } : {}),
     ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
     ...(options.maxConcurrentIssuances

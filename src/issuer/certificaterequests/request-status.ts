@@ -5,9 +5,8 @@ import {
   CRReason,
   encodeBytes,
   readyReason,
-} from '../api/certificate-request.js';
-import { formatTimestamp, setCondition } from '../api/conditions.js';
-import { errorMessage } from '../base/error-message.js';
+} from '../../api/certificate-request.js';
+import { formatTimestamp, setCondition } from '../../api/conditions.js';
 
 /** A new status, and whether the transition deserves an event. */
 export interface StatusChange {
@@ -17,13 +16,6 @@ export interface StatusChange {
 
 export const DENIED_MESSAGE = 'The CertificateRequest was denied by an approval controller';
 export const ISSUED_MESSAGE = 'Certificate fetched from issuer successfully';
-
-/** cert-manager's reporter joins a message and its cause with ": ". */
-export function withCause(message: string, cause?: unknown): string {
-  if (cause === undefined) return message;
-  const text = errorMessage(cause);
-  return `${message}: ${text}`;
-}
 
 function ready(
   request: CertificateRequest,

@@ -4,7 +4,7 @@ import {
   finalState,
   isApproved,
   isDenied,
-} from '../api/certificate-request.js';
+} from '../../api/certificate-request.js';
 
 /** What an approval policy decided about one request. */
 export type ApprovalDecision =

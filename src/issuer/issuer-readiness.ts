@@ -2,7 +2,7 @@ import type { Condition } from '../api/conditions.js';
 import type { Issuer } from '../api/issuer.js';
 import type { Secret } from '../api/secret.js';
 import { errorMessage } from '../base/error-message.js';
-import { readCAKeyPair } from './ca-signer.js';
+import { readCAKeyPair } from './ca-issuer.js';
 
 /** The Ready condition an issuer should have, and the event announcing it, if any. */
 export interface IssuerReadiness {

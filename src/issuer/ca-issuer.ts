@@ -1,4 +1,5 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
+import type { Issuer } from '../api/issuer.js';
 import {
   CA_CERT_KEY,
   type Secret,
@@ -9,9 +10,10 @@ import {
 import { type PreparedSigner, prepareSigner, signCertificate } from '../pki/certificate.js';
 import { buildChain, splitPemCertificates } from '../pki/chain.js';
 import { decodePrivateKey, keyMatchesCertificate } from '../pki/keys.js';
-import { withCause } from './request-status.js';
-import { templateFromRequest } from './request-template.js';
-import type { Signer, SignOutcome } from './signer.js';
+import { certificateTemplate } from './certificate-template.js';
+import type { IssuerSigner, SigningContext } from './issuer-signer.js';
+import type { SigningResult } from './signing-outcome.js';
+import type { SigningInput, SigningRequest } from './signing-request.js';
 
 /** A CA key pair read from a Secret: signer certificate first, then the rest of its chain. */
 export interface CAKeyPair {
@@ -53,21 +55,14 @@ const MAX_CACHED_SIGNERS = 64;
  * The CA issuer's signer (reference §3.2). Each CA Secret is parsed and its key imported
  * once per resourceVersion, not once per request: that work cost more than the signature.
  */
-export function createCASigner(): Signer {
+export function createCASigner(): IssuerSigner {
   const cache = new Map<string, { version: string; prepared: Promise<PreparedPair> }>();
   const prepare = (secret: Secret): Promise<PreparedPair> => {
     const id = `${secret.metadata.namespace}/${secret.metadata.name}`;
     const version = `${secret.metadata.uid ?? ''}/${secret.metadata.resourceVersion ?? ''}`;
     const cached = cache.get(id);
     if (cached && cached.version === version && version !== '/') return cached.prepared;
-    const prepared = (async () => {
-      const pair = readCAKeyPair(secret);
-      const signer = await prepareSigner({
-        certificatePem: String(pair.certificates[0]),
-        key: pair.key,
-      });
-      return { pair, signer };
-    })();
+    const prepared = preparePair(secret);
     cache.delete(id);
     if (cache.size >= MAX_CACHED_SIGNERS) {
       const oldest = cache.keys().next().value;
@@ -80,61 +75,52 @@ export function createCASigner(): Signer {
     });
     return prepared;
   };
-  return (request, issuer, context) => signWithCA(request, issuer, context, prepare);
+  return (issuer, input, context) => signWithCA(issuer, input, context, prepare);
 }
 
-/** Signs one request with a CA issuer; `prepare` reads the CA Secret (cached or not). */
+/** Reads a CA Secret's key pair and prepares it for signing. */
+async function preparePair(secret: Secret): Promise<PreparedPair> {
+  const pair = readCAKeyPair(secret);
+  const signer = await prepareSigner({
+    certificatePem: String(pair.certificates[0]),
+    key: pair.key,
+  });
+  return { pair, signer };
+}
+
+/**
+ * Signs one request with a CA issuer, in cert-manager's order: the CA Secret (missing,
+ * unusable), then the request, then the signature and the chain. `prepare` reads the CA
+ * Secret (cached or not).
+ */
 export async function signWithCA(
-  request: Parameters<Signer>[0],
-  issuer: Parameters<Signer>[1],
-  context: Parameters<Signer>[2],
-  prepare: (secret: Secret) => Promise<PreparedPair> = async (secret) => {
-    const pair = readCAKeyPair(secret);
-    const signer = await prepareSigner({
-      certificatePem: String(pair.certificates[0]),
-      key: pair.key,
-    });
-    return { pair, signer };
-  },
-): Promise<SignOutcome> {
-  const secretName = issuer.spec.ca?.secretName ?? '';
-  const namespace = context.resourceNamespace(issuer);
-  const where = `${namespace}/${secretName}`;
-  const secret = context.secret(namespace, secretName);
-  if (!secret) {
-    return {
-      outcome: 'pending',
-      reason: 'SecretMissing',
-      message: withCause(
-        `Referenced secret ${where} not found`,
-        `secrets "${secretName}" not found`,
-      ),
-    };
-  }
+  issuer: Issuer,
+  input: SigningInput,
+  context: SigningContext,
+  prepare: (secret: Secret) => Promise<PreparedPair> = preparePair,
+): Promise<SigningResult> {
+  const secretRef = {
+    namespace: context.resourceNamespace(issuer),
+    name: issuer.spec.ca?.secretName ?? '',
+  };
+  const secret = context.secret(secretRef.namespace, secretRef.name);
+  if (!secret) return { kind: 'caSecretMissing', secret: secretRef };
   let prepared: PreparedPair;
   try {
     prepared = await prepare(secret);
-  } catch (err) {
-    return {
-      outcome: 'pending',
-      reason: 'SecretInvalidData',
-      message: withCause(`Failed to parse signing CA keypair from secret ${where}`, err),
-    };
+  } catch (cause) {
+    return { kind: 'caSecretInvalid', secret: secretRef, cause };
   }
-  let template: Awaited<ReturnType<typeof templateFromRequest>>;
+  let request: SigningRequest;
   try {
-    template = await templateFromRequest(request, issuer);
-  } catch (err) {
-    return {
-      outcome: 'failed',
-      reason: 'SigningError',
-      message: withCause('Error generating certificate template', err),
-    };
+    request = await input.read();
+  } catch (cause) {
+    return { kind: 'requestInvalid', cause };
   }
   try {
     const leafPem = await signCertificate(
-      template.csr,
-      template.template,
+      request.subject,
+      certificateTemplate(request, issuer),
       prepared.signer,
       context.now,
     );
@@ -142,19 +128,15 @@ export async function signWithCA(
     if (root && rest.length === 0 && isSelfSignedRoot(root)) {
       // Signed just now by this root: the chain is the leaf and ca.crt the root, with no
       // need to parse and verify what was built (the common embedded and test-CA case).
-      return { outcome: 'issued', certificatePem: leafPem, caPem: pemOf(root) };
+      return { kind: 'issued', chainPem: leafPem, caPem: pemOf(root) };
     }
     const chain = buildChain(
       leafPem,
       prepared.pair.certificates.map((c) => c.toString()),
     );
-    return { outcome: 'issued', certificatePem: chain.chainPem, caPem: chain.caPem };
-  } catch (err) {
-    return {
-      outcome: 'failed',
-      reason: 'SigningError',
-      message: withCause('Error signing certificate', err),
-    };
+    return { kind: 'issued', chainPem: chain.chainPem, caPem: chain.caPem };
+  } catch (cause) {
+    return { kind: 'signingFailed', cause };
   }
 }
 

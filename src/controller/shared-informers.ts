@@ -1,0 +1,82 @@
+import type { KubeObject, ResourceKind } from '../api/meta.js';
+import type { Clock } from '../base/clock.js';
+import { Informer } from '../store/informer.js';
+import { resourceNameOf } from '../store/object-rules.js';
+import type { ListOptions, ResourceStore } from '../store/resource-store.js';
+
+export interface SharedInformersOptions {
+  clock?: Clock;
+  /**
+   * What this process lists of a kind, by `plural.group` (e.g. a node plugin lists only its
+   * own node's CertificateRequests); kinds not named are listed whole.
+   */
+  scopes?: ReadonlyMap<string, ListOptions>;
+  /** Told about list/watch failures (retried anyway) and handler exceptions. */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * One informer per kind for the whole process, whoever asks for it: a kind is listed and
+ * watched once, however many controllers (and the node plugin) use it. An informer asked
+ * for after start() starts at once.
+ */
+export class SharedInformers {
+  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private started = false;
+
+  constructor(
+    readonly store: ResourceStore,
+    private readonly options: SharedInformersOptions = {},
+  ) {}
+
+  /** The process's informer of kind, created on first use. */
+  informer<T extends KubeObject>(kind: ResourceKind): Informer<T> {
+    const resource = resourceNameOf(kind);
+    let informer = this.informers.get(resource);
+    if (!informer) {
+      const scope = this.options.scopes?.get(resource);
+      informer = new Informer<KubeObject>(this.store, kind, {
+        ...scope,
+        ...(this.options.clock ? { clock: this.options.clock } : {}),
+        ...(this.options.onError ? { onError: this.options.onError } : {}),
+      });
+      this.informers.set(resource, informer);
+      if (this.started) informer.start();
+    }
+    return informer as unknown as Informer<T>;
+  }
+
+  /** Starts every informer created so far and any created later. */
+  start(): void {
+    this.started = true;
+    for (const informer of this.informers.values()) informer.start();
+  }
+
+  /**
+   * Resolves once every informer has filled its cache. A cache that cannot sync (API down,
+   * RBAC missing) retries forever: aborting signal stops the informers and rejects.
+   */
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    // The waits exist before any stop, so a stop (now or later) rejects them.
+    const synced = Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
+    const giveUp = () => this.stop();
+    signal?.addEventListener('abort', giveUp, { once: true });
+    try {
+      if (signal?.aborted) giveUp();
+      await synced;
+    } finally {
+      signal?.removeEventListener('abort', giveUp);
+    }
+  }
+
+  /** True once every informer created so far has synced. */
+  hasSynced(): boolean {
+    return [...this.informers.values()].every((informer) => informer.hasSynced());
+  }
+
+  /** Stops every informer (their caches stay readable). */
+  stop(): void {
+    this.started = false;
+    for (const informer of this.informers.values()) informer.stop();
+  }
+}

@@ -1,0 +1,14 @@
+import type { ControllerDefinition } from '../controller/controller-definition.js';
+import { approver } from './certificaterequests/approver.js';
+import { caRequestSigner, selfSignedRequestSigner } from './certificaterequests/request-signer.js';
+import { clusterIssuersController, issuersController } from './issuers-controller.js';
+import type { IssuerStackConfig } from './stack-config.js';
+
+/** The issuer stack's controllers, under cert-manager's names; all on by default. */
+export const issuerControllers: readonly ControllerDefinition<IssuerStackConfig>[] = [
+  approver,
+  caRequestSigner,
+  selfSignedRequestSigner,
+  issuersController,
+  clusterIssuersController,
+];

@@ -1,0 +1,28 @@
+import type { CertificateRequest } from '../api/certificate-request.js';
+import type { Issuer } from '../api/issuer.js';
+import { defaultIssuerRef } from '../api/issuer-ref.js';
+import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
+import { byField } from '../controller/indexes.js';
+import { issuerIndexValue } from './issuer-lookup.js';
+
+/** CertificateRequests by the issuer they name (see issuerIndexValue). */
+export const requestsByIssuer = byField<CertificateRequest>('issuer-ref', (request) => {
+  const ref = defaultIssuerRef(request.spec.issuerRef);
+  return issuerIndexValue(ref.kind, ref.name, request.metadata.namespace);
+});
+
+/** CertificateRequests by the `namespace/name` of the key Secret their annotation names (SelfSigned). */
+export const requestsByKeySecret = byField<CertificateRequest>('private-key-secret', (request) => {
+  const name = request.metadata.annotations?.[PRIVATE_KEY_SECRET_NAME_ANNOTATION];
+  return name ? `${request.metadata.namespace ?? ''}/${name}` : undefined;
+});
+
+/**
+ * Issuers and ClusterIssuers by the name of their CA Secret: `namespace/name` for an Issuer,
+ * the bare name for a ClusterIssuer, whose Secret lives in the cluster resource namespace.
+ */
+export const issuersByCASecret = byField<Issuer>('ca-secret', (issuer) => {
+  const name = issuer.spec.ca?.secretName;
+  if (!name) return undefined;
+  return issuer.kind === 'ClusterIssuer' ? name : `${issuer.metadata.namespace ?? ''}/${name}`;
+});

@@ -1,0 +1,38 @@
+import type { KeyObject } from 'node:crypto';
+import { type ApprovalPolicy, approveEveryRequest } from './certificaterequests/approval-policy.js';
+import { createIssuerSigners, type IssuerSigners } from './issuer-signers.js';
+
+/** cert-manager's default namespace of ClusterIssuer Secrets. */
+export const DEFAULT_CLUSTER_RESOURCE_NAMESPACE = 'kube-system';
+
+/** What the issuer controllers share: one value per process, given to every controller. */
+export interface IssuerStackConfig {
+  /** Namespace of ClusterIssuer Secrets. */
+  clusterResourceNamespace: string;
+  /** The approver's policy (cert-manager's: approve every request). */
+  approval: ApprovalPolicy;
+  /** One signer per issuer type, shared by every request API. */
+  signers: IssuerSigners;
+  /** Concurrent signings per signer controller; each is mostly asynchronous WebCrypto work. */
+  signingWorkers: number;
+  /**
+   * Touch (approve, sign, mark pending or denied) only requests whose issuer exists and is a
+   * CA or SelfSigned issuer, so cert-manager or external issuers can own the other types.
+   */
+  ownIssuerTypesOnly: boolean;
+  /** Keys held in this process for in-flight requests (the embedded node plugin's). */
+  privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
+}
+
+/** A stack configuration with cert-manager's defaults for what is not given. */
+export function issuerStackConfig(options: Partial<IssuerStackConfig> = {}): IssuerStackConfig {
+  return {
+    clusterResourceNamespace:
+      options.clusterResourceNamespace ?? DEFAULT_CLUSTER_RESOURCE_NAMESPACE,
+    approval: options.approval ?? approveEveryRequest,
+    signers: options.signers ?? createIssuerSigners(),
+    signingWorkers: options.signingWorkers ?? 4,
+    ownIssuerTypesOnly: options.ownIssuerTypesOnly ?? false,
+    ...(options.privateKeyFor ? { privateKeyFor: options.privateKeyFor } : {}),
+  };
+}

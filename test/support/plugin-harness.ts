@@ -9,6 +9,7 @@ import {
 import { silentLogger } from '../../src/api/logger.js';
 import type { EmbeddedControllersOptions } from '../../src/cli/embedded-plugin.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
+import type { RunningControllers } from '../../src/controller/controller-manager.js';
 import type { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import type { Endpoint } from '../../src/driver/endpoint.js';
@@ -28,6 +29,7 @@ export interface PluginHarness {
   events: MemoryEventRecorder;
   client: CsiClient;
   manager: VolumeManager;
+  controllers: RunningControllers;
   /** Stops the plugin (also done at teardown); files and mounts stay. */
   stop(): Promise<void>;
   /** NodePublishVolume with kubelet's defaults for an inline volume. */
@@ -110,7 +112,7 @@ export async function startPlugin(
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onIssued ? { onIssued: options.onIssued } : {}),
   });
-  const { store, events, dataRoot, manager } = plugin;
+  const { store, events, dataRoot, manager, controllers } = plugin;
   const { client, stop } = connectClient(t, endpoint, plugin, options.dir ? undefined : dir);
   return {
     dir,
@@ -119,6 +121,7 @@ export async function startPlugin(
     events,
     client,
     manager,
+    controllers,
     stop,
     async publish(volumeId, attributes, publishOptions = {}) {
       const target = publishOptions.target ?? join(dir, 'pods', volumeId, 'mount');

@@ -57,16 +57,7 @@ export class SharedInformers {
    * RBAC missing) retries forever: aborting signal stops the informers and rejects.
    */
   async waitForSync(signal?: AbortSignal): Promise<void> {
-    // The waits exist before any stop, so a stop (now or later) rejects them.
-    const synced = Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
-    const giveUp = () => this.stop();
-    signal?.addEventListener('abort', giveUp, { once: true });
-    try {
-      if (signal?.aborted) giveUp();
-      await synced;
-    } finally {
-      signal?.removeEventListener('abort', giveUp);
-    }
+    await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
   }
 
   /** True once every informer created so far has synced. */

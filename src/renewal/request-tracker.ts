@@ -67,16 +67,7 @@ export class RequestTracker {
    */
   async start(signal?: AbortSignal): Promise<void> {
     this.informer.start();
-    // The wait exists before any stop, so a stop (now or later) rejects it.
-    const synced = this.informer.waitForSync();
-    const giveUp = () => this.informer.stop();
-    signal?.addEventListener('abort', giveUp, { once: true });
-    try {
-      if (signal?.aborted) giveUp();
-      await synced;
-    } finally {
-      signal?.removeEventListener('abort', giveUp);
-    }
+    await this.informer.waitForSync(signal);
   }
 
   /** The cached request, if this node has it. */

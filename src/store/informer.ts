@@ -123,10 +123,26 @@ export class Informer<T extends KubeObject> {
     return this.synced;
   }
 
-  /** Resolves once the first list has filled the cache; rejects if stopped before that. */
-  waitForSync(): Promise<void> {
+  /**
+   * Resolves once the first list has filled the cache; rejects if stopped before that. A cache
+   * that cannot sync (API down, RBAC missing) retries forever: aborting signal stops the
+   * informer, which rejects the wait.
+   */
+  waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.synced) return Promise.resolve();
-    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+    const waiting = new Promise<void>((resolve, reject) =>
+      this.syncWaiters.push({ resolve, reject }),
+    );
+    if (signal) {
+      const giveUp = () => this.stop();
+      if (signal.aborted) giveUp();
+      else {
+        signal.addEventListener('abort', giveUp, { once: true });
+        const done = () => signal.removeEventListener('abort', giveUp);
+        waiting.then(done, done);
+      }
+    }
+    return waiting;
   }
 
   /** The cached object under a `namespace/name` (or `name`) key, as work queues carry them. */

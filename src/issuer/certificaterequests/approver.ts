@@ -1,14 +1,10 @@
-import { type CertificateRequest, CertificateRequestKind } from '../../api/certificate-request.js';
+import { CertificateRequestKind } from '../../api/certificate-request.js';
 import { setCondition } from '../../api/conditions.js';
-import { issuerTypeOf } from '../../api/issuer.js';
-import { isCertManagerGroup } from '../../api/issuer-ref.js';
-import { defineController, keyOf, watchInformer } from '../../controller/controller-definition.js';
+import { defineController, watchInformer } from '../../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../../controller/status-writer.js';
-import { requestsByIssuer } from '../indexes.js';
-import { issuerCaches, issuerIndexValue } from '../issuer-lookup.js';
-import { isOwnIssuerType } from '../issuer-signers.js';
 import type { IssuerStackConfig } from '../stack-config.js';
 import { approvalSettled, conditionTypeFor } from './approval-policy.js';
+import { requestIssuers } from './request-issuers.js';
 
 /**
  * cert-manager's `certificaterequests-approver` (reference §2.3): records the approval
@@ -19,28 +15,9 @@ import { approvalSettled, conditionTypeFor } from './approval-policy.js';
 export const approver = defineController<IssuerStackConfig>({
   name: 'certificaterequests-approver',
   setup({ store, informers, events, logger, now, config }) {
-    const requests = informers.informer<CertificateRequest>(CertificateRequestKind);
-    const { issuers, clusterIssuers, lookup } = issuerCaches(informers);
-    requests.addIndex(requestsByIssuer);
-    const isOwnRequest = (request: CertificateRequest) => {
-      if (!isCertManagerGroup(request.spec.issuerRef)) return false;
-      const found = lookup(request.spec.issuerRef, request.metadata.namespace);
-      return 'issuer' in found && isOwnIssuerType(issuerTypeOf(found.issuer));
-    };
-    const requestsOf =
-      (kind: string) => (issuer: { metadata: { name: string; namespace?: string } }) =>
-        requests
-          .byIndex(
-            requestsByIssuer,
-            issuerIndexValue(kind, issuer.metadata.name, issuer.metadata.namespace),
-          )
-          .map(keyOf);
+    const { requests, isOwnRequest, issuerWatches } = requestIssuers(informers);
     return {
-      watches: [
-        watchInformer(requests),
-        watchInformer(issuers, requestsOf('Issuer')),
-        watchInformer(clusterIssuers, requestsOf('ClusterIssuer')),
-      ],
+      watches: [watchInformer(requests), ...issuerWatches],
       async sync(key) {
         const request = requests.getByKey(key);
         if (!request || request.metadata.deletionTimestamp || approvalSettled(request)) {

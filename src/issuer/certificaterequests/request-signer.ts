@@ -1,6 +1,5 @@
 import { type CertificateRequest, CertificateRequestKind } from '../../api/certificate-request.js';
-import { type IssuerType, issuerTypeOf } from '../../api/issuer.js';
-import { isCertManagerGroup } from '../../api/issuer-ref.js';
+import type { IssuerType } from '../../api/issuer.js';
 import { type Secret, SecretKind } from '../../api/secret.js';
 import {
   type ControllerDefinition,
@@ -9,10 +8,10 @@ import {
   watchInformer,
 } from '../../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../../controller/status-writer.js';
-import { requestsByIssuer, requestsByKeySecret } from '../indexes.js';
-import { issuerCaches, issuerIndexValue, resourceNamespaceOf } from '../issuer-lookup.js';
-import { isOwnIssuerType } from '../issuer-signers.js';
+import { requestsByKeySecret } from '../indexes.js';
+import { resourceNamespaceOf } from '../issuer-lookup.js';
 import type { IssuerStackConfig } from '../stack-config.js';
+import { requestIssuers } from './request-issuers.js';
 import { EMPTY_ISSUER_DN_WARNING, requestResult } from './request-outcome.js';
 import { planRequestSync, type SignerScope } from './request-plan.js';
 import { signingInputOf } from './request-signing.js';
@@ -42,10 +41,8 @@ function requestSigner(issuerType: IssuerType): ControllerDefinition<IssuerStack
     name,
     workers: (config) => config.signingWorkers,
     setup({ store, informers, events, logger, now, config, enabled }) {
-      const requests = informers.informer<CertificateRequest>(CertificateRequestKind);
+      const { requests, issuerOf, isOwnRequest, issuerWatches } = requestIssuers(informers);
       const secrets = informers.informer<Secret>(SecretKind);
-      const { issuers, clusterIssuers, lookup } = issuerCaches(informers);
-      requests.addIndex(requestsByIssuer);
       const running = REQUEST_SIGNERS.filter((signer) => enabled.has(signer.name));
       const scope: SignerScope = {
         handles: (type) => type === issuerType,
@@ -54,28 +51,7 @@ function requestSigner(issuerType: IssuerType): ControllerDefinition<IssuerStack
           type === issuerType ||
           (running[0]?.name === name && !running.some((signer) => signer.issuerType === type)),
       };
-      const issuerOf = (request: CertificateRequest) =>
-        lookup(request.spec.issuerRef, request.metadata.namespace);
-      // Beside cert-manager or external issuers: only requests whose issuer exists and is ours.
-      const isOwnRequest = (request: CertificateRequest) => {
-        if (!config.ownIssuerTypesOnly) return true;
-        if (!isCertManagerGroup(request.spec.issuerRef)) return false;
-        const found = issuerOf(request);
-        return 'issuer' in found && isOwnIssuerType(issuerTypeOf(found.issuer));
-      };
-      const requestsOf =
-        (kind: string) => (issuer: { metadata: { name: string; namespace?: string } }) =>
-          requests
-            .byIndex(
-              requestsByIssuer,
-              issuerIndexValue(kind, issuer.metadata.name, issuer.metadata.namespace),
-            )
-            .map(keyOf);
-      const watches = [
-        watchInformer(requests),
-        watchInformer(issuers, requestsOf('Issuer')),
-        watchInformer(clusterIssuers, requestsOf('ClusterIssuer')),
-      ];
+      const watches = [watchInformer(requests), ...issuerWatches];
       if (issuerType === 'selfSigned') {
         requests.addIndex(requestsByKeySecret);
         watches.push(
@@ -96,7 +72,11 @@ function requestSigner(issuerType: IssuerType): ControllerDefinition<IssuerStack
         watches,
         async sync(key) {
           const request = requests.getByKey(key);
-          if (!request || request.metadata.deletionTimestamp || !isOwnRequest(request)) {
+          if (
+            !request ||
+            request.metadata.deletionTimestamp ||
+            (config.ownIssuerTypesOnly && !isOwnRequest(request))
+          ) {
             return undefined;
           }
           const plan = planRequestSync(request, () => issuerOf(request), scope);

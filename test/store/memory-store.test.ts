@@ -311,7 +311,7 @@ t.test('no-op updates do not bump resourceVersion', async (t) => {
   const events: string[] = [];
   const watch = store.watch(
     WidgetKind,
-    {},
+    { resourceVersion: store.resourceVersion },
     { onEvent: (e) => events.push(e.type), onError: t.fail },
   );
   const same = await store.update<Widget>(WidgetKind, {

@@ -527,7 +527,10 @@ export class FakeApiServer {
     ) {
       throw badRequest(`invalid timeoutSeconds "${timeoutText}"`);
     }
-    const fresh = resourceVersion === '' || resourceVersion === '0';
+    // Without a resourceVersion a watch starts from the current state; with "0" (any) the
+    // store starts wherever it can. Neither is ever too old.
+    const fresh = resourceVersion === '';
+    const resumes = !fresh && resourceVersion !== '0';
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
     res.flushHeaders();
@@ -542,7 +545,7 @@ export class FakeApiServer {
     this.watches.add(stream);
     if (timeoutSeconds) stream.endAfter(timeoutSeconds);
 
-    if (!fresh && this.watchExpiries > 0) {
+    if (resumes && this.watchExpiries > 0) {
       this.watchExpiries--;
       stream.fail(
         expired(`too old resource version: ${resourceVersion} (${this.store.resourceVersion})`),
@@ -550,8 +553,9 @@ export class FakeApiServer {
       return;
     }
     const scope = path.namespace === undefined ? {} : { namespace: path.namespace };
-    // Watch first, list second: changes racing the list are held by the stream, and the ones
-    // the list already shows are dropped by resourceVersion.
+    // The store starts the watch as the API server does: a fresh one with the current state
+    // as ADDED events, a resumed one with the changes after its resourceVersion. The stream
+    // adds the field selector.
     const upstream = this.store.watch(
       served.kind,
       { ...scope, labelSelector, ...(fresh ? {} : { resourceVersion }) },
@@ -561,14 +565,16 @@ export class FakeApiServer {
       },
     );
     stream.attach(upstream);
+    if (!resumes) {
+      // Every object comes with an ADDED event first: nothing to know beforehand.
+      stream.start([]);
+      return;
+    }
+    // Objects unchanged since the resourceVersion are listed as they were then, which tells
+    // the stream whether they passed the field selector; events wait meanwhile.
     const current = await this.store.list(served.kind, { ...scope, labelSelector });
-    if (fresh) stream.start(current.items, [], Number(current.resourceVersion));
-    else
-      stream.start(
-        [],
-        current.items.filter((item) => fields.matches(item)),
-        0,
-      );
+    const since = Number(resourceVersion);
+    stream.start(current.items.filter((item) => Number(item.metadata.resourceVersion) <= since));
   }
 
   private async create(route: Route, body: unknown): Promise<KubeObject> {

@@ -370,6 +370,9 @@ export class MemoryStore implements ResourceStore {
     }
     input.apiVersion = apiVersion;
     input.kind = kind.kind;
+    // The API server drops a namespace sent with a cluster-scoped object rather than refuse
+    // it (EnsureObjectNamespaceMatchesRequestNamespace), so a caller works with either store.
+    if (!kind.namespaced) delete input.metadata.namespace;
     return input;
   }
 

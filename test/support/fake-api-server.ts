@@ -580,15 +580,7 @@ export class FakeApiServer {
   private async create(route: Route, body: unknown): Promise<KubeObject> {
     const { served, path } = route;
     const object = checkObject(body);
-    const namespace = object.metadata.namespace;
-    if (served.kind.namespaced) {
-      if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      }
-      object.metadata.namespace = path.namespace as string;
-    }
+    matchRequestNamespace(served, path, object);
     const normalized = served.normalize(object);
     try {
       return await this.store.create(served.kind, normalized);
@@ -646,6 +638,7 @@ export class FakeApiServer {
       // A patch cannot rename or move an object; the URL says which one it is.
       object.metadata.name = name;
       if (path.namespace !== undefined) object.metadata.namespace = path.namespace;
+      else delete object.metadata.namespace;
       const preconditioned = object.metadata.resourceVersion !== current.metadata.resourceVersion;
       if (!object.metadata.resourceVersion) {
         object.metadata.resourceVersion = current.metadata.resourceVersion as string;
@@ -699,15 +692,7 @@ export class FakeApiServer {
         `the name of the object (${object.metadata.name}) does not match the name on the URL (${path.name})`,
       );
     }
-    if (served.kind.namespaced) {
-      const namespace = object.metadata.namespace;
-      if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      }
-      object.metadata.namespace = path.namespace as string;
-    }
+    matchRequestNamespace(served, path, object);
     return object;
   }
 
@@ -779,6 +764,25 @@ function checkedLabelSelector(text: string | undefined): string {
     throw badRequest(`unable to parse requirement: ${(err as Error).message}`);
   }
   return text ?? '';
+}
+
+/**
+ * Gives a written object the namespace of the request, as the API server's
+ * EnsureObjectNamespaceMatchesRequestNamespace does: a missing one is filled in, one of a
+ * cluster-scoped object is dropped, and a different one is a 400.
+ */
+function matchRequestNamespace(served: ServedKind, path: ApiPath, object: KubeObject): void {
+  const namespace = object.metadata.namespace;
+  if (!served.kind.namespaced) {
+    delete object.metadata.namespace;
+    return;
+  }
+  if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
+    throw badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  object.metadata.namespace = path.namespace as string;
 }
 
 function methodNotAllowed(): ApiStatusError {

@@ -15,6 +15,7 @@ import {
   checkName,
   checkNamespace,
   conflict,
+  normalizeWrite,
   notFound,
   resourceNameOf,
 } from './object-rules.js';
@@ -373,6 +374,7 @@ export class MemoryStore implements ResourceStore {
     // The API server drops a namespace sent with a cluster-scoped object rather than refuse
     // it (EnsureObjectNamespaceMatchesRequestNamespace), so a caller works with either store.
     if (!kind.namespaced) delete input.metadata.namespace;
+    normalizeWrite(kind, input);
     return input;
   }
 

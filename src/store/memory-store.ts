@@ -15,6 +15,7 @@ import {
   checkName,
   checkNamespace,
   conflict,
+  normalizeWrite,
   notFound,
   resourceNameOf,
 } from './object-rules.js';
@@ -237,7 +238,9 @@ export class MemoryStore implements ResourceStore {
   /**
    * Delivers every later change to matching objects, in order, exactly once and never
    * synchronously. From a resourceVersion N (other than "0"), changes after N are replayed
-   * first; if some are no longer held, onError gets Gone.
+   * first; if some are no longer held, onError gets Gone. Without one, the matching objects
+   * come first as ADDED events, as an API server watch starts; "0" (the API server's "any")
+   * replays from the very start while the history holds it all, else starts like none.
    */
   watch<T extends KubeObject>(
     kind: ResourceKind,
@@ -254,8 +257,7 @@ export class MemoryStore implements ResourceStore {
         namespace: checkNamespace(kind, options.namespace, false),
         selector: parseLabelSelector(options.labelSelector ?? ''),
       };
-      const rv = options.resourceVersion ? parseResourceVersion(options.resourceVersion) : 0;
-      fromRv = rv === 0 ? undefined : rv;
+      fromRv = options.resourceVersion ? parseResourceVersion(options.resourceVersion) : undefined;
     } catch (err) {
       const failed = new MemoryWatch(
         { resource: '', namespace: undefined, selector: parseLabelSelector('') },
@@ -310,17 +312,23 @@ export class MemoryStore implements ResourceStore {
       watch.fail(new StoreError('InternalError', 'the store is closed'));
       return;
     }
-    if (fromRv === undefined) {
+    // "0" may start anywhere. Replaying from the empty start is exact for a caller that
+    // listed a never-written store (whose list said "0"); once the history has dropped
+    // changes, the current state is the only start left.
+    const start = fromRv === 0 && this.history.startRv > 0 ? undefined : fromRv;
+    if (start === undefined) {
       watch.startAfter(this.appliedRv);
+      const current = [...(this.objects.get(filter.resource)?.values() ?? [])];
+      watch.sendState(current.sort(byNamespaceAndName));
     } else {
-      const replay = this.history.since(fromRv);
+      const replay = this.history.since(start);
       if (!replay) {
         watch.fail(
-          new StoreError('Gone', `too old resource version: ${fromRv} (${this.history.startRv})`),
+          new StoreError('Gone', `too old resource version: ${start} (${this.history.startRv})`),
         );
         return;
       }
-      watch.startAfter(fromRv);
+      watch.startAfter(start);
       for (const record of replay) watch.offer(record);
     }
     let watches = this.watches.get(filter.resource);
@@ -363,6 +371,10 @@ export class MemoryStore implements ResourceStore {
     }
     input.apiVersion = apiVersion;
     input.kind = kind.kind;
+    // The API server drops a namespace sent with a cluster-scoped object rather than refuse
+    // it (EnsureObjectNamespaceMatchesRequestNamespace), so a caller works with either store.
+    if (!kind.namespaced) delete input.metadata.namespace;
+    normalizeWrite(kind, input);
     return input;
   }
 

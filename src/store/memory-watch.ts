@@ -53,6 +53,19 @@ export class MemoryWatch implements Watch {
     if (event) this.enqueue({ event });
   }
 
+  /** Queues the matching ones of objects (the current state) as ADDED events. */
+  sendState(objects: readonly KubeObject[]): void {
+    for (const object of objects) {
+      if (
+        this.filter.namespace !== undefined &&
+        object.metadata.namespace !== this.filter.namespace
+      )
+        continue;
+      if (!this.filter.selector.matches(object.metadata.labels)) continue;
+      this.enqueue({ event: { type: 'ADDED', object: structuredClone(object) } });
+    }
+  }
+
   /** Ends the watch with err, delivered after the events already queued. */
   fail(err: Error): void {
     if (this.stopped) return;

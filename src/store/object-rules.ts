@@ -103,3 +103,18 @@ export function conflict(
     `Operation cannot be fulfilled on ${quoted(kind, name)}: the object has been modified; please apply your changes to the latest version and try again (${where}resourceVersion "${given}", current "${current ?? ''}")`,
   );
 }
+
+/**
+ * Applies what the API server does to every written object of some built-in kinds: a core
+ * Secret's write-only stringData is folded into data (base64, winning over data) and
+ * dropped. obj is a private copy; it is changed in place.
+ */
+export function normalizeWrite(kind: ResourceKind, obj: Record<string, unknown>): void {
+  if (kind.group !== '' || kind.plural !== 'secrets' || obj.stringData === undefined) return;
+  const data: Record<string, unknown> = { ...(obj.data as Record<string, unknown> | undefined) };
+  for (const [key, text] of Object.entries(obj.stringData as Record<string, unknown>)) {
+    data[key] = Buffer.from(String(text), 'utf8').toString('base64');
+  }
+  obj.data = data;
+  delete obj.stringData;
+}

@@ -23,7 +23,12 @@ export interface WatchEvent<T extends KubeObject> {
 }
 
 export interface WatchOptions extends ListOptions {
-  /** Deliver every change after this resourceVersion; omitted means changes from now on. */
+  /**
+   * Deliver every change after this resourceVersion. Omitted, the watch starts with the
+   * current matching objects as ADDED events, then every later change; "0" lets the store
+   * start anywhere it can (a state as ADDED events, then every change after it), as the
+   * API server does for both.
+   */
   resourceVersion?: string;
 }
 

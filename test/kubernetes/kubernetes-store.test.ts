@@ -214,6 +214,19 @@ t.test('API errors become StoreErrors with the reason and the server message', a
     const err = await rejection(store.list(CertificateRequestKind));
     t.ok(isStoreError(err, 'Invalid'), 'rejected as expected');
   }
+  // A watch refused before it streams has only its HTTP status to tell why.
+  for (const [status, reason] of [
+    [403, 'Forbidden'],
+    [410, 'Gone'],
+    [500, 'InternalError'],
+  ] as const) {
+    server.failRequests({ status, times: 1, match: (r) => r.watch });
+    const errors: Error[] = [];
+    store.watch(CertificateRequestKind, {}, { onEvent: t.fail, onError: (e) => errors.push(e) });
+    await until(() => errors.length > 0);
+    t.match(errors, [{ name: 'StoreError', reason }], `a watch refused with ${status}: ${reason}`);
+    t.match(errors[0]?.message, /^watch certificaterequests.cert-manager.io: /);
+  }
   await server.close();
   {
     const err = await rejection(store.list(CertificateRequestKind));

@@ -121,7 +121,7 @@ t.test('concurrent writes: last state wins on disk, events in rv order', async (
   const rvs: number[] = [];
   const watch = store.watch<Widget>(
     WidgetKind,
-    {},
+    { resourceVersion: store.resourceVersion },
     { onEvent: (e) => rvs.push(Number(e.object.metadata.resourceVersion)), onError: t.fail },
   );
   const writes: Promise<unknown>[] = [];

@@ -263,21 +263,66 @@ t.test('a small history keeps only its window through many changes', async (t) =
   t.equal(gone.errors[0]?.message, 'too old resource version: 2989 (2990)');
 });
 
-t.test('resourceVersion 0 or omitted: changes from now on', async (t) => {
+t.test('no resourceVersion: the current objects as ADDED, then changes', async (t) => {
   const store = new MemoryStore();
-  await store.create(WidgetKind, widget('before'));
-  const zero = collect(store, { resourceVersion: '0' });
-  const omitted = collect(store, {});
+  await store.create(WidgetKind, widget('b', 'default', { spec: { size: 1 } }));
+  await store.create(WidgetKind, widget('a', 'default', { spec: { size: 2 } }));
+  await store.create(WidgetKind, widget('c', 'other'));
+  const omitted = collect(store, { namespace: 'default' });
+  const empty = collect(store, { resourceVersion: '' });
   await store.create(WidgetKind, widget('after'));
   await flush();
   t.same(
-    zero.events.map((e) => e.key),
-    ['default/after'],
+    omitted.events,
+    [
+      { type: 'ADDED', key: 'default/a', rv: '2', size: 2 },
+      { type: 'ADDED', key: 'default/b', rv: '1', size: 1 },
+      { type: 'ADDED', key: 'default/after', rv: '4', size: undefined },
+    ],
+    'the matching objects by name, then the change',
   );
-  t.same(omitted.events, zero.events);
-  zero.watch.stop();
+  t.same(
+    empty.events.map((e) => e.key),
+    ['default/a', 'default/b', 'other/c', 'default/after'],
+    'an empty resourceVersion is none',
+  );
   omitted.watch.stop();
+  empty.watch.stop();
 });
+
+t.test(
+  'resourceVersion 0: from the start while the history holds it, else as omitted',
+  async (t) => {
+    const store = new MemoryStore({ historySize: 3 });
+    await store.create(WidgetKind, widget('gone'));
+    await store.create(WidgetKind, widget('kept'));
+    await store.delete(WidgetKind, 'gone', 'default');
+    const whole = collect(store, { resourceVersion: '0' });
+    await store.create(WidgetKind, widget('after'));
+    const compacted = collect(store, { resourceVersion: '0' });
+    await store.create(WidgetKind, widget('later'));
+    await flush();
+    t.same(
+      whole.events.map((e) => `${e.type} ${e.key} ${e.rv}`),
+      [
+        'ADDED default/gone 1',
+        'ADDED default/kept 2',
+        'DELETED default/gone 3',
+        'ADDED default/after 4',
+        'ADDED default/later 5',
+      ],
+      'every change since the start, as after a list of a never-written store',
+    );
+    t.same(
+      compacted.events.map((e) => `${e.type} ${e.key} ${e.rv}`),
+      ['ADDED default/after 4', 'ADDED default/kept 2', 'ADDED default/later 5'],
+      'once the history has dropped changes: the current state, then changes',
+    );
+    t.same([...whole.errors, ...compacted.errors], [], 'never Gone');
+    whole.watch.stop();
+    compacted.watch.stop();
+  },
+);
 
 t.test('a resourceVersion from the future waits for it', async (t) => {
   const store = new MemoryStore();
@@ -329,7 +374,7 @@ t.test('stop ends delivery at once, even with events queued', async (t) => {
   const seen: string[] = [];
   const inside = store.watch<Widget>(
     WidgetKind,
-    {},
+    { resourceVersion: store.resourceVersion },
     {
       onEvent: (event) => {
         seen.push(event.object.metadata.name);

@@ -163,13 +163,6 @@ t.test('namespace rules', async (t) => {
     reason: 'Invalid',
     message: /namespace "Bad_NS" is invalid/,
   });
-  await t.rejects(
-    store.create(GadgetKind, { ...gadget('g'), metadata: { name: 'g', namespace: 'default' } }),
-    {
-      reason: 'Invalid',
-      message: 'gadgets.example.cert-csi.io is cluster-scoped: namespace "default" must be empty',
-    },
-  );
   await t.rejects(store.get(WidgetKind, 'w'), { name: 'StoreError', reason: 'Invalid' });
   await t.rejects(store.get(GadgetKind, 'g', 'default'), { name: 'StoreError', reason: 'Invalid' });
   await t.rejects(store.list(GadgetKind, { namespace: 'default' }), {
@@ -177,9 +170,22 @@ t.test('namespace rules', async (t) => {
     reason: 'Invalid',
   });
   await t.rejects(store.delete(WidgetKind, 'w'), { name: 'StoreError', reason: 'Invalid' });
-  const g = await store.create(GadgetKind, gadget('g'));
+  await t.rejects(store.get(GadgetKind, 'g', 'default'), {
+    message: 'gadgets.example.cert-csi.io is cluster-scoped: namespace "default" must be empty',
+  });
+  // Writes drop a cluster-scoped object's namespace, as the API server does.
+  const g = await store.create(GadgetKind, {
+    ...gadget('g'),
+    metadata: { name: 'g', namespace: 'default' },
+  });
   t.equal(g.metadata.namespace, undefined);
   t.same(await store.get(GadgetKind, 'g'), g);
+  const labelled = await store.update(GadgetKind, {
+    ...g,
+    metadata: { ...g.metadata, namespace: 'default', labels: { a: 'b' } },
+  });
+  t.equal(labelled.metadata.namespace, undefined);
+  t.same(labelled.metadata.labels, { a: 'b' });
 });
 
 t.test('get and NotFound', async (t) => {
@@ -311,7 +317,7 @@ t.test('no-op updates do not bump resourceVersion', async (t) => {
   const events: string[] = [];
   const watch = store.watch(
     WidgetKind,
-    {},
+    { resourceVersion: store.resourceVersion },
     { onEvent: (e) => events.push(e.type), onError: t.fail },
   );
   const same = await store.update<Widget>(WidgetKind, {

@@ -13,13 +13,14 @@ type WireEvent =
  * One open watch response: newline-delimited JSON events on a chunked 200 response. It
  * applies the field selector on top of the store's (label-filtered) watch, tracking which
  * objects are in the selection so that an object leaving it is reported as DELETED, as the
- * API server's watch cache does. Events that arrive while the initial state is still being
- * sent are held back, and those the initial state already covers are dropped.
+ * API server's watch cache does.
  */
 export class WatchStream {
+  /** Objects the client was told about and that pass the field selector. */
   private readonly members = new Set<string>();
+  /** Objects whose selection at the watch's start is known, or that had an event since. */
+  private readonly seen = new Set<string>();
   private pending: WatchEvent<KubeObject>[] | undefined = [];
-  private coveredRv = 0;
   private upstream: Watch | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -48,27 +49,25 @@ export class WatchStream {
   }
 
   /**
-   * Sends the initial state (synthetic ADDED events, or nothing when resuming) and marks
-   * everything up to coveredRv as already sent; held-back events after it follow.
+   * Records the objects known to be in their state of the watch's start (for a resumed
+   * watch: listed, unchanged since its resourceVersion), which tells whether they passed
+   * the field selector then, and sends the events held back until now.
    */
-  start(initial: readonly KubeObject[], members: readonly KubeObject[], coveredRv: number): void {
-    for (const object of members) this.members.add(keyOf(object));
-    for (const object of initial) this.deliver({ type: 'ADDED', object }, true);
-    this.coveredRv = coveredRv;
+  start(atStart: readonly KubeObject[]): void {
+    for (const object of atStart) {
+      this.seen.add(keyOf(object));
+      if (this.fieldSelector.matches(object)) this.members.add(keyOf(object));
+    }
     // start runs once, so the events held until now are still there.
     const held = this.pending as WatchEvent<KubeObject>[];
     this.pending = undefined;
-    for (const event of held) this.offer(event);
+    for (const event of held) this.deliver(event);
   }
 
-  /** Takes one event from the store watch. */
+  /** Takes one event from the store watch (held back until start). */
   offer(event: WatchEvent<KubeObject>): void {
-    if (this.pending) {
-      this.pending.push(event);
-      return;
-    }
-    if (Number(event.object.metadata.resourceVersion) <= this.coveredRv) return;
-    this.deliver(event, false);
+    if (this.pending) this.pending.push(event);
+    else this.deliver(event);
   }
 
   /** Sends an ERROR event with status and ends the stream, as the API server does. */
@@ -106,10 +105,16 @@ export class WatchStream {
     this.closeUp();
   }
 
-  private deliver(event: WatchEvent<KubeObject>, initial: boolean): void {
+  private deliver(event: WatchEvent<KubeObject>): void {
     const key = keyOf(event.object);
-    const member = this.members.has(key);
     const selected = this.fieldSelector.matches(event.object);
+    // The first event of an object not known from start tells whether the watch began
+    // with it: a fresh watch's initial state and objects entering the label selection come
+    // as ADDED. One the watch began with (a resumed watch's MODIFIED or DELETED of an object
+    // changed since) is taken to have passed the field selector then as it does now: the
+    // store's events carry no previous state to tell.
+    const member = this.seen.has(key) ? this.members.has(key) : event.type !== 'ADDED' && selected;
+    this.seen.add(key);
     if (event.type === 'DELETED') {
       // A deleted object's last state tells whether it was selected, even if it joined the
       // selection before this watch began.
@@ -118,7 +123,7 @@ export class WatchStream {
       this.write({ type: 'DELETED', object: event.object });
     } else if (selected) {
       this.members.add(key);
-      const type = event.type === 'ADDED' || !member || initial ? 'ADDED' : 'MODIFIED';
+      const type = event.type === 'ADDED' || !member ? 'ADDED' : 'MODIFIED';
       this.write({ type, object: event.object });
     } else if (member) {
       this.members.delete(key);

@@ -1115,6 +1115,17 @@ t.test('core kinds: secrets fold stringData, events are stored, leases and delet
     name: 'ci',
   })) as KubeObject;
   t.equal(issuer.metadata.name, 'ci');
+  const patched = (await custom.patchClusterCustomObject(
+    {
+      ...G,
+      plural: 'clusterissuers',
+      name: 'ci',
+      body: { metadata: { namespace: 'ns1', labels: { a: 'b' } } },
+    },
+    mergePatch,
+  )) as KubeObject;
+  t.match(patched.metadata, { labels: { a: 'b' } }, 'a patch of a cluster-scoped object applies');
+  t.equal(patched.metadata.namespace, undefined, 'but drops a namespace, as upstream');
   await apiError(
     custom.getNamespacedCustomObject({
       ...G,

@@ -527,7 +527,10 @@ export class FakeApiServer {
     ) {
       throw badRequest(`invalid timeoutSeconds "${timeoutText}"`);
     }
-    const fresh = resourceVersion === '' || resourceVersion === '0';
+    // Without a resourceVersion a watch starts from the current state; with "0" (any) the
+    // store starts wherever it can. Neither is ever too old.
+    const fresh = resourceVersion === '';
+    const resumes = !fresh && resourceVersion !== '0';
 
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache' });
     res.flushHeaders();
@@ -542,7 +545,7 @@ export class FakeApiServer {
     this.watches.add(stream);
     if (timeoutSeconds) stream.endAfter(timeoutSeconds);
 
-    if (!fresh && this.watchExpiries > 0) {
+    if (resumes && this.watchExpiries > 0) {
       this.watchExpiries--;
       stream.fail(
         expired(`too old resource version: ${resourceVersion} (${this.store.resourceVersion})`),
@@ -550,8 +553,9 @@ export class FakeApiServer {
       return;
     }
     const scope = path.namespace === undefined ? {} : { namespace: path.namespace };
-    // Watch first, list second: changes racing the list are held by the stream, and the ones
-    // the list already shows are dropped by resourceVersion.
+    // The store starts the watch as the API server does: a fresh one with the current state
+    // as ADDED events, a resumed one with the changes after its resourceVersion. The stream
+    // adds the field selector.
     const upstream = this.store.watch(
       served.kind,
       { ...scope, labelSelector, ...(fresh ? {} : { resourceVersion }) },
@@ -561,28 +565,22 @@ export class FakeApiServer {
       },
     );
     stream.attach(upstream);
+    if (!resumes) {
+      // Every object comes with an ADDED event first: nothing to know beforehand.
+      stream.start([]);
+      return;
+    }
+    // Objects unchanged since the resourceVersion are listed as they were then, which tells
+    // the stream whether they passed the field selector; events wait meanwhile.
     const current = await this.store.list(served.kind, { ...scope, labelSelector });
-    if (fresh) stream.start(current.items, [], Number(current.resourceVersion));
-    else
-      stream.start(
-        [],
-        current.items.filter((item) => fields.matches(item)),
-        0,
-      );
+    const since = Number(resourceVersion);
+    stream.start(current.items.filter((item) => Number(item.metadata.resourceVersion) <= since));
   }
 
   private async create(route: Route, body: unknown): Promise<KubeObject> {
     const { served, path } = route;
     const object = checkObject(body);
-    const namespace = object.metadata.namespace;
-    if (served.kind.namespaced) {
-      if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      }
-      object.metadata.namespace = path.namespace as string;
-    }
+    matchRequestNamespace(served, path, object);
     const normalized = served.normalize(object);
     try {
       return await this.store.create(served.kind, normalized);
@@ -640,6 +638,7 @@ export class FakeApiServer {
       // A patch cannot rename or move an object; the URL says which one it is.
       object.metadata.name = name;
       if (path.namespace !== undefined) object.metadata.namespace = path.namespace;
+      else delete object.metadata.namespace;
       const preconditioned = object.metadata.resourceVersion !== current.metadata.resourceVersion;
       if (!object.metadata.resourceVersion) {
         object.metadata.resourceVersion = current.metadata.resourceVersion as string;
@@ -693,15 +692,7 @@ export class FakeApiServer {
         `the name of the object (${object.metadata.name}) does not match the name on the URL (${path.name})`,
       );
     }
-    if (served.kind.namespaced) {
-      const namespace = object.metadata.namespace;
-      if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      }
-      object.metadata.namespace = path.namespace as string;
-    }
+    matchRequestNamespace(served, path, object);
     return object;
   }
 
@@ -773,6 +764,25 @@ function checkedLabelSelector(text: string | undefined): string {
     throw badRequest(`unable to parse requirement: ${(err as Error).message}`);
   }
   return text ?? '';
+}
+
+/**
+ * Gives a written object the namespace of the request, as the API server's
+ * EnsureObjectNamespaceMatchesRequestNamespace does: a missing one is filled in, one of a
+ * cluster-scoped object is dropped, and a different one is a 400.
+ */
+function matchRequestNamespace(served: ServedKind, path: ApiPath, object: KubeObject): void {
+  const namespace = object.metadata.namespace;
+  if (!served.kind.namespaced) {
+    delete object.metadata.namespace;
+    return;
+  }
+  if (namespace !== undefined && namespace !== '' && namespace !== path.namespace) {
+    throw badRequest(
+      'the namespace of the provided object does not match the namespace sent on the request',
+    );
+  }
+  object.metadata.namespace = path.namespace as string;
 }
 
 function methodNotAllowed(): ApiStatusError {

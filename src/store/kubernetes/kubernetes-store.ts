@@ -519,13 +519,10 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
         }),
         whileCurrent((err: unknown) => {
           if (err) {
-            const code = (err as { statusCode?: number }).statusCode;
+            const code = (err as { statusCode?: unknown }).statusCode;
             fail(
-              code === 410
-                ? new StoreError(
-                    'Gone',
-                    `watch ${resourceNameOf(this.kind)}: resource version expired`,
-                  )
+              typeof code === 'number'
+                ? watchRefused(code, err, this.kind)
                 : toStoreError(err, `watch ${resourceNameOf(this.kind)}`),
             );
             return;
@@ -573,6 +570,15 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
       if (!this.stopped) this.open();
     }, REWATCH_DELAY_MS);
   }
+}
+
+/**
+ * A watch the server refused with an HTTP status before streaming (a bad selector is 400,
+ * RBAC 403, an expired resourceVersion 410); client-node keeps only the status code.
+ */
+function watchRefused(code: number, err: unknown, kind: ResourceKind): StoreError {
+  const detail = code === 410 ? 'resource version expired' : `HTTP ${code} ${errorMessage(err)}`;
+  return new StoreError(reasonOf(code, undefined), `watch ${resourceNameOf(kind)}: ${detail}`);
 }
 
 function watchStatusError(object: unknown, kind: ResourceKind): StoreError {

@@ -1,0 +1,17 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import t from 'tap';
+import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { runConformance } from '../store/conformance/cases.js';
+import { FakeApiServer } from '../support/fake-api-server.js';
+
+// The ResourceStore conformance cases against the Kubernetes backend (the real client-node)
+// over HTTP to the fake API server; its historySize is the watch cache's window.
+runConformance(t, {
+  async open(t, options = {}) {
+    const server = await FakeApiServer.start(options);
+    t.teardown(() => server.close());
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions(server.kubeConfig());
+    return new KubernetesStore({ kubeConfig, qps: 1000, burst: 1000, fieldManager: 'conformance' });
+  },
+});

@@ -14,6 +14,12 @@ export interface RediscoveryCounts {
   corrupt: number;
 }
 
+/** What rediscovery works with: it issues nothing itself, it only arms timers. */
+export type RediscoveryParts = Pick<
+  ManagerParts,
+  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler'
+>;
+
 // How many metadata.json files are read at once at start.
 const READ_CONCURRENCY = 32;
 
@@ -23,7 +29,7 @@ const READ_CONCURRENCY = 32;
  * resumed. An unparsable metadata.json is moved aside; directories that are not volumes
  * are left alone. Nothing here is fatal.
  */
-export async function rediscoverVolumes(parts: ManagerParts): Promise<RediscoveryCounts> {
+export async function rediscoverVolumes(parts: RediscoveryParts): Promise<RediscoveryCounts> {
   const { dataRoot, logger } = parts;
   const counts: RediscoveryCounts = { managed: 0, corrupt: 0 };
   const ids = await dataRoot.listVolumeIds();
@@ -42,7 +48,7 @@ export async function rediscoverVolumes(parts: ManagerParts): Promise<Rediscover
 
 /** Takes back one volume dir; says whether it is managed now, was corrupt, or was skipped. */
 async function takeBack(
-  parts: ManagerParts,
+  parts: RediscoveryParts,
   volumeId: string,
 ): Promise<'managed' | 'corrupt' | 'skipped'> {
   const { dataRoot, logger: log } = parts;

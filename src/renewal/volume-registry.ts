@@ -17,8 +17,9 @@ export interface RunningPublish {
 /**
  * What this process holds in memory about each volume: its state (abort controller), the
  * publish, renewal and unpublishes running on it, the pod's latest service-account tokens and
- * the volume's lock. Publish and unpublish never overlap because each looks here, without
- * awaiting, before it starts; every write to a volume's files happens under its lock.
+ * the volume's lock. Publish and unpublish of a volume never overlap: a publish refuses while
+ * an unpublish is registered here, and an unpublish aborts the state and waits for the publish
+ * and renewal registered here. Every write to a volume's files happens under its lock.
  */
 export class VolumeRegistry {
   private readonly states = new Map<string, VolumeState>();

@@ -1,0 +1,142 @@
+import { errorMessage } from '../base/error-message.js';
+import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import { checkPublishTarget } from '../volume/target-path.js';
+import { readPkcs12Password, writePkcs12Password } from '../volume/volume-secrets.js';
+import { IssuanceError } from './issuance.js';
+import type { ManagerParts } from './manager-parts.js';
+import {
+  type PublishedVolume,
+  RepublishConflictError,
+  republishDifferences,
+} from './republish-check.js';
+import { readStoredMetadata } from './stored-volume.js';
+import type { PublishRequest, PublishResult } from './volume-publisher.js';
+import type { VolumeState } from './volume-registry.js';
+
+/**
+ * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
+ * other attributes or another target than the published volume is refused
+ * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+ */
+export function publishVolume(
+  parts: ManagerParts,
+  request: PublishRequest,
+): Promise<PublishResult> {
+  const { registry } = parts;
+  const { volumeId } = request;
+  if (registry.isUnpublishing(volumeId)) return Promise.reject(unpublishingError());
+  const running = registry.runningPublish(volumeId);
+  if (running) {
+    const differences = republishDifferences(asPublished(running.request), asPublished(request));
+    if (differences.length > 0) {
+      return Promise.reject(new RepublishConflictError(volumeId, differences));
+    }
+    registry.keepTokens(request);
+    return running.work;
+  }
+  return registry.startPublish(request, () => publishOnce(parts, request));
+}
+
+async function publishOnce(parts: ManagerParts, request: PublishRequest): Promise<PublishResult> {
+  const { dataRoot, mounter, registry } = parts;
+  const { volumeId, targetPath, spec } = request;
+  const existing = await readStoredMetadata(dataRoot, volumeId);
+  if (existing) {
+    // Attributes are immutable: the certificate on disk was issued for the published ones.
+    const published: PublishedVolume = {
+      ...existing,
+      pkcs12Password: await readPkcs12Password(dataRoot, volumeId),
+      issued: existing.nextIssuanceTime !== undefined,
+    };
+    const differences = republishDifferences(published, asPublished(request));
+    if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
+  }
+  await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
+  // An unpublish that began meanwhile waits for this publish: end it without a step.
+  if (registry.isUnpublishing(volumeId)) throw unpublishingError();
+  const state = registry.stateOf(volumeId);
+  registry.keepTokens(request);
+  if (existing && isUsable(existing, parts.clock.now())) {
+    // Ready already: only make sure the mount is there (kubelet republishes often).
+    await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+    throwIfUnpublished(state);
+    await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+    throwIfUnpublished(state);
+    if (!parts.scheduler.has(volumeId)) parts.scheduler.schedule(volumeId, existing, spec);
+    return { issued: false, ...times(existing) };
+  }
+
+  const metadata: VolumeMetadata = {
+    ...existing,
+    volumeId,
+    targetPath,
+    volumeContext: request.volumeContext,
+    ...(request.volumeMountGroup ? { volumeMountGroup: request.volumeMountGroup } : {}),
+  };
+  await dataRoot.ensureVolume(volumeId, spec.fsGroup);
+  await writeMetadata(dataRoot, metadata);
+  if (spec.files.pkcs12) {
+    // Kept beside the key, not in metadata.json, for renewals after a restart.
+    await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
+  }
+  try {
+    const issued = await parts.issuance.issue(volumeId, spec, metadata, state);
+    parts.onIssued(volumeId, issued, 'publish');
+    // Each step that an unpublish overtook ends the publish as aborted, not as its own error.
+    throwIfUnpublished(state);
+    await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+    throwIfUnpublished(state);
+    await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+    throwIfUnpublished(state);
+    parts.scheduler.schedule(volumeId, metadata, spec);
+    return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
+  } catch (err) {
+    await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
+    if (state.abort.signal.aborted) throw abortedError(state, err);
+    parts.onFailed(volumeId, metadata.volumeContext, err);
+    throw err;
+  }
+}
+
+/** A publish request as the side of a republish comparison (a running publish counts as issued). */
+function asPublished(request: PublishRequest): PublishedVolume {
+  return {
+    targetPath: request.targetPath,
+    volumeContext: request.volumeContext,
+    volumeMountGroup: request.volumeMountGroup,
+    pkcs12Password: request.spec.files.pkcs12?.password,
+    issued: true,
+  };
+}
+
+/** A publish that met an unpublish of its volume (kubelet retries it if the pod still wants it). */
+function unpublishingError(): IssuanceError {
+  return new IssuanceError('publish aborted: the volume is being unpublished', 'aborted');
+}
+
+/** Ends a publish whose volume was unpublished (or the plugin stopped) before this step. */
+function throwIfUnpublished(state: VolumeState): void {
+  if (state.abort.signal.aborted) throw abortedError(state);
+}
+
+// The issuance's own abort error says what it was waiting for; keep it.
+function abortedError(state: VolumeState, cause?: unknown): IssuanceError {
+  if (cause instanceof IssuanceError && cause.reason === 'aborted') return cause;
+  return new IssuanceError(
+    `publish aborted: ${errorMessage(state.abort.signal.reason)}`,
+    'aborted',
+  );
+}
+
+/** A volume whose certificate is on disk and not yet expired. */
+function isUsable(metadata: VolumeMetadata, now: number): boolean {
+  if (!metadata.nextIssuanceTime || !metadata.notAfter) return false;
+  return Date.parse(metadata.notAfter) > now;
+}
+
+function times(metadata: VolumeMetadata): { notAfter?: Date; nextIssuanceTime?: Date } {
+  return {
+    ...(metadata.notAfter ? { notAfter: new Date(metadata.notAfter) } : {}),
+    ...(metadata.nextIssuanceTime ? { nextIssuanceTime: new Date(metadata.nextIssuanceTime) } : {}),
+  };
+}

@@ -1,0 +1,51 @@
+import type { KeyObject } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { specFromVolumeContext } from '../attributes/stored-spec.js';
+import { decodePrivateKey } from '../pki/keys.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
+import { readPkcs12Password } from '../volume/volume-secrets.js';
+
+// What a volume's dir holds, read back for a republish, a renewal or a restart.
+
+/** The volume's metadata.json; undefined when the volume has no dir or an unreadable one. */
+export async function readStoredMetadata(
+  dataRoot: DataRoot,
+  volumeId: string,
+): Promise<VolumeMetadata | undefined> {
+  if (!(await dataRoot.hasVolume(volumeId))) return undefined;
+  try {
+    return await readMetadata(dataRoot, volumeId);
+  } catch {
+    // A volume dir without readable metadata has nothing worth keeping: start over.
+    return undefined;
+  }
+}
+
+/** The spec the volume was published with: its stored attributes and PKCS#12 password. */
+export async function storedSpec(
+  dataRoot: DataRoot,
+  volumeId: string,
+  metadata: VolumeMetadata,
+): Promise<VolumeCertificateSpec> {
+  const context = { ...metadata.volumeContext };
+  const password = await readPkcs12Password(dataRoot, volumeId);
+  if (password !== undefined) context['csi.cert-manager.io/pkcs12-password'] = password;
+  return specFromVolumeContext(context, metadata.volumeMountGroup);
+}
+
+/** The key on disk, for reuse-private-key; undefined when missing or undecodable. */
+export async function storedKey(
+  dataRoot: DataRoot,
+  volumeId: string,
+  spec: VolumeCertificateSpec,
+): Promise<KeyObject | undefined> {
+  try {
+    const pem = await readFile(join(dataRoot.dataDir(volumeId), spec.files.privateKey));
+    return decodePrivateKey(pem);
+  } catch {
+    return undefined;
+  }
+}

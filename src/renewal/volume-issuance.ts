@@ -1,0 +1,129 @@
+import type { KeyObject } from 'node:crypto';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from '../api/logger.js';
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import type { Clock } from '../base/clock.js';
+import { Deadline } from '../base/deadline.js';
+import type { ResourceStore } from '../store/resource-store.js';
+import { writeAtomically } from '../volume/atomic-writer.js';
+import type { DataRoot } from '../volume/data-root.js';
+import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import { removePendingKey } from '../volume/volume-secrets.js';
+import type { FailureRecorder } from './failure-recorder.js';
+import {
+  deleteRequestsOfVolume,
+  IssuanceError,
+  type IssuedCertificate,
+  obtainCertificate,
+} from './issuance.js';
+import type { RequestTracker } from './request-tracker.js';
+import type { VolumeRegistry, VolumeState } from './volume-registry.js';
+
+/** What a volume's issuance works with. */
+export interface VolumeIssuanceDeps {
+  store: ResourceStore;
+  tracker: RequestTracker;
+  /** Keys of this node's requests in flight by `namespace/name` (read by a SelfSigned signer). */
+  pendingKeys: Map<string, KeyObject>;
+  nodeId: string;
+  dataRoot: DataRoot;
+  registry: VolumeRegistry;
+  failures: FailureRecorder;
+  logger: Logger;
+  clock: Clock;
+  /** How long one issuance may take, the wait for a slot included. */
+  attemptTimeoutMs: number;
+  /** At most this many issuances create their request at once. */
+  maxConcurrentIssuances: number;
+  /** The store that creates a volume's request, from the pod's latest tokens. */
+  requestCreator?: ((serviceAccountTokens: string | undefined) => ResourceStore) | undefined;
+}
+
+/**
+ * Issues a volume's certificate, first or renewal: obtains it, then writes it under the
+ * volume's lock unless the volume was unpublished meanwhile. Each attempt ends at its
+ * deadline whatever it waits for; only creating the request takes one of the node's
+ * concurrency slots, not the wait for the signature.
+ */
+export class VolumeIssuance {
+  private readonly limit: LimitFunction;
+
+  constructor(private readonly deps: VolumeIssuanceDeps) {
+    this.limit = pLimit(deps.maxConcurrentIssuances);
+  }
+
+  /** Obtains and writes the volume's certificate, updating metadata (and metadata.json). */
+  async issue(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    /** The key to reuse (reuse-private-key); a new one is generated when absent. */
+    reuseKey?: KeyObject,
+  ): Promise<IssuedCertificate> {
+    const deadline = new Deadline(this.deps.clock, this.deps.attemptTimeoutMs, state.abort.signal);
+    try {
+      return await this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey);
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** Deletes the volume's CertificateRequests; already-gone ones are fine. */
+  deleteRequests(volumeId: string): Promise<void> {
+    return deleteRequestsOfVolume(this.deps, volumeId);
+  }
+
+  private async obtainAndWrite(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    signal: AbortSignal,
+    reuseKey: KeyObject | undefined,
+  ): Promise<IssuedCertificate> {
+    const { dataRoot, registry, requestCreator } = this.deps;
+    const issued = await obtainCertificate(
+      {
+        store: this.deps.store,
+        tracker: this.deps.tracker,
+        dataRoot,
+        nodeId: this.deps.nodeId,
+        logger: this.deps.logger,
+        pendingKeys: this.deps.pendingKeys,
+        slot: (work) => this.limit(work),
+        ...(requestCreator ? { creator: requestCreator(registry.tokensOf(volumeId)) } : {}),
+      },
+      volumeId,
+      spec,
+      metadata,
+      signal,
+      reuseKey,
+    );
+    const release = await registry.lock(volumeId);
+    try {
+      // Unpublished while the request was signed: write nothing, recreate nothing.
+      if (state.abort.signal.aborted) {
+        throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
+      }
+      await writeAtomically(
+        dataRoot.dataDir(volumeId),
+        issued.files,
+        spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
+      );
+      metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
+      metadata.notAfter = issued.notAfter.toISOString();
+      // obtainCertificate leaves the request's pending record for every certificate it returns.
+      const askedAt = Date.parse(metadata.pendingRequest?.createdAt as string);
+      delete metadata.pendingRequest;
+      this.deps.failures.recordIssuance(volumeId, metadata, issued, askedAt);
+      await writeMetadata(dataRoot, metadata);
+      this.deps.failures.forget(volumeId);
+      await removePendingKey(dataRoot, volumeId);
+    } finally {
+      release();
+    }
+    await deleteRequestsOfVolume(this.deps, volumeId, issued.request.metadata.name);
+    return issued;
+  }
+}

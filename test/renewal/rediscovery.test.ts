@@ -1,0 +1,109 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { ManualClock } from '../../src/base/clock.js';
+import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
+import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
+import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import type { Mounter } from '../../src/volume/mounter.js';
+import { recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
+import { makeVolume, podContext } from './renew-fixtures.js';
+
+const HOUR_MS = 3600_000;
+
+t.test('rediscovery takes back what it can and never fails on what it cannot', async (t) => {
+  const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
+  await dataRoot.ensure();
+  const clock = new ManualClock();
+  const iso = (ms: number) => new Date(ms).toISOString();
+  await makeVolume(dataRoot, 'csi-issued', { nextIssuanceTime: iso(clock.now() + HOUR_MS) });
+  await makeVolume(dataRoot, 'csi-pending', {
+    pendingRequest: { name: 'req', namespace: 'shop', createdAt: iso(clock.now()) },
+  });
+  await makeVolume(dataRoot, 'csi-unmirrored', { nextIssuanceTime: iso(clock.now() + HOUR_MS) });
+  await makeVolume(dataRoot, 'csi-never');
+  await makeVolume(dataRoot, 'csi-invalid', {
+    nextIssuanceTime: iso(clock.now()),
+    volumeContext: podContext({ 'csi.cert-manager.io/dns-name': 'typo.example' }),
+  });
+  await makeVolume(dataRoot, 'csi-corrupt');
+  await writeFile(dataRoot.metadataPath('csi-corrupt'), '{"volumeId": "trunc');
+  await mkdir(join(dataRoot.root, 'stray'));
+
+  const refreshed: string[] = [];
+  // Rediscovery only mirrors the files again: refresh is all of the Mounter it calls.
+  const mounter = {
+    refresh: async (dataDir: string) => {
+      if (dataDir === dataRoot.dataDir('csi-unmirrored')) throw new Error('target gone');
+      refreshed.push(dataDir);
+    },
+  } as unknown as Mounter;
+  const registry = new VolumeRegistry();
+  const renewed: Array<[string, string]> = [];
+  const scheduler = new RenewalScheduler(clock, 0, (volumeId, reason) => {
+    renewed.push([volumeId, reason]);
+  });
+  const logger = recordingLogger();
+
+  const counts = await rediscoverVolumes({ dataRoot, mounter, logger, clock, registry, scheduler });
+
+  t.same(counts, { managed: 3, corrupt: 1 });
+  t.same(registry.volumeIds(), ['csi-issued', 'csi-pending', 'csi-unmirrored']);
+  t.same(
+    refreshed.sort(),
+    [dataRoot.dataDir('csi-issued'), dataRoot.dataDir('csi-pending')],
+    'the target paths are mirrored again',
+  );
+  t.ok(
+    logger.records.some(
+      ([level, obj, msg]) =>
+        level === 'warn' &&
+        (obj as { volumeId?: string }).volumeId === 'csi-unmirrored' &&
+        /cannot refresh/.test(msg ?? ''),
+    ),
+    'a failed mirror is logged, the volume still managed',
+  );
+  t.ok(
+    logger.records.some(
+      ([level, obj]) =>
+        level === 'error' &&
+        (obj as { volumeId?: string; err?: string }).volumeId === 'csi-invalid' &&
+        /dns-name/.test((obj as { err?: string }).err ?? ''),
+    ),
+    'invalid stored attributes are logged naming the key',
+  );
+  t.equal(scheduler.size, 3, 'one timer per managed volume');
+  clock.advance(0);
+  t.same(renewed, [['csi-pending', 'never issued']], 'the pending request is resumed at once');
+  clock.advance(HOUR_MS);
+  t.same(renewed.map(([id]) => id).sort(), ['csi-issued', 'csi-pending', 'csi-unmirrored']);
+
+  const aside = (await readdir(dataRoot.volumeDir('csi-corrupt'))).filter((name) =>
+    name.startsWith('metadata.json.corrupt-'),
+  );
+  t.equal(aside.length, 1, 'the corrupt metadata.json is moved aside');
+  t.equal(
+    await readFile(join(dataRoot.volumeDir('csi-corrupt'), aside[0] ?? ''), 'utf8'),
+    '{"volumeId": "trunc',
+  );
+  t.same(await readdir(join(dataRoot.root, 'stray')), [], 'the stray dir is left alone');
+  t.ok(await dataRoot.hasVolume('csi-never'), 'a never issued volume waits for kubelet');
+});
+
+t.test('an empty data root: nothing to take back', async (t) => {
+  const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
+  await dataRoot.ensure();
+  const clock = new ManualClock();
+  const counts = await rediscoverVolumes({
+    dataRoot,
+    // Never called without volumes.
+    mounter: {} as Mounter,
+    logger: recordingLogger(),
+    clock,
+    registry: new VolumeRegistry(),
+    scheduler: new RenewalScheduler(clock, 0, () => {}),
+  });
+  t.same(counts, { managed: 0, corrupt: 0 });
+});

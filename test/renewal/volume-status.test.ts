@@ -40,7 +40,9 @@ t.test('a healthy volume: pod, issuer, times, state ok', async (t) => {
 
 t.test('notAfter comes from the certificate file when metadata has none', async (t) => {
   const root = await dataRoot(t);
-  const pem = await certificatePem(90);
+  // Dated from NOW, like the check below: dated from its own clock reading, the certificate ends
+  // past NOW + 90 days whenever the wall-clock second changed since NOW was taken.
+  const pem = await certificatePem(90, NOW);
   // Legacy keys still name the issuer and the file; kind and group take their defaults.
   await makeVolume(
     root,

@@ -22,11 +22,11 @@ import { DataRoot, REMOVING_PREFIX, VolumeFile } from '../../src/volume/data-roo
 import { errnoCode } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
 import { isValidVolumeId } from '../../src/volume/volume-id.js';
-import type { NodeProcess } from '../support/cli-process.js';
+import { type NodeProcess, startNode } from '../support/cli-process.js';
 import { NodeLog } from '../support/node-log.js';
 import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
-import { startTsxNode } from '../support/tsx-node.js';
+
 import { waitForFile } from './renew-fixtures.js';
 
 // The acceptance: "30 kill -9 trials at random moments of a publish-and-renew storm: after each
@@ -486,7 +486,7 @@ t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', a
   for (let trial = 0; trial <= TRIALS; trial++) {
     const where = `trial ${trial}, ${replay}`;
     const startAt = Date.now();
-    const node = await startTsxNode(nodeArgs);
+    const node = await startNode(nodeArgs);
     current = node;
     const upAt = Date.now();
     startupMs.push(upAt - startAt);

@@ -5,6 +5,7 @@ import { renewDirOf } from '../../src/renewal/renew-protocol.js';
 import { readVolumeStatuses, type VolumeStatus } from '../../src/renewal/volume-status.js';
 import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 import { certificatePem, makeVolume } from './renew-fixtures.js';
 
@@ -201,8 +202,8 @@ t.test('a missing data root has no volumes; a ..renew that is a file is ignored'
 t.test('an unexpected error for one volume becomes its row', async (t) => {
   const { readVolumeStatuses: readMocked } = await t.mockImport<
     typeof import('../../src/renewal/volume-status.js')
-  >('../../src/renewal/volume-status.js', {
-    '../../src/volume/metadata.js': {
+  >(moduleFileUrl('src/renewal/volume-status.ts'), {
+    [importedUrl('src/volume/metadata.ts')]: {
       readMetadata: async () => {
         throw new TypeError('boom');
       },

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t from 'tap';
+import { projectPath } from './support/project-files.js';
 
 // README's layers, top first: a folder may import only from its own layer or one before it.
 // A nested folder listed here (store/kubernetes) is a layer of its own, below its parent.
@@ -44,7 +45,7 @@ t.test('layerOf picks the most specific layer', async (t) => {
 });
 
 t.test('every src import points to the same layer or one above it', async (t) => {
-  const root = new URL('../src/', import.meta.url).pathname;
+  const root = projectPath('src');
   const files = await sourceFiles(root);
   t.ok(files.length > 10, 'source files were found');
   const violations: string[] = [];

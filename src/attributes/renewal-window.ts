@@ -5,7 +5,7 @@ import { formatGoDuration } from '../pki/index.js';
  * Shorter, a renewal (key, CSR, signing, writing: up to seconds on a busy node or a remote
  * issuer) cannot finish before the certificate expires, and renewals follow each other
  * without pause. Far below cert-manager's 1h minimum for a Certificate, so short-lived test
- * certificates still work (the renewal tests use 30 s, the crash trial 6 s).
+ * certificates still work (the renewal tests use 12 s, the crash trials 6 s).
  */
 export const MIN_RENEWAL_WINDOW_MS = 5_000;
 

@@ -1,3 +1,4 @@
+import * as crypto from 'node:crypto';
 import { watch } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -17,6 +18,7 @@ import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { makeVolume } from '../renewal/renew-fixtures.js';
 import { runCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
+import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -262,7 +264,11 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
 t.test('a request or result that cannot be handled is an error, not a wait', async (t) => {
   const { runRenew: runMocked } = await t.mockImport<
     typeof import('../../src/cli/renew-command.js')
-  >('../../src/cli/renew-command.js', { 'node:crypto': { randomUUID: () => 'fixed' } });
+  >(moduleFileUrl('src/cli/renew-command.ts'), {
+    // The rest of node:crypto stays real: the mock also reaches the modules renew-command
+    // imports (atomic-file.ts needs randomBytes).
+    'node:crypto': { ...crypto, randomUUID: () => 'fixed' },
+  });
   // A dir where the request should go: the rename onto it fails.
   const unwritable = await dataRoot(t);
   await mkdir(join(renewDirOf(unwritable), 'fixed.request'), { recursive: true });

@@ -3,9 +3,9 @@ import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CsiClient } from '../../src/driver/csi-client.js';
+import { startNode } from '../support/cli-process.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
-import { startTsxNode } from '../support/tsx-node.js';
 
 // Issue 9, class 6: two plugins never share a data root, a state dir or a socket. Every start is
 // the real `cert-csi node` command in its own process, so the locks are what separate processes
@@ -35,11 +35,11 @@ async function probe(t: Test, socket: string): Promise<Record<string, unknown>> 
 
 t.test('a second plugin on the same data root is refused with the holder pid', async (t) => {
   const dir = await tempDir(t, 'cert-csi-single-');
-  const first = await startTsxNode(nodeArgs(dir, 'a'));
+  const first = await startNode(nodeArgs(dir, 'a'));
   t.teardown(() => first.stop());
   // Same data root and state dir, its own socket: the lock alone stops it.
   const args = nodeArgs(dir, 'a', join(dir, 'b.sock'));
-  const refused = await rejectionMessage(startTsxNode(args));
+  const refused = await rejectionMessage(startNode(args));
   t.match(refused, /exited with 1 before starting/);
   t.match(
     refused,
@@ -50,7 +50,7 @@ t.test('a second plugin on the same data root is refused with the holder pid', a
 
   // Another data root but the first one's state dir: the embedded store has one writer.
   const sharedState = [...nodeArgs(dir, 'c'), '--state-dir', join(dir, 'a-state')];
-  const stateRefused = await rejectionMessage(startTsxNode(sharedState));
+  const stateRefused = await rejectionMessage(startNode(sharedState));
   t.match(
     stateRefused,
     `state dir ${join(dir, 'a-state')} is in use by another cert-csi process (pid ${first.child.pid};`,
@@ -61,9 +61,9 @@ t.test('a second plugin on the same data root is refused with the holder pid', a
 t.test('a second plugin on a live endpoint is refused; the first keeps its socket', async (t) => {
   const dir = await tempDir(t, 'cert-csi-single-');
   const socket = join(dir, 'a.sock');
-  const first = await startTsxNode(nodeArgs(dir, 'a'));
+  const first = await startNode(nodeArgs(dir, 'a'));
   t.teardown(() => first.stop());
-  const refused = await rejectionMessage(startTsxNode(nodeArgs(dir, 'b', socket)));
+  const refused = await rejectionMessage(startNode(nodeArgs(dir, 'b', socket)));
   t.match(refused, `endpoint ${socket} is served by a running process`);
   t.same(await probe(t, socket), { ready: { value: true } }, 'the first still answers on it');
 });
@@ -72,7 +72,7 @@ t.test('an endpoint that is a regular file is refused and left intact', async (t
   const dir = await tempDir(t, 'cert-csi-single-');
   const file = join(dir, 'notes.txt');
   await writeFile(file, 'not a socket\n');
-  const refused = await rejectionMessage(startTsxNode(nodeArgs(dir, 'a', file)));
+  const refused = await rejectionMessage(startNode(nodeArgs(dir, 'a', file)));
   t.match(refused, `endpoint ${file} exists and is a regular file, not a socket`);
   t.equal(await readFile(file, 'utf8'), 'not a socket\n', 'the file is untouched');
 });
@@ -81,14 +81,14 @@ t.test('kill -9: the restart removes the stale socket and starts at once', async
   const dir = await tempDir(t, 'cert-csi-single-');
   const socket = join(dir, 'a.sock');
   for (let round = 0; round < 2; round++) {
-    const node = await startTsxNode(nodeArgs(dir, 'a'));
+    const node = await startNode(nodeArgs(dir, 'a'));
     t.same(await probe(t, socket), { ready: { value: true } }, `round ${round} serves`);
     const exited = once(node.child, 'exit');
     node.child.kill('SIGKILL');
     await exited;
     t.ok((await lstat(socket)).isSocket(), 'the killed plugin left its socket behind');
   }
-  const last = await startTsxNode(nodeArgs(dir, 'a'));
+  const last = await startNode(nodeArgs(dir, 'a'));
   t.teardown(() => last.stop());
   t.match(last.output(), /removed the stale socket of a previous run/);
   t.same(await probe(t, socket), { ready: { value: true } });

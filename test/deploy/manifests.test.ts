@@ -18,12 +18,13 @@ import { LOG_LEVELS } from '../../src/observability/logger.js';
 import { KEY_USAGE_NAMES } from '../../src/pki/usages.js';
 import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { projectRoot } from '../support/project-files.js';
 
 // The manifests are the product's install path: this file checks that they agree with
 // the flags, defaults and API kinds the code actually has, so a rename on either side
 // fails here instead of in a cluster.
 
-const repoRoot = new URL('../../', import.meta.url).pathname;
+const repoRoot = projectRoot;
 const deployDir = join(repoRoot, 'deploy/daemonset');
 
 const NAMESPACE = 'cert-csi';

@@ -1,70 +1,32 @@
-import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ServiceError } from '@grpc/grpc-js';
-import t, { type Test } from 'tap';
-import {
-  type CertificateRequest,
-  CertificateRequestKind,
-} from '../../src/api/certificate-request.js';
+import t from 'tap';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
-import type { Controller } from '../../src/cli/controller.js';
-import type { MemoryStore } from '../../src/store/memory-store.js';
 import {
-  type Cluster,
   type ClusterPlugin,
   caIssuerAttributes,
   POD_NAMESPACE,
-  startCluster,
-  startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
-import { until } from '../support/eventually.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { waitForObject } from '../support/wait-for-object.js';
+import {
+  checkFiles,
+  clusterWithController,
+  NODE_USER,
+  trackLiveRequests,
+} from './cluster-fault-fixtures.js';
 
-const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const NODE_SELECTOR = `${NODE_ID_HASH_LABEL}=${hashIdentifier('node-1')}`;
-const OUTAGE_MS = 30_000;
-
-/** For every volume-id-hash label: the live (not deleted) requests now, and the most ever. */
-interface LiveRequests {
-  live: Map<string, Set<string>>;
-  max: Map<string, number>;
-  errors: Error[];
-}
-
-/**
- * Follows every CertificateRequest from the fake server's own store (admin side, not over
- * HTTP, so no injected fault hides a change) and records how many were live per volume.
- */
-async function trackLiveRequests(t: Test, store: MemoryStore): Promise<LiveRequests> {
-  const tracked: LiveRequests = { live: new Map(), max: new Map(), errors: [] };
-  const apply = (type: string, request: CertificateRequest) => {
-    const hash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
-    if (hash === undefined) return;
-    const names = tracked.live.get(hash) ?? new Set<string>();
-    tracked.live.set(hash, names);
-    if (type === 'DELETED') names.delete(request.metadata.name);
-    else names.add(request.metadata.name);
-    tracked.max.set(hash, Math.max(tracked.max.get(hash) ?? 0, names.size));
-  };
-  const listed = await store.list<CertificateRequest>(CertificateRequestKind);
-  for (const request of listed.items) apply('ADDED', request);
-  const watch = store.watch<CertificateRequest>(
-    CertificateRequestKind,
-    { resourceVersion: listed.resourceVersion },
-    {
-      onEvent: (event) => apply(event.type, event.object),
-      onError: (err) => tracked.errors.push(err),
-    },
-  );
-  t.teardown(() => watch.stop());
-  return tracked;
-}
+// Long enough for everything the scenario checks to happen inside it: more than twice the
+// plugin's attempt timeout (4 s) and kubelet's retry cap (5 s), so every volume fails several
+// attempts, and the informers' relists (1, 3, 7 s after a failure) meet it three times. 30 s
+// made the test take 37 s, longer than a test file may take.
+const OUTAGE_MS = 12_000;
 
 /** One NodePublishVolume call as the test's kubelet made it. */
 interface Attempt {
@@ -108,31 +70,6 @@ async function publishLikeKubelet(
   }
 }
 
-/** A cluster with the CA Issuer ready and `cert-csi controller` running in-process. */
-async function clusterWithController(
-  t: Test,
-): Promise<{ cluster: Cluster; startSigner: () => Promise<Controller> }> {
-  const cluster = await startCluster(t);
-  await cluster.seedIssuer();
-  const startSigner = async () => {
-    const controller = startClusterController(t, cluster);
-    return controller;
-  };
-  return { cluster, startSigner };
-}
-
-/** Checks the volume's files: the certificate verifies against ca.crt and matches the key. */
-async function checkFiles(t: Test, target: string, volumeId: string): Promise<X509Certificate> {
-  const cert = new X509Certificate(await readFile(join(target, 'tls.crt')));
-  const ca = new X509Certificate(await readFile(join(target, 'ca.crt')));
-  t.ok(cert.verify(ca.publicKey), `${volumeId}: tls.crt is signed by ca.crt`);
-  t.ok(
-    cert.checkPrivateKey(createPrivateKey(await readFile(join(target, 'tls.key')))),
-    `${volumeId}: tls.key matches tls.crt`,
-  );
-  return cert;
-}
-
 function liveByVolume(requests: CertificateRequest[]): Map<string, string[]> {
   const byVolume = new Map<string, string[]>();
   for (const request of requests) {
@@ -154,7 +91,7 @@ function isPluginRewatch(entry: RequestLogEntry): boolean {
 }
 
 t.test(
-  'a 30 s API outage with dropped watches, 409s and 410s: issuance completes after recovery, one live request per volume',
+  `a ${OUTAGE_MS / 1000} s API outage with dropped watches, 409s and 410s: issuance completes after recovery, one live request per volume`,
   async (t) => {
     const { cluster, startSigner } = await clusterWithController(t);
     const { server } = cluster;
@@ -172,7 +109,7 @@ t.test(
     const watchesBefore = server.openWatches;
     t.ok(watchesBefore >= 5, `${watchesBefore} watches open (plugin 1, controller 4)`);
 
-    // The outage: every request answers 500 for 30 s, and every open watch is torn down.
+    // The outage: every request answers 500 for OUTAGE_MS, and every open watch is torn down.
     const faultStart = Date.now();
     server.failRequests({ status: 500, forMs: OUTAGE_MS });
     const recoveryAt = faultStart + OUTAGE_MS;
@@ -274,65 +211,3 @@ t.test(
     );
   },
 );
-
-t.test('an idle volume whose watch dropped and then expired (410) renews on request', async (t) => {
-  const { cluster, startSigner } = await clusterWithController(t);
-  const { server } = cluster;
-  const live = await trackLiveRequests(t, server.store);
-  const first = await startSigner();
-  await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
-  const node = await startClusterPlugin(t, cluster, { nodeId: 'node-1', attemptTimeoutMs: 4_000 });
-  const { target } = await node.publish('vol-idle', caIssuerAttributes);
-  const before = await checkFiles(t, target, 'vol-idle');
-  const [issuedFirst] = await cluster.requests();
-
-  // Only the plugin watches while the fault happens, so the one expiry is its re-watch's.
-  await first.stop();
-  await until(() => server.openWatches === 1, {
-    what: 'only the plugin’s watch open',
-    timeoutMs: 10_000,
-  });
-  const dropAt = Date.now();
-  server.expireWatches(1);
-  t.equal(server.dropWatches(), 1, 'the plugin’s watch dropped');
-  const pluginReads = () =>
-    server.requests.filter(
-      (r) =>
-        r.time >= dropAt &&
-        r.user === NODE_USER &&
-        r.resource === 'certificaterequests' &&
-        (r.verb === 'list' || r.verb === 'watch'),
-    );
-  // Relist after the backoff, re-watch (410), relist at once, re-watch.
-  await until(() => pluginReads().length >= 4, {
-    what: 'the plugin to relist twice and watch again',
-    timeoutMs: 10_000,
-  });
-  const reads = pluginReads();
-  t.same(
-    reads.slice(0, 4).map((r) => r.verb),
-    ['list', 'watch', 'list', 'watch'],
-    'list, watch, list, watch',
-  );
-  const [relist, , relistAfterGone] = reads as [RequestLogEntry, RequestLogEntry, RequestLogEntry];
-  t.ok(relist.time - dropAt >= 900, `first relist after the backoff (${relist.time - dropAt} ms)`);
-  t.ok(
-    relistAfterGone.time - relist.time < 900,
-    `second relist at once after the 410 (${relistAfterGone.time - relist.time} ms)`,
-  );
-  await until(() => server.openWatches === 1, {
-    what: 'the plugin watching again',
-    timeoutMs: 10_000,
-  });
-
-  await startSigner();
-  const outcome = await node.plugin.manager.renewNow({ volumeId: 'vol-idle' });
-  t.same(outcome.failed, [], 'no failure');
-  t.equal(outcome.renewed.length, 1, 'renewed');
-  const after = await checkFiles(t, target, 'vol-idle');
-  t.not(after.serialNumber, before.serialNumber, 'a new certificate on disk');
-  const requests = await cluster.requests();
-  t.equal(requests.length, 1, 'one CertificateRequest left');
-  t.not(requests[0]?.metadata.name, issuedFirst?.metadata.name, 'the renewal’s');
-  t.equal(live.max.get(hashIdentifier('vol-idle')), 1, 'never two live at once');
-});

@@ -341,10 +341,13 @@ t.test(
       store.create(CertificateRequestKind, request('new')),
       store.delete(CertificateRequestKind, 'kept', 'ns1'),
     ];
+    // The verdict timer is cancelled once the race is decided: left running, it kept the test
+    // process alive for the whole HANG_VERDICT_MS after the test had passed.
+    const verdict = new AbortController();
     const outcomes = await Promise.race([
       Promise.all(calls.map((call) => rejection(call))),
-      delay(HANG_VERDICT_MS).then(() => 'still waiting' as const),
-    ]);
+      delay(HANG_VERDICT_MS, 'still waiting' as const, { signal: verdict.signal }),
+    ]).finally(() => verdict.abort());
     if (outcomes === 'still waiting') {
       t.fail(`the requests were still waiting after ${HANG_VERDICT_MS} ms`);
       return;

@@ -1,7 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
@@ -23,23 +22,70 @@ import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { inlineVolumeCall } from '../support/publish-call.js';
 
+const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
+
 const OUR_ROLES = [
   'ClusterRole/cert-csi-node',
   'ClusterRole/cert-csi-controller',
   'Role/cert-csi/cert-csi-controller:leader-election',
 ];
 
+/** Long enough that only a broken scenario reaches it, even on a loaded machine. */
+const STEP_TIMEOUT_MS = 60_000;
+
+/** Volumes get ECDSA keys: RSA key generation would be most of this file's CPU time. */
+const ECDSA = { 'csi.cert-manager.io/key-algorithm': 'ECDSA' };
+
+/**
+ * Resolves once the server has answered a request that matches, before or after the call;
+ * an abort of signal ends the wait.
+ */
+function answered(
+  cluster: Cluster,
+  match: (r: RequestLogEntry) => boolean,
+  signal: AbortSignal,
+): Promise<void> {
+  if (cluster.server.requests.some((r) => r.status !== 0 && match(r))) return Promise.resolve();
+  return cluster.server.waitForRequest(match, STEP_TIMEOUT_MS, signal).then(() => undefined);
+}
+
 /**
  * Everything the two components do in a cluster, once: the controller takes and renews
  * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs; the plugin
  * lists and watches its requests, creates one, renews it (deleting the old one) and
  * records an Event when an issuance cannot finish. Returns the refused requests.
+ *
+ * With `until`, the scenario ends as soon as the server has refused a request that matches
+ * (each step is raced against it): a step the missing permission blocks (a plugin that cannot
+ * list its requests never starts) does not have to time out. Without it, every step runs to
+ * its end, however long the machine takes: no step is cut short by a wall-clock budget.
  */
 async function everything(
   t: Pick<Test, 'teardown'>,
   cluster: Cluster,
+  until?: (refused: RequestLogEntry) => boolean,
 ): Promise<{ forbidden: RequestLogEntry[]; issued: boolean }> {
   const { server } = cluster;
+  // Ends the waits on the server's log that are still open when the scenario ends.
+  const waits = new AbortController();
+  t.teardown(() => waits.abort());
+  let refused = false;
+  const refusedAsExpected = until
+    ? answered(cluster, (r) => r.status === 403 && until(r), waits.signal).then(() => {
+        refused = true;
+        return 'refused' as const;
+      })
+    : new Promise<never>(() => {});
+  // A step overtaken by the refusal still runs: the components stop only once it has settled,
+  // since a renewal that fails after its plugin stopped arms a retry timer nobody clears (and
+  // that timer kept this file's process alive). No new step starts after the refusal.
+  const overtaken: Promise<unknown>[] = [];
+  const step = <T>(work: () => Promise<T>): Promise<T | 'refused'> => {
+    if (refused) return Promise.resolve('refused');
+    const running = work();
+    overtaken.push(running.catch(() => undefined));
+    return Promise.race([running, refusedAsExpected]);
+  };
   const ca = await makeCA();
   const secret = { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem };
   await server.store.create(SecretKind, tlsSecret(POD_NAMESPACE, 'ca-key-pair', secret));
@@ -81,31 +127,48 @@ async function everything(
     signal: abort.signal,
   });
   let issued = false;
-  // A plugin that cannot list its requests never starts: give it a moment, then give up.
-  const plugin = await Promise.race([starting, delay(2_000).then(() => undefined)]);
-  if (plugin) {
+  // A plugin that cannot list its requests never starts: the refusal ends the wait (the
+  // start is not an overtaken step: it ends with the abort below).
+  const plugin = await Promise.race([starting, refusedAsExpected]);
+  if (plugin !== 'refused') {
     const client = new CsiClient(endpoint);
     const volume = (id: string, attributes: Record<string, string>) =>
-      inlineVolumeCall(id, join(dir, 'pods', id), { ...appPod, ...attributes });
+      inlineVolumeCall(id, join(dir, 'pods', id), { ...appPod, ...ECDSA, ...attributes });
     try {
-      await client.nodeCall('NodePublishVolume', volume('vol-1', caIssuerAttributes));
-      const renewed = await plugin.manager.renewNow({ volumeId: 'vol-1' });
-      issued = renewed.renewed.length === 1;
+      const published = await step(() =>
+        client.nodeCall('NodePublishVolume', volume('vol-1', caIssuerAttributes)),
+      );
+      const renewed =
+        published === 'refused'
+          ? published
+          : await step(() => plugin.manager.renewNow({ volumeId: 'vol-1' }));
+      issued = renewed !== 'refused' && renewed.renewed.length === 1;
     } catch {
       issued = false;
     }
     // An issuer that never answers: the publish times out and the pod gets an Event.
-    await client
-      .nodeCall(
-        'NodePublishVolume',
-        volume('vol-2', { ...caIssuerAttributes, 'csi.cert-manager.io/issuer-name': 'missing' }),
-      )
-      .catch(() => undefined);
-    await plugin.events.flush();
+    await step(() =>
+      client
+        .nodeCall(
+          'NodePublishVolume',
+          volume('vol-2', { ...caIssuerAttributes, 'csi.cert-manager.io/issuer-name': 'missing' }),
+        )
+        .catch(() => undefined),
+    );
+    await step(() => plugin.events.flush());
+    await Promise.allSettled(overtaken);
     client.close();
   }
-  // At least one lease renewal after the start.
-  await delay(500);
+  // At least one lease renewal after the start (the leader renews every retry period).
+  await step(() =>
+    answered(
+      cluster,
+      (r) => r.resource === 'leases' && r.verb === 'update' && r.user === CONTROLLER_USER,
+      waits.signal,
+    ),
+  );
+  waits.abort();
+  await Promise.allSettled(overtaken);
   abort.abort();
   await starting.then((p) => p.stop()).catch(() => undefined);
   await controller.stop();
@@ -165,15 +228,14 @@ t.test(
         limit(async () => {
           const cluster = await startCluster(t);
           cluster.server.rbac = rbac;
-          const { forbidden } = await everything(t, cluster);
           const resources = rule.rule.resources;
-          const refused = forbidden.filter(
-            (r) =>
-              resources.includes(
-                r.subresource ? `${r.resource}/${r.subresource}` : String(r.resource),
-              ) &&
-              (verb === undefined || r.verb === verb),
-          );
+          const matches = (r: RequestLogEntry) =>
+            resources.includes(
+              r.subresource ? `${r.resource}/${r.subresource}` : String(r.resource),
+            ) &&
+            (verb === undefined || r.verb === verb);
+          const { forbidden } = await everything(t, cluster, matches);
+          const refused = forbidden.filter(matches);
           t.ok(
             refused.length > 0,
             `without ${label} of ${rule.role} rule ${rule.index} (${resources.join(',')}: ${rule.rule.verbs.join(',')}) a request is refused`,

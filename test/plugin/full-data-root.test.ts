@@ -1,11 +1,12 @@
 import t from 'tap';
 import { runNamespaceScenario } from '../support/mount-namespace.js';
+import { scriptBeside } from '../support/project-files.js';
 
 t.test(
   'on a full tmpfs data root, a failure metadata.json cannot take is shown by status from memory',
   (t) =>
     runNamespaceScenario(t, {
-      script: new URL('./fixtures/full-data-root-plugin.ts', import.meta.url),
+      script: scriptBeside(import.meta.url, './fixtures/full-data-root-plugin.ts'),
       what: 'full data root checks',
       prefix: 'cert-csi-full-',
       checks: { atLeast: 7 },

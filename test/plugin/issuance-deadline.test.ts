@@ -1,16 +1,21 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { status } from '@grpc/grpc-js';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { until } from '../support/eventually.js';
-import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
+import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-// Long enough that the ordinary publish below finishes well inside it on a busy machine.
-const ATTEMPT_TIMEOUT_MS = 20_000;
+// The five stuck publishes of the first test: a deadline the test never reaches, so the
+// ordinary publish has all the time a loaded machine needs (it used to race a 20 s deadline).
+const NEVER_MS = 600_000;
+// The second test's deadline: long enough that the five requests exist before it passes (that
+// takes milliseconds), short enough to wait for.
+const DEADLINE_MS = 5_000;
 
 /** A publish's outcome, captured so the test can look at it before and after it settles. */
 function track(promise: Promise<unknown>) {
@@ -30,27 +35,38 @@ function track(promise: Promise<unknown>) {
   return { state, done };
 }
 
+const nobodySigns = {
+  'csi.cert-manager.io/issuer-name': 'remote',
+  'csi.cert-manager.io/issuer-kind': 'RemoteIssuer',
+  'csi.cert-manager.io/issuer-group': 'example.com',
+  'csi.cert-manager.io/key-algorithm': 'ECDSA',
+};
+
+/** Full GCs all along: on Node 20 they lose an AbortSignal.timeout inside AbortSignal.any. */
+function gcPressure(t: Test): void {
+  const collect = setInterval(gc, 250);
+  t.teardown(() => clearInterval(collect));
+}
+
+/** Five publishes that wait for a signer that never answers, once their requests exist. */
+async function fiveStuck(p: PluginHarness) {
+  const stuck = ['a', 'b', 'c', 'd', 'e'].map((n) =>
+    track(p.publish(`csi-unsigned-${n}`, nobodySigns)),
+  );
+  await until(async () => (await p.requests()).length === 5, {
+    what: 'the five requests to be created',
+    timeoutMs: 60_000,
+  });
+  return stuck;
+}
+
 t.test(
-  'publishes whose issuer never answers end at their deadline under GC pressure and hold no issuance slot',
+  'publishes whose issuer never answers hold no issuance slot, under GC pressure',
   async (t) => {
-    // Full GCs all along: on Node 20 they lose an AbortSignal.timeout inside AbortSignal.any.
-    const collect = setInterval(gc, 250);
-    t.teardown(() => clearInterval(collect));
+    gcPressure(t);
     // The default --max-concurrent-issuances (4): five waits would fill it.
-    const p = await startPlugin(t, { publishTimeoutMs: ATTEMPT_TIMEOUT_MS });
-    const nobodySigns = {
-      'csi.cert-manager.io/issuer-name': 'remote',
-      'csi.cert-manager.io/issuer-kind': 'RemoteIssuer',
-      'csi.cert-manager.io/issuer-group': 'example.com',
-      'csi.cert-manager.io/key-algorithm': 'ECDSA',
-    };
-    const stuck = ['a', 'b', 'c', 'd', 'e'].map((n) =>
-      track(p.publish(`csi-unsigned-${n}`, nobodySigns)),
-    );
-    await until(async () => (await p.requests()).length === 5, {
-      what: 'the five requests to be created',
-      timeoutMs: 60_000,
-    });
+    const p = await startPlugin(t, { publishTimeoutMs: NEVER_MS });
+    const stuck = await fiveStuck(p);
 
     const ordinary = track(
       p.publish('csi-ordinary', embeddedCA({ 'csi.cert-manager.io/key-algorithm': 'ECDSA' })),
@@ -71,6 +87,20 @@ t.test(
     const metadata = JSON.parse(await readFile(p.dataRoot.metadataPath('csi-ordinary'), 'utf8'));
     t.ok(metadata.notAfter, 'the ordinary volume holds a certificate');
 
+    // Done with them: an unpublish ends a publish in flight.
+    for (const n of ['a', 'b', 'c', 'd', 'e']) {
+      await p.unpublish(`csi-unsigned-${n}`, join(p.dir, 'pods', `csi-unsigned-${n}`, 'mount'));
+    }
+    await Promise.all(stuck.map((s) => s.done));
+  },
+);
+
+t.test(
+  'publishes whose issuer never answers end at their deadline under GC pressure',
+  async (t) => {
+    gcPressure(t);
+    const p = await startPlugin(t, { publishTimeoutMs: DEADLINE_MS });
+    const stuck = await fiveStuck(p);
     await Promise.all(stuck.map((s) => s.done));
     for (const { state } of stuck) {
       t.equal(state.code, status.DEADLINE_EXCEEDED, 'a stuck publish ends with DEADLINE_EXCEEDED');

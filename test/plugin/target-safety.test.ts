@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { rejectsWith } from '../support/grpc-assert.js';
 import { runNamespaceScenario } from '../support/mount-namespace.js';
 import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
+import { scriptBeside } from '../support/project-files.js';
 
 /** Nothing was issued: no volume dir, no CertificateRequest. */
 async function nothingIssued(t: Test, p: PluginHarness): Promise<void> {
@@ -182,7 +183,7 @@ t.test(
   'bind mode, in a private mount namespace: symlinked and foreign targets refused, unpublish touches only its own mount',
   async (t) => {
     await runNamespaceScenario(t, {
-      script: new URL('./fixtures/target-safety-plugin.ts', import.meta.url),
+      script: scriptBeside(import.meta.url, './fixtures/target-safety-plugin.ts'),
       what: 'bind mode checks',
       prefix: 'cert-csi-target-',
       checks: { atLeast: 20 },

@@ -19,6 +19,7 @@ import {
 } from '../../src/renewal/renew-requests.js';
 import { writeFileAtomic } from '../../src/volume/atomic-file.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 import { waitForFile } from './renew-fixtures.js';
@@ -346,7 +347,7 @@ t.test('a watch event without a name rescans; watcher errors are logged', async 
   let failReaddir = false;
   const { watchRenewRequests: watchMocked } = await t.mockImport<
     typeof import('../../src/renewal/renew-requests.js')
-  >('../../src/renewal/renew-requests.js', {
+  >(moduleFileUrl('src/renewal/renew-requests.ts'), {
     'node:fs': { ...fs, watch: fakeWatch },
     'node:fs/promises': {
       ...fs.promises,

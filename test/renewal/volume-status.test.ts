@@ -5,6 +5,7 @@ import { renewDirOf } from '../../src/renewal/renew-protocol.js';
 import { readVolumeStatuses, type VolumeStatus } from '../../src/renewal/volume-status.js';
 import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 import { certificatePem, makeVolume } from './renew-fixtures.js';
 
@@ -40,7 +41,9 @@ t.test('a healthy volume: pod, issuer, times, state ok', async (t) => {
 
 t.test('notAfter comes from the certificate file when metadata has none', async (t) => {
   const root = await dataRoot(t);
-  const pem = await certificatePem(90);
+  // Dated from NOW, like the check below: dated from its own clock reading, the certificate ends
+  // past NOW + 90 days whenever the wall-clock second changed since NOW was taken.
+  const pem = await certificatePem(90, NOW);
   // Legacy keys still name the issuer and the file; kind and group take their defaults.
   await makeVolume(
     root,
@@ -199,8 +202,8 @@ t.test('a missing data root has no volumes; a ..renew that is a file is ignored'
 t.test('an unexpected error for one volume becomes its row', async (t) => {
   const { readVolumeStatuses: readMocked } = await t.mockImport<
     typeof import('../../src/renewal/volume-status.js')
-  >('../../src/renewal/volume-status.js', {
-    '../../src/volume/metadata.js': {
+  >(moduleFileUrl('src/renewal/volume-status.ts'), {
+    [importedUrl('src/volume/metadata.ts')]: {
       readMetadata: async () => {
         throw new TypeError('boom');
       },

@@ -1,8 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t from 'tap';
+import { projectPath } from '../support/project-files.js';
 
-const SRC = join(import.meta.dirname, '..', '..', 'src');
+const SRC = projectPath('src');
 
 async function importsOf(dir: string): Promise<Array<{ file: string; target: string }>> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });

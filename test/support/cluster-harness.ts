@@ -22,10 +22,11 @@ import { createMounter } from '../../src/volume/mounter.js';
 import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
 import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
 import { connectClient } from './plugin-harness.js';
+import { projectPath } from './project-files.js';
 import { inlineVolumeCall, podInfo } from './publish-call.js';
 import { loadRbacFromDirectory, type RbacAuthorizer } from './rbac-authorizer.js';
 
-export const DEPLOY_DIR = new URL('../../deploy/daemonset/', import.meta.url).pathname;
+export const DEPLOY_DIR = projectPath('deploy', 'daemonset');
 export const NODE_TOKEN = 'node-service-account-token';
 export const CONTROLLER_TOKEN = 'controller-service-account-token';
 export const POD_NAMESPACE = 'sandbox';

@@ -244,24 +244,36 @@ export class FakeApiServer {
 
   /**
    * Resolves with the first request answered from now on that matches, once its response
-   * starts (for a watch: once it streams), so its log entry is complete.
+   * starts (for a watch: once it streams), so its log entry is complete. An abort of signal
+   * ends the wait (rejecting), so a wait nobody needs any more holds no timer.
    */
   waitForRequest(
     match: (request: RequestLogEntry) => boolean,
     timeoutMs = 5000,
+    signal?: AbortSignal,
   ): Promise<RequestLogEntry> {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const end = () => {
+        clearTimeout(timer);
         this.requestWaiters.delete(waiter);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const timer = setTimeout(() => {
+        end();
         reject(new Error(`no matching request within ${timeoutMs} ms`));
       }, timeoutMs);
       const waiter = (entry: RequestLogEntry) => {
         if (!match(entry)) return;
-        clearTimeout(timer);
-        this.requestWaiters.delete(waiter);
+        end();
         resolve(entry);
       };
+      const onAbort = () => {
+        end();
+        reject(signal?.reason);
+      };
       this.requestWaiters.add(waiter);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort);
     });
   }
 

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
+import { nodeArgsFor } from './project-files.js';
 import { tempDir } from './temp-dir.js';
 
 const run = promisify(execFile);
@@ -19,15 +20,9 @@ export async function mountNamespaceUnavailable(): Promise<string | undefined> {
   }
 }
 
-// The child runs TypeScript like this process does: under tap that is tap's loader (and its
-// coverage hook), elsewhere tsx.
-function loaderArgs(): string[] {
-  const own = process.execArgv.filter((a) => a.startsWith('--import') || a.startsWith('--loader'));
-  return own.length > 0 ? process.execArgv : ['--import', 'tsx'];
-}
-
 /**
- * Runs a TypeScript script in a new private mount namespace (`unshare --mount --propagation
+ * Runs a script (emitted JavaScript, or TypeScript under this process's loader: see
+ * scriptBeside) in a new private mount namespace (`unshare --mount --propagation
  * private`): its mounts never reach the host and vanish when it exits. Resolves its stdout.
  */
 export async function runInMountNamespace(
@@ -37,7 +32,7 @@ export async function runInMountNamespace(
 ): Promise<{ stdout: string; stderr: string }> {
   const { stdout, stderr } = await run(
     'unshare',
-    [...UNSHARE, process.execPath, ...loaderArgs(), script, ...args],
+    [...UNSHARE, process.execPath, ...nodeArgsFor(script), script, ...args],
     { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 },
   );
   return { stdout, stderr };
@@ -52,8 +47,11 @@ export interface NamespaceCheck {
 
 /** What runNamespaceScenario needs to know about a scenario script. */
 export interface NamespaceScenario {
-  /** The script, run with a fresh work dir as its one argument; its last stdout line is `{checks}`. */
-  script: URL;
+  /**
+   * The script (from scriptBeside), run with a fresh work dir as its one argument; its last
+   * stdout line is `{checks}`.
+   */
+  script: string;
   /** Names the checks in the skip message when no mount namespace is available. */
   what: string;
   /** Prefix of the work dir under the OS temp dir (removed when the test ends). */
@@ -76,11 +74,7 @@ export async function runNamespaceScenario(t: Test, scenario: NamespaceScenario)
     return;
   }
   const work = await tempDir(t, scenario.prefix);
-  const { stdout } = await runInMountNamespace(
-    scenario.script.pathname,
-    [work],
-    scenario.timeoutMs,
-  );
+  const { stdout } = await runInMountNamespace(scenario.script, [work], scenario.timeoutMs);
   const { checks } = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
     checks: NamespaceCheck[];
   };

@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import {
   mountNamespaceUnavailable,
   type NamespaceCheck,
   runInMountNamespace,
 } from '../support/mount-namespace.js';
+import { scriptBeside } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
-const SCRIPT = fileURLToPath(new URL('./fixtures/bind-mount-scenario.ts', import.meta.url));
+const SCRIPT = scriptBeside(import.meta.url, './fixtures/bind-mount-scenario.ts');
 
 t.test('bind mode: tmpfs, read-only bind mounts, fsGroup, unpublish', async (t) => {
   const unavailable = await mountNamespaceUnavailable();

@@ -12,6 +12,7 @@ import {
   TMPFS_MAGIC,
   volatileFileOps,
 } from '../../src/volume/volatile-fs.js';
+import { moduleFileUrl } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const SHM = '/dev/shm';
@@ -196,7 +197,7 @@ t.test('errors are the same in both flavours; a failed write leaves no file', as
 t.test('unlinkIfExists: a file removed by someone else meanwhile counts as missing', async (t) => {
   const { volatileFileOps: racing } = await t.mockImport<
     typeof import('../../src/volume/volatile-fs.js')
-  >('../../src/volume/volatile-fs.js', {
+  >(moduleFileUrl('src/volume/volatile-fs.ts'), {
     'node:fs': {
       ...fs,
       // Another process removes the file between the lookup and the unlink.

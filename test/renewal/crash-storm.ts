@@ -22,11 +22,11 @@ import { DataRoot, REMOVING_PREFIX, VolumeFile } from '../../src/volume/data-roo
 import { errnoCode } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
 import { isValidVolumeId } from '../../src/volume/volume-id.js';
-import type { NodeProcess } from '../support/cli-process.js';
+import { type NodeProcess, startNode } from '../support/cli-process.js';
 import { NodeLog } from '../support/node-log.js';
 import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
-import { startTsxNode } from '../support/tsx-node.js';
+
 import { waitForFile } from './renew-fixtures.js';
 
 // The acceptance: "30 kill -9 trials at random moments of a publish-and-renew storm: after each
@@ -37,11 +37,18 @@ import { waitForFile } from './renew-fixtures.js';
 // Each trial starts `cert-csi node` (a child process: the real command, flags and wiring), checks
 // what the previous kill left, runs a storm of publishes, republishes, unpublishes and manual
 // renewals through the CSI socket, and sends SIGKILL at a random moment while requests are in
-// flight. Every choice comes from one seed; set CERT_CSI_CRASH_SEED to replay a run's choices
-// (the kill lands at the same delay, the process timing around it is the machine's), and
-// CERT_CSI_CRASH_TRIALS to run fewer or more trials while debugging (30 by default).
+// flight. The 30 trials are shared by PARTS files, test/renewal/crash-safety-<part>.trial.ts, each
+// a sequence of trials on its own data root: one sequence of 30 took over a minute and a half, and
+// files that run side by side keep every file well under 30 s. Every choice of a part comes from
+// one seed; set CERT_CSI_CRASH_SEED to replay a part's choices (the kill lands at the same delay,
+// the process timing around it is the machine's), and CERT_CSI_CRASH_TRIALS to run fewer or more
+// trials per part while debugging.
 
-const TRIALS = Number(process.env.CERT_CSI_CRASH_TRIALS ?? 30);
+/** The trials all parts run together: the acceptance's 30. */
+export const TOTAL_TRIALS = 30;
+/** How many crash-safety-<part>.trial.ts files share them. */
+export const PARTS = 5;
+const TRIALS = Number(process.env.CERT_CSI_CRASH_TRIALS ?? TOTAL_TRIALS / PARTS);
 const NEW_VOLUMES_PER_TRIAL = 3;
 /** SIGKILL lands at a random delay in [KILL_MIN_MS, KILL_MAX_MS] after the storm begins. */
 const KILL_MIN_MS = 50;
@@ -62,8 +69,6 @@ const VOLUME_ENTRIES = new Set<string>([
   VolumeFile.pendingKey,
   VolumeFile.pkcs12Password,
 ]);
-
-t.setTimeout(300_000);
 
 type Kind = 'short' | 'reuse' | 'long';
 
@@ -425,10 +430,34 @@ function renewalEnds(
   return { inFlight: [...open.values()].filter((n) => n > 0).length, cutByUnpublish };
 }
 
-t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', async (t) => {
+/**
+ * Runs part `part` (1 to PARTS) of the crash-safety trials: TRIALS kills on one data root, then
+ * the final round. Called by test/renewal/crash-safety-<part>.trial.ts.
+ */
+export function crashSafetyPart(part: number): void {
+  t.setTimeout(300_000);
+  t.test('the trials are shared by every part file', async (t) => {
+    const names = (await readdir(import.meta.dirname)).filter((n) =>
+      /^crash-safety-\d+\.trial\.[jt]s$/.test(n),
+    );
+    const parts = names.map((n) => Number(/-(\d+)\./.exec(n)?.[1])).sort((a, b) => a - b);
+    t.same(
+      parts,
+      Array.from({ length: PARTS }, (_, i) => i + 1),
+      `crash-safety-1 to -${PARTS} exist`,
+    );
+    t.ok(Number.isInteger(TOTAL_TRIALS / PARTS), `the ${TOTAL_TRIALS} trials split evenly`);
+  });
+  t.test(
+    `kill -9 at random moments of a publish-and-renew storm loses nothing (part ${part} of ${PARTS})`,
+    (t) => crashTrials(t, part),
+  );
+}
+
+async function crashTrials(t: Test, part: number): Promise<void> {
   const baseSeed = Number(process.env.CERT_CSI_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  const replay = `seed=${baseSeed} (replay: CERT_CSI_CRASH_SEED=${baseSeed})`;
-  t.comment(`crash-safety ${replay}, ${TRIALS} trials`);
+  const replay = `seed=${baseSeed} (replay: CERT_CSI_CRASH_SEED=${baseSeed} with crash-safety-${part}.trial)`;
+  t.comment(`crash-safety part ${part}: ${replay}, ${TRIALS} trials`);
   const rng: SeededRandom = seededRandom(baseSeed);
   const began = Date.now();
 
@@ -486,7 +515,7 @@ t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', a
   for (let trial = 0; trial <= TRIALS; trial++) {
     const where = `trial ${trial}, ${replay}`;
     const startAt = Date.now();
-    const node = await startTsxNode(nodeArgs);
+    const node = await startNode(nodeArgs);
     current = node;
     const upAt = Date.now();
     startupMs.push(upAt - startAt);
@@ -732,7 +761,7 @@ t.test('kill -9 at random moments of a publish-and-renew storm loses nothing', a
       `warnings and errors logged by the plugins: ${errorLines.length}${errorLines.length > 0 ? `\n${errorLines.slice(0, 10).join('\n')}` : ''}`,
     ].join('\n'),
   );
-});
+}
 
 /**
  * After the last kill: `cert-csi status` agrees, every renewing volume renews on its timer,

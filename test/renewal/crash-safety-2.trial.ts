@@ -1,0 +1,4 @@
+import { crashSafetyPart } from './crash-storm.js';
+
+// Part 2 of the 30 kill -9 crash-safety trials: see crash-storm.ts.
+crashSafetyPart(2);

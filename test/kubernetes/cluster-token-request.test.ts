@@ -108,7 +108,8 @@ t.test(
     await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
     const node = await startClusterPlugin(t, cluster, {
       useTokenRequest: true,
-      attemptTimeoutMs: 2_000,
+      // Long enough for a real issuance on a loaded machine; only vol-stuck waits it out.
+      attemptTimeoutMs: 10_000,
     });
 
     // A publish with the pod's token: the request is created with it.

@@ -135,6 +135,18 @@ async function everything(
     const volume = (id: string, attributes: Record<string, string>) =>
       inlineVolumeCall(id, join(dir, 'pods', id), { ...appPod, ...ECDSA, ...attributes });
     try {
+      // The controller first leads and watches requests (or is refused on the way): on a busy
+      // machine that takes longer than the publish deadline below.
+      await step(() =>
+        answered(
+          cluster,
+          (r) =>
+            r.user === CONTROLLER_USER &&
+            r.verb === 'watch' &&
+            r.resource === 'certificaterequests',
+          waits.signal,
+        ),
+      );
       const published = await step(() =>
         client.nodeCall('NodePublishVolume', volume('vol-1', caIssuerAttributes)),
       );

@@ -143,7 +143,8 @@ t.test('--disable-approval leaves approval to another approver, then signs', asy
   startClusterController(t, cluster, {
     enabled: controllerSelection(['*', '-certificaterequests-approver']),
   });
-  const node = await startClusterPlugin(t, cluster, { attemptTimeoutMs: 1_500 });
+  // Long enough to create the request on a loaded machine; the publish then waits it out.
+  const node = await startClusterPlugin(t, cluster, { attemptTimeoutMs: 6_000 });
   const failed = await node.publish('vol-wait', caIssuerAttributes).then(
     () => undefined,
     (err: unknown) => (err instanceof Error ? err.message : String(err)),

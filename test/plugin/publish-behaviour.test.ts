@@ -235,8 +235,9 @@ t.test(
 t.test(
   'a volume that never got a certificate may be published to a new target, which is recorded',
   async (t) => {
+    // Deadlines these publishes wait out: long enough to create the request on a busy machine.
     const p = await startPlugin(t, {
-      publishTimeoutMs: 1000,
+      publishTimeoutMs: 4_000,
       controllers: { select: ['*', '-certificaterequests-approver'] },
     });
     await rejectsWith(t, p.publish('csi-moved', embeddedCA()), status.DEADLINE_EXCEEDED, /./);
@@ -281,7 +282,8 @@ t.test('unpublish removes everything and succeeds when already gone', async (t) 
 t.test(
   'a publish that cannot finish says what it waits for, and the retry resumes the same request',
   async (t) => {
-    const p = await startPlugin(t, { publishTimeoutMs: 1500 });
+    // A deadline the publish waits out: long enough to create the request on a busy machine.
+    const p = await startPlugin(t, { publishTimeoutMs: 4_000 });
     const attributes = {
       'csi.cert-manager.io/issuer-name': 'team-ca',
       'csi.cert-manager.io/key-algorithm': 'ECDSA',
@@ -322,8 +324,9 @@ t.test(
 );
 
 t.test('a request that is never approved times out saying so', async (t) => {
+  // A deadline the publish waits out: long enough to create the request on a busy machine.
   const p = await startPlugin(t, {
-    publishTimeoutMs: 1500,
+    publishTimeoutMs: 4_000,
     controllers: { select: ['*', '-certificaterequests-approver'] },
   });
   await rejectsWith(

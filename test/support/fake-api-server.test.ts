@@ -921,9 +921,10 @@ t.test('failRequests answers 500 until it ends; latency delays requests', async 
   const busy = await apiError(core.listNamespacedSecret({ namespace: 'ns1' }), 429);
   t.equal(busy.reason, 'TooManyRequests');
   await core.listNamespacedSecret({ namespace: 'ns1' });
-  server.failRequests({ status: 503, forMs: 50 });
+  // Long enough for the next request to arrive on a busy machine, then waited out.
+  server.failRequests({ status: 503, forMs: 1_000 });
   await apiError(core.listNamespacedSecret({ namespace: 'ns1' }), 503);
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   await core.listNamespacedSecret({ namespace: 'ns1' });
   server.failRequests();
   server.clearFaults();

@@ -46,6 +46,8 @@ export interface EmbeddedPlugin {
   manager: VolumeManager;
   events: MemoryEventRecorder;
   controllers: RunningControllers;
+  /** The process's informers: what the controllers and the node plugin have seen. */
+  informers: SharedInformers;
   dataRoot: DataRoot;
   stop(): Promise<void>;
 }
@@ -128,6 +130,7 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       manager: node.manager,
       events,
       controllers: running,
+      informers: shared,
       dataRoot: node.dataRoot,
       async stop() {
         await node.stop();

@@ -25,6 +25,8 @@ export interface KubernetesPlugin {
   store: KubernetesStore;
   manager: VolumeManager;
   events: EventWriter;
+  /** The node's informers: what the node plugin has seen of its requests. */
+  informers: SharedInformers;
   dataRoot: DataRoot;
   stop(): Promise<void>;
 }
@@ -86,6 +88,7 @@ export async function startKubernetesPlugin(
     store,
     manager: node.manager,
     events,
+    informers,
     dataRoot: node.dataRoot,
     async stop() {
       await node.stop();

@@ -125,6 +125,8 @@ export async function obtainCertificate(
   try {
     let outcome: Awaited<ReturnType<RequestTracker['waitForFinal']>>;
     try {
+      // In the same tick as the wait registers: whoever reads this line finds the publish waiting.
+      log.debug({ request: name, namespace }, 'waiting for CertificateRequest');
       outcome = await tracker.waitForFinal(namespace, name, signal);
     } catch (err) {
       if (err instanceof RequestWaitError) {

@@ -23,6 +23,7 @@ import {
   startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
+import { expireOnceWaiting } from '../support/held-deadlines.js';
 import { issuer, run } from '../support/issuer-fixtures.js';
 
 const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
@@ -143,12 +144,13 @@ t.test('--disable-approval leaves approval to another approver, then signs', asy
   startClusterController(t, cluster, {
     enabled: controllerSelection(['*', '-certificaterequests-approver']),
   });
-  // Long enough to create the request on a loaded machine; the publish then waits it out.
-  const node = await startClusterPlugin(t, cluster, { attemptTimeoutMs: 6_000 });
-  const failed = await node.publish('vol-wait', caIssuerAttributes).then(
+  const node = await startClusterPlugin(t, cluster, { heldDeadlines: true });
+  const publishing = node.publish('vol-wait', caIssuerAttributes).then(
     () => undefined,
     (err: unknown) => (err instanceof Error ? err.message : String(err)),
   );
+  await expireOnceWaiting(node, 'vol-wait');
+  const failed = await publishing;
   t.match(failed, /not yet been approved/, 'the publish says what it waits for');
   const [pending] = await cluster.requests();
   t.ok(pending, 'the request exists');

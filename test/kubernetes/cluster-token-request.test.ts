@@ -18,6 +18,7 @@ import {
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { serviceAccountUser } from '../support/fake-api-server.js';
+import { expireOnceWaiting } from '../support/held-deadlines.js';
 import { RbacAuthorizer } from '../support/rbac-authorizer.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
@@ -108,8 +109,8 @@ t.test(
     await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
     const node = await startClusterPlugin(t, cluster, {
       useTokenRequest: true,
-      // Long enough for a real issuance on a loaded machine; only vol-stuck waits it out.
-      attemptTimeoutMs: 10_000,
+      // Only vol-stuck waits for its deadline, expired once it waits for its request.
+      heldDeadlines: true,
     });
 
     // A publish with the pod's token: the request is created with it.
@@ -200,10 +201,12 @@ t.test(
     }
 
     // A request no issuer answers: the publish times out and the pod gets a Warning Event.
-    const stuck = await publishError(t, node, 'vol-stuck', tokensFor('pod-token-2'), {
+    const stuckPublish = publishError(t, node, 'vol-stuck', tokensFor('pod-token-2'), {
       ...caIssuerAttributes,
       'csi.cert-manager.io/issuer-name': 'missing',
     });
+    await expireOnceWaiting(node, 'vol-stuck');
+    const stuck = await stuckPublish;
     t.match(stuck.details, /waiting for request/, `times out: ${stuck.details}`);
     await node.plugin.events.flush();
     const events = (await server.store.list<KubeEvent>(KubeEventKind, { namespace: POD_NAMESPACE }))

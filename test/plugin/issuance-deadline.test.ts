@@ -10,13 +10,8 @@ import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-h
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-// The five stuck publishes of the first test: a deadline the test never reaches, so the
-// ordinary publish has all the time a loaded machine needs (it used to race a 20 s deadline).
-const NEVER_MS = 600_000;
-// The second test's deadline: long enough that the five requests exist before it passes (that
-// takes milliseconds on a quiet machine; 5 s was not enough with both cores busy and full GCs
-// every 250 ms), short enough to wait for.
-const DEADLINE_MS = 15_000;
+// The second test's deadlines, started on the system clock once all five publishes wait.
+const DEADLINE_MS = 1_000;
 
 /** A publish's outcome, captured so the test can look at it before and after it settles. */
 function track(promise: Promise<unknown>) {
@@ -66,7 +61,9 @@ t.test(
   async (t) => {
     gcPressure(t);
     // The default --max-concurrent-issuances (4): five waits would fill it.
-    const p = await startPlugin(t, { publishTimeoutMs: NEVER_MS });
+    // Held deadlines: the five never time out on their own, so the ordinary publish has all
+    // the time a loaded machine needs (it used to race a 20 s deadline).
+    const p = await startPlugin(t, { heldDeadlines: true });
     const stuck = await fiveStuck(p);
 
     const ordinary = track(
@@ -100,8 +97,17 @@ t.test(
   'publishes whose issuer never answers end at their deadline under GC pressure',
   async (t) => {
     gcPressure(t);
-    const p = await startPlugin(t, { publishTimeoutMs: DEADLINE_MS });
+    // Held until all five wait (a busy machine can take longer than any fixed deadline to
+    // create five requests), then real timers: GC pressure must not lose them.
+    const p = await startPlugin(t, { heldDeadlines: true });
     const stuck = await fiveStuck(p);
+    for (const n of ['a', 'b', 'c', 'd', 'e']) {
+      await until(() => p.waiting.take(`csi-unsigned-${n}`), {
+        what: `csi-unsigned-${n} to wait for its request`,
+        timeoutMs: 60_000,
+      });
+    }
+    t.equal(p.deadlines.release(DEADLINE_MS), 5, 'five deadlines started');
     await Promise.all(stuck.map((s) => s.done));
     for (const { state } of stuck) {
       t.equal(state.code, status.DEADLINE_EXCEEDED, 'a stuck publish ends with DEADLINE_EXCEEDED');

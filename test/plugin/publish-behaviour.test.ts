@@ -9,6 +9,7 @@ import {
 import { IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { rejectsWith } from '../support/grpc-assert.js';
+import { expireOnceWaiting } from '../support/held-deadlines.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
@@ -235,19 +236,19 @@ t.test(
 t.test(
   'a volume that never got a certificate may be published to a new target, which is recorded',
   async (t) => {
-    // Deadlines these publishes wait out: long enough to create the request on a busy machine.
     const p = await startPlugin(t, {
-      publishTimeoutMs: 4_000,
+      heldDeadlines: true,
       controllers: { select: ['*', '-certificaterequests-approver'] },
     });
-    await rejectsWith(t, p.publish('csi-moved', embeddedCA()), status.DEADLINE_EXCEEDED, /./);
+    const first = p.publish('csi-moved', embeddedCA());
+    first.catch(() => {});
+    await expireOnceWaiting(p, 'csi-moved');
+    await rejectsWith(t, first, status.DEADLINE_EXCEEDED, /not yet been approved/);
     const moved = join(p.dir, 'pods', 'moved', 'mount');
-    await rejectsWith(
-      t,
-      p.publish('csi-moved', embeddedCA(), { target: moved }),
-      status.DEADLINE_EXCEEDED,
-      /not yet been approved/,
-    );
+    const again = p.publish('csi-moved', embeddedCA(), { target: moved });
+    again.catch(() => {});
+    await expireOnceWaiting(p, 'csi-moved');
+    await rejectsWith(t, again, status.DEADLINE_EXCEEDED, /not yet been approved/);
     const metadata = JSON.parse(await readFile(p.dataRoot.metadataPath('csi-moved'), 'utf8'));
     t.equal(metadata.targetPath, moved, 'the new target is the recorded one');
   },
@@ -282,15 +283,20 @@ t.test('unpublish removes everything and succeeds when already gone', async (t) 
 t.test(
   'a publish that cannot finish says what it waits for, and the retry resumes the same request',
   async (t) => {
-    // A deadline the publish waits out: long enough to create the request on a busy machine.
-    const p = await startPlugin(t, { publishTimeoutMs: 4_000 });
+    const p = await startPlugin(t, { heldDeadlines: true });
     const attributes = {
       'csi.cert-manager.io/issuer-name': 'team-ca',
       'csi.cert-manager.io/key-algorithm': 'ECDSA',
     };
+    const waiting = p.publish('csi-wait', attributes);
+    waiting.catch(() => {});
+    // Expired once the node has seen the signer's verdict: the publish reports it.
+    await expireOnceWaiting(p, 'csi-wait', (request) =>
+      (request.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.reason === 'Pending'),
+    );
     await rejectsWith(
       t,
-      p.publish('csi-wait', attributes),
+      waiting,
       status.DEADLINE_EXCEEDED,
       /^waiting for request: request "[0-9a-f-]+" is pending: Referenced "Issuer" not found: issuer\.cert-manager\.io "team-ca" not found$/,
     );
@@ -324,14 +330,16 @@ t.test(
 );
 
 t.test('a request that is never approved times out saying so', async (t) => {
-  // A deadline the publish waits out: long enough to create the request on a busy machine.
   const p = await startPlugin(t, {
-    publishTimeoutMs: 4_000,
+    heldDeadlines: true,
     controllers: { select: ['*', '-certificaterequests-approver'] },
   });
+  const unapproved = p.publish('csi-unapproved', embeddedCA());
+  unapproved.catch(() => {});
+  await expireOnceWaiting(p, 'csi-unapproved');
   await rejectsWith(
     t,
-    p.publish('csi-unapproved', embeddedCA()),
+    unapproved,
     status.DEADLINE_EXCEEDED,
     /has not yet been approved by approval plugin/,
   );

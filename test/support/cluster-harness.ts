@@ -20,6 +20,12 @@ import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kube
 import type { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
+import {
+  HELD_DEADLINE_MS,
+  type HeldDeadlinePlugin,
+  HeldDeadlines,
+  WaitingLog,
+} from './held-deadlines.js';
 import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
 import { connectClient } from './plugin-harness.js';
 import { projectPath } from './project-files.js';
@@ -97,7 +103,8 @@ export async function startCluster(
 }
 
 /** A cluster-mode plugin in this process, on a real socket, with a real gRPC client. */
-export interface ClusterPlugin {
+/** The node plugin of a cluster test; its issuance deadlines are held with `heldDeadlines`. */
+export interface ClusterPlugin extends HeldDeadlinePlugin {
   plugin: KubernetesPlugin;
   dir: string;
   client: CsiClient;
@@ -114,10 +121,20 @@ export interface ClusterPlugin {
 export async function startClusterPlugin(
   t: Test,
   cluster: Cluster,
-  options: { nodeId?: string; useTokenRequest?: boolean; attemptTimeoutMs?: number } = {},
+  options: {
+    nodeId?: string;
+    useTokenRequest?: boolean;
+    attemptTimeoutMs?: number;
+    /** Deadlines that fire when the test says (expireOnceWaiting), never on their own. */
+    heldDeadlines?: boolean;
+  } = {},
 ): Promise<ClusterPlugin> {
   const dir = await mkdtemp(join(tmpdir(), 'cert-csi-node-'));
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  // A pass-through clock and a silent logger unless the deadlines are held.
+  const deadlines = new HeldDeadlines();
+  const waiting = new WaitingLog();
+  const attemptTimeoutMs = options.heldDeadlines ? HELD_DEADLINE_MS : options.attemptTimeoutMs;
   const plugin = await startKubernetesPlugin({
     endpoint,
     nodeId: options.nodeId ?? 'node-1',
@@ -125,16 +142,20 @@ export async function startClusterPlugin(
     version: '0.1.0-test',
     dataRoot: join(dir, 'volumes'),
     mounter: createMounter({ mode: 'direct' }),
-    logger: silentLogger,
+    logger: waiting,
+    clock: deadlines,
     kubeConfig: cluster.kubeConfig(NODE_TOKEN),
     qps: 1000,
     burst: 1000,
     useTokenRequest: options.useTokenRequest ?? false,
-    ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
+    ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
   });
   const { client, stop } = connectClient(t, endpoint, plugin, dir);
   return {
     plugin,
+    deadlines,
+    waiting,
+    informers: plugin.informers,
     dir,
     client,
     stop,

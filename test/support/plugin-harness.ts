@@ -6,11 +6,11 @@ import {
   type CertificateRequest,
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
-import { silentLogger } from '../../src/api/logger.js';
 import type { EmbeddedControllersOptions } from '../../src/cli/embedded-plugin.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import type { RunningControllers } from '../../src/controller/controller-manager.js';
 import type { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
+import type { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import type { Endpoint } from '../../src/driver/endpoint.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
@@ -19,10 +19,19 @@ import type { VolumeManager } from '../../src/renewal/volume-manager.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
 import { createMounter } from '../../src/volume/mounter.js';
+import {
+  HELD_DEADLINE_MS,
+  type HeldDeadlinePlugin,
+  HeldDeadlines,
+  WaitingLog,
+} from './held-deadlines.js';
 import { inlineVolumeCall, podInfo } from './publish-call.js';
 
-/** A running plugin on a real unix socket, with a real gRPC client. */
-export interface PluginHarness {
+/**
+ * A running plugin on a real unix socket, with a real gRPC client. Its issuance deadlines are
+ * held (see held-deadlines.ts) when started with `heldDeadlines`.
+ */
+export interface PluginHarness extends HeldDeadlinePlugin {
   dir: string;
   dataRoot: DataRoot;
   store: MemoryStore;
@@ -30,6 +39,7 @@ export interface PluginHarness {
   client: CsiClient;
   manager: VolumeManager;
   controllers: RunningControllers;
+  informers: SharedInformers;
   /** Stops the plugin (also done at teardown); files and mounts stay. */
   stop(): Promise<void>;
   /** NodePublishVolume with kubelet's defaults for an inline volume. */
@@ -78,6 +88,8 @@ export async function startPlugin(
   options: {
     controllers?: EmbeddedControllersOptions;
     publishTimeoutMs?: number;
+    /** Deadlines that fire when the test says (expireOnceWaiting), never on their own. */
+    heldDeadlines?: boolean;
     nodeId?: string;
     mountMode?: 'direct' | 'bind';
     dir?: string;
@@ -90,6 +102,10 @@ export async function startPlugin(
 ): Promise<PluginHarness> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'cert-csi-plugin-')));
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
+  // A pass-through clock and a silent logger unless the deadlines are held.
+  const deadlines = new HeldDeadlines();
+  const waiting = new WaitingLog();
+  const publishTimeoutMs = options.heldDeadlines ? HELD_DEADLINE_MS : options.publishTimeoutMs;
   const plugin = await startEmbeddedPlugin({
     endpoint,
     nodeId: options.nodeId ?? 'test-node',
@@ -98,13 +114,14 @@ export async function startPlugin(
     dataRoot: join(dir, 'volumes'),
     ...(options.stateDir ? { stateDir: options.stateDir } : {}),
     mounter: createMounter({ mode: options.mountMode ?? 'direct' }),
-    logger: silentLogger,
+    logger: waiting,
+    clock: deadlines,
     clusterResourceNamespace: 'kube-system',
     controllers: {
       ...options.controllers,
       retry: { baseDelayMs: 20, ...options.controllers?.retry },
     },
-    ...(options.publishTimeoutMs ? { attemptTimeoutMs: options.publishTimeoutMs } : {}),
+    ...(publishTimeoutMs ? { attemptTimeoutMs: publishTimeoutMs } : {}),
     ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
     ...(options.maxConcurrentIssuances
       ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
@@ -112,7 +129,7 @@ export async function startPlugin(
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onIssued ? { onIssued: options.onIssued } : {}),
   });
-  const { store, events, dataRoot, manager, controllers } = plugin;
+  const { store, events, dataRoot, manager, controllers, informers } = plugin;
   const { client, stop } = connectClient(t, endpoint, plugin, options.dir ? undefined : dir);
   return {
     dir,
@@ -122,6 +139,9 @@ export async function startPlugin(
     client,
     manager,
     controllers,
+    informers,
+    deadlines,
+    waiting,
     stop,
     async publish(volumeId, attributes, publishOptions = {}) {
       const target = publishOptions.target ?? join(dir, 'pods', volumeId, 'mount');

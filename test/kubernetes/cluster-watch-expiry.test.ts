@@ -22,7 +22,7 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
   const live = await trackLiveRequests(t, server.store);
   const first = await startSigner();
   await waitForObject<Issuer>(server.store, IssuerKind, 'ca', POD_NAMESPACE, isIssuerReady);
-  const node = await startClusterPlugin(t, cluster, { nodeId: 'node-1', attemptTimeoutMs: 4_000 });
+  const node = await startClusterPlugin(t, cluster, { nodeId: 'node-1' });
   const { target } = await node.publish('vol-idle', caIssuerAttributes);
   const before = await checkFiles(t, target, 'vol-idle');
   const [issuedFirst] = await cluster.requests();

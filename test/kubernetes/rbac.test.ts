@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
-import { silentLogger } from '../../src/api/logger.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
@@ -19,6 +19,12 @@ import {
   startClusterController,
 } from '../support/cluster-harness.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
+import {
+  expireOnceWaiting,
+  HELD_DEADLINE_MS,
+  HeldDeadlines,
+  WaitingLog,
+} from '../support/held-deadlines.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { inlineVolumeCall } from '../support/publish-call.js';
 
@@ -50,6 +56,22 @@ function answered(
 }
 
 /**
+ * Waits for the steps a refusal overtook, expiring the held deadlines meanwhile: an issuance
+ * the refusal left waiting (a request nobody may approve) ends at its deadline, as it would
+ * with a real one.
+ */
+async function settleExpiring(steps: Promise<unknown>[], deadlines: HeldDeadlines): Promise<void> {
+  let settled = false;
+  const all = Promise.allSettled(steps).then(() => {
+    settled = true;
+  });
+  while (!settled) {
+    deadlines.expire();
+    await Promise.race([all, delay(50)]);
+  }
+}
+
+/**
  * Everything the two components do in a cluster, once: the controller takes and renews
  * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs; the plugin
  * lists and watches its requests, creates one, renews it (deleting the old one) and
@@ -73,6 +95,8 @@ async function everything(
   const refusedAsExpected = until
     ? answered(cluster, (r) => r.status === 403 && until(r), waits.signal).then(() => {
         refused = true;
+        // Nothing more to see: the waits on the server's log and the plugin's end now.
+        waits.abort();
         return 'refused' as const;
       })
     : new Promise<never>(() => {});
@@ -111,6 +135,9 @@ async function everything(
   const dir = await mkdtemp(join(tmpdir(), 'cert-csi-rbac-'));
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
   const abort = new AbortController();
+  // Held deadlines: no issuance races a clock; the stuck one below is expired once it waits.
+  const deadlines = new HeldDeadlines();
+  const waiting = new WaitingLog();
   const starting = startKubernetesPlugin({
     endpoint,
     nodeId: 'node-1',
@@ -118,12 +145,13 @@ async function everything(
     version: 'test',
     dataRoot: join(dir, 'volumes'),
     mounter: createMounter({ mode: 'direct' }),
-    logger: silentLogger,
+    logger: waiting,
+    clock: deadlines,
     kubeConfig: cluster.kubeConfig(NODE_TOKEN),
     qps: 1000,
     burst: 1000,
     useTokenRequest: false,
-    attemptTimeoutMs: 1_500,
+    attemptTimeoutMs: HELD_DEADLINE_MS,
     signal: abort.signal,
   });
   let issued = false;
@@ -159,16 +187,19 @@ async function everything(
       issued = false;
     }
     // An issuer that never answers: the publish times out and the pod gets an Event.
-    await step(() =>
-      client
+    await step(async () => {
+      const publishing = client
         .nodeCall(
           'NodePublishVolume',
           volume('vol-2', { ...caIssuerAttributes, 'csi.cert-manager.io/issuer-name': 'missing' }),
         )
-        .catch(() => undefined),
-    );
+        .catch(() => undefined);
+      const held = { deadlines, waiting, informers: plugin.informers };
+      await expireOnceWaiting(held, 'vol-2', () => true, waits.signal);
+      await publishing;
+    });
     await step(() => plugin.events.flush());
-    await Promise.allSettled(overtaken);
+    await settleExpiring(overtaken, deadlines);
     client.close();
   }
   // At least one lease renewal after the start (the leader renews every retry period).

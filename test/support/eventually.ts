@@ -2,17 +2,20 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 /**
  * Polls probe until it yields something other than undefined or false, and returns that;
- * throws, naming what it waited for, after timeoutMs. For conditions only a test can see
- * (a lease holder, a log entry), not for the product's own waits, which are event-driven.
+ * throws, naming what it waited for, after timeoutMs or once signal aborts. For conditions
+ * only a test can see (a lease holder, a log entry), not for the product's own waits, which
+ * are event-driven.
  */
 export async function until<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
-  options: { what?: string; timeoutMs?: number; intervalMs?: number } = {},
+  options: { what?: string; timeoutMs?: number; intervalMs?: number; signal?: AbortSignal } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 5_000);
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
+    if (options.signal?.aborted)
+      throw new Error(`stopped waiting for ${options.what ?? 'a condition'}`);
     if (Date.now() > deadline)
       throw new Error(`timed out waiting for ${options.what ?? 'a condition'}`);
     await delay(options.intervalMs ?? 10);

@@ -138,17 +138,19 @@ export interface HeldDeadlinePlugin {
  * Waits until the publish of volumeId waits for its request and the node's own cache shows
  * that request as `seen` accepts (what the publish will report), then expires the held
  * deadlines: the publish ends with DEADLINE_EXCEEDED and the state it was waiting in.
- * Returns the request waited for.
+ * Returns the request waited for; an abort of signal ends the wait with an error.
  */
 export async function expireOnceWaiting(
   plugin: HeldDeadlinePlugin,
   volumeId: string,
   seen: (request: CertificateRequest) => boolean = () => true,
+  signal?: AbortSignal,
 ): Promise<Waiting> {
   // Generous bounds: these wait for the plugin, whose own deadline is held meanwhile.
   const waiting = await until(() => plugin.waiting.take(volumeId), {
     what: `the publish of ${volumeId} to wait for its request`,
     timeoutMs: 60_000,
+    ...(signal ? { signal } : {}),
   });
   const cache = plugin.informers.informer<CertificateRequest>(CertificateRequestKind);
   await until(
@@ -156,7 +158,11 @@ export async function expireOnceWaiting(
       const request = cache.get(waiting.request, waiting.namespace);
       return request !== undefined && seen(request);
     },
-    { what: `the node to see request ${waiting.request} as expected`, timeoutMs: 60_000 },
+    {
+      what: `the node to see request ${waiting.request} as expected`,
+      timeoutMs: 60_000,
+      ...(signal ? { signal } : {}),
+    },
   );
   plugin.deadlines.expire();
   return waiting;

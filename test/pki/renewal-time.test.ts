@@ -38,3 +38,17 @@ t.test('before 1970 the truncation still goes down', async (t) => {
   const end = new Date('1970-01-01T00:00:00Z');
   t.same(renewalTime(start, end), new Date('1969-12-31T23:59:56Z'));
 });
+
+t.test('renewBeforePercentage applies when renewBefore does not, inside (0, 100)', async (t) => {
+  const cases: Array<[string, number | undefined, number | undefined, string]> = [
+    ['25 % of 72h is 18h', undefined, 25, '1970-01-03T06:00:00Z'],
+    ['renewBefore wins over the percentage', 48 * H, 25, '1970-01-02T00:00:00Z'],
+    ['renewBefore out of range: the percentage', 100 * H, 50, '1970-01-02T12:00:00Z'],
+    ['0 % falls back to a third', undefined, 0, '1970-01-03T00:00:00Z'],
+    ['100 % falls back to a third', undefined, 100, '1970-01-03T00:00:00Z'],
+    ['99 % of 72h', undefined, 99, '1970-01-01T00:43:12Z'],
+  ];
+  for (const [name, renewBefore, percentage, expected] of cases) {
+    t.same(renewalTime(nb, na, renewBefore, percentage), new Date(expected), name);
+  }
+});

@@ -114,3 +114,38 @@ export function describeSubject(der: ArrayBuffer | Uint8Array): string {
     .map((rdn) => rdn.map(describeAttribute).join('+'))
     .join(',');
 }
+
+/** The fields of a Name DER as Go's pkix.Name reads them: the last CN and serialNumber win, the lists collect every value in order. */
+export function subjectFieldsOf(der: ArrayBuffer | Uint8Array): Required<SubjectFields> {
+  const fields: Required<SubjectFields> = {
+    commonName: '',
+    serialNumber: '',
+    countries: [],
+    organizations: [],
+    organizationalUnits: [],
+    localities: [],
+    provinces: [],
+    streetAddresses: [],
+    postalCodes: [],
+  };
+  const lists: Record<string, string[]> = {
+    [OID.country]: fields.countries,
+    [OID.organization]: fields.organizations,
+    [OID.organizationalUnit]: fields.organizationalUnits,
+    [OID.locality]: fields.localities,
+    [OID.province]: fields.provinces,
+    [OID.streetAddress]: fields.streetAddresses,
+    [OID.postalCode]: fields.postalCodes,
+  };
+  for (const rdn of parseName(der)) {
+    for (const attr of rdn) {
+      // Go skips values that are not strings.
+      const value = decodeStringValue(attr.tag, attr.value);
+      if (value === undefined) continue;
+      if (attr.oid === OID.commonName) fields.commonName = value;
+      else if (attr.oid === OID.serialNumber) fields.serialNumber = value;
+      else lists[attr.oid]?.push(value);
+    }
+  }
+  return fields;
+}

@@ -1,0 +1,128 @@
+import { generateKeyPairSync } from 'node:crypto';
+import t from 'tap';
+import type { CertificateSpec } from '../../src/api/certificate.js';
+import type { CertificateRequestSpec } from '../../src/api/certificate-request.js';
+import { privateKeyMismatches } from '../../src/certificates/private-key-match.js';
+import { requestMismatches } from '../../src/certificates/request-match.js';
+import { createCsr, parseCsr } from '../../src/pki/csr.js';
+
+const ecdsa = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).privateKey;
+const rsa = (bits: number) => generateKeyPairSync('rsa', { modulusLength: bits }).privateKey;
+const ed25519 = generateKeyPairSync('ed25519').privateKey;
+
+t.test('private key against spec.privateKey: algorithm first, then size', async (t) => {
+  const p256 = ecdsa('prime256v1');
+  const p384 = ecdsa('secp384r1');
+  const rsa2048 = rsa(2048);
+  const cases: Array<[string, Parameters<typeof privateKeyMismatches>, string[]]> = [
+    ['unset means RSA 2048', [rsa2048, undefined], []],
+    ['unset is not ECDSA', [p256, undefined], ['spec.privateKey.algorithm']],
+    [
+      'RSA 2048 asked as 4096',
+      [rsa2048, { algorithm: 'RSA', size: 4096 }],
+      ['spec.privateKey.size'],
+    ],
+    ['RSA size 0 is the default', [rsa2048, { algorithm: 'RSA', size: 0 }], []],
+    ['ECDSA defaults to P-256', [p256, { algorithm: 'ECDSA' }], []],
+    [
+      'ECDSA P-384 asked as 256',
+      [p384, { algorithm: 'ECDSA', size: 256 }],
+      ['spec.privateKey.size'],
+    ],
+    ['ECDSA P-384 asked as 384', [p384, { algorithm: 'ECDSA', size: 384 }], []],
+    ['Ed25519 has no size', [ed25519, { algorithm: 'Ed25519', size: 4096 }], []],
+    ['Ed25519 is not ECDSA', [ed25519, { algorithm: 'ECDSA' }], ['spec.privateKey.algorithm']],
+  ];
+  for (const [name, args, expected] of cases) t.same(privateKeyMismatches(...args), expected, name);
+});
+
+t.test('a request against the Certificate spec, field by field', async (t) => {
+  const key = ecdsa('prime256v1');
+  const spec: CertificateSpec = {
+    secretName: 'web-tls',
+    issuerRef: { name: 'ca', kind: 'Issuer' },
+    commonName: 'web',
+    subject: { organizations: ['Example', 'Other'], postalCodes: ['1000'], serialNumber: '42' },
+    dnsNames: ['b.example.com', 'a.example.com'],
+    ipAddresses: ['10.0.0.1', '2001:db8::1'],
+    uris: ['spiffe://cluster.local/ns/a/sa/b'],
+    emailAddresses: ['ops@example.com'],
+    duration: '2160h',
+    isCA: false,
+    usages: ['digital signature', 'key encipherment'],
+  };
+  const csr = await parseCsr(
+    await createCsr({
+      key,
+      subject: { ...spec.subject, commonName: 'web' },
+      dnsNames: ['a.example.com', 'b.example.com'],
+      ipAddresses: ['2001:0db8:0:0::1', '10.0.0.1'],
+      uris: spec.uris ?? [],
+      emailAddresses: spec.emailAddresses ?? [],
+    }),
+  );
+  const request: CertificateRequestSpec = {
+    request: '',
+    issuerRef: { name: 'ca', group: 'cert-manager.io' },
+    duration: '2160h0m0s',
+    usages: ['key encipherment', 'digital signature'],
+  };
+  t.same(
+    requestMismatches(request, csr, spec),
+    [],
+    'order, IPv6 spelling and defaults do not matter',
+  );
+
+  const changed: Array<
+    [string, Partial<CertificateSpec>, Partial<CertificateRequestSpec>, string[]]
+  > = [
+    ['a new DNS name', { dnsNames: ['a.example.com'] }, {}, ['spec.dnsNames']],
+    ['another IP', { ipAddresses: ['10.0.0.2', '2001:db8::1'] }, {}, ['spec.ipAddresses']],
+    ['no URIs', { uris: [] }, {}, ['spec.uris']],
+    ['another email', { emailAddresses: ['dev@example.com'] }, {}, ['spec.emailAddresses']],
+    ['another CN', { commonName: 'api' }, {}, ['spec.commonName']],
+    [
+      'subject lists and serial',
+      { subject: { organizations: ['Example'], postalCodes: ['2000'] } },
+      {},
+      ['spec.subject.serialNumber', 'spec.subject.organizations', 'spec.subject.postCodes'],
+    ],
+    ['isCA', { isCA: true }, {}, ['spec.isCA']],
+    ['usages are not defaulted', { usages: undefined }, {}, ['spec.usages']],
+    ['another duration', { duration: '24h' }, {}, ['spec.duration']],
+    ['duration unset on one side', { duration: undefined }, {}, []],
+    [
+      'another issuer kind',
+      { issuerRef: { name: 'ca', kind: 'ClusterIssuer' } },
+      {},
+      ['spec.issuerRef'],
+    ],
+    ['another issuer name', { issuerRef: { name: 'other' } }, {}, ['spec.issuerRef']],
+    [
+      'a literal subject replaces the subject fields',
+      { literalSubject: 'CN=web,O=Example' },
+      {},
+      ['spec.literalSubject'],
+    ],
+  ];
+  for (const [name, specChange, requestChange, expected] of changed) {
+    t.same(
+      requestMismatches({ ...request, ...requestChange }, csr, { ...spec, ...specChange }),
+      expected,
+      name,
+    );
+  }
+});
+
+t.test('a literal subject matches the same DER', async (t) => {
+  const key = ecdsa('prime256v1');
+  const literalSubject = 'CN=web,O=Example+OU=Ops';
+  const csr = await parseCsr(await createCsr({ key, literalSubject, dnsNames: ['web'] }));
+  const spec: CertificateSpec = {
+    secretName: 's',
+    issuerRef: { name: 'ca' },
+    literalSubject,
+    dnsNames: ['web'],
+  };
+  t.same(requestMismatches({ request: '', issuerRef: { name: 'ca' } }, csr, spec), []);
+});

@@ -164,3 +164,7 @@ export const NEXT_PRIVATE_KEY_LABEL = 'cert-manager.io/next-private-key';
 export const MANAGED_SECRET_LABEL = 'controller.cert-manager.io/fao';
 /** A Certificate asking for a temporary certificate while its request is pending. */
 export const ISSUE_TEMPORARY_CERTIFICATE_ANNOTATION = 'cert-manager.io/issue-temporary-certificate';
+/** The issuer that signed a Secret's certificate, as the issuing controller records it. */
+export const ISSUER_NAME_ANNOTATION = 'cert-manager.io/issuer-name';
+export const ISSUER_KIND_ANNOTATION = 'cert-manager.io/issuer-kind';
+export const ISSUER_GROUP_ANNOTATION = 'cert-manager.io/issuer-group';

@@ -1,5 +1,5 @@
 import { shortened } from '../api/echoed-value.js';
-import { goQuote, goQuoteValue } from './go-text.js';
+import { goQuote, goQuoteValue } from '../base/go-text.js';
 
 /** One rejected attribute: the full key as written (or the key it defaults) and why. */
 export interface AttributeError {

@@ -1,4 +1,4 @@
-import { goTrimSpace } from './go-text.js';
+import { goTrimSpace } from '../base/go-text.js';
 
 const NAME_MAX_BYTES = 255;
 

@@ -1,4 +1,4 @@
-import { parseGoInteger } from './go-text.js';
+import { parseGoInteger } from '../base/go-text.js';
 
 // (gid_t)-1 means "leave the group unchanged" to chown(2), so it is not a group;
 // csi-lib accepts it.

@@ -5,7 +5,7 @@ import type {
 } from '../api/volume-spec.js';
 import { invalidValue, unsupportedValue } from './attribute-errors.js';
 import type { AttributeReader } from './attribute-reader.js';
-import { parseGoInteger } from './go-text.js';
+import { parseGoInteger } from '../base/go-text.js';
 
 const ALGORITHMS: ReadonlyMap<string, KeyAlgorithmName> = new Map([
   ['rsa', 'RSA'],

@@ -1,4 +1,4 @@
-import { goQuoteValue, goTrimSpace } from './go-text.js';
+import { goQuoteValue, goTrimSpace } from '../base/go-text.js';
 
 /** Splits a comma-separated attribute on `,` and trims each element with Go's TrimSpace. */
 export function splitList(text: string): string[] {

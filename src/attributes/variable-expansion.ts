@@ -1,4 +1,4 @@
-import { goQuoteValue } from './go-text.js';
+import { goQuoteValue } from '../base/go-text.js';
 
 /** The variables csi-driver offers, in the order its error message lists them. */
 export const VARIABLE_NAMES = [

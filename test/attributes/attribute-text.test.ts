@@ -2,7 +2,7 @@
 import t from 'tap';
 import { filenameProblems } from '../../src/attributes/filename-rules.js';
 import { parseGid } from '../../src/attributes/fs-group.js';
-import { goQuote, goTrimSpace, parseGoInteger } from '../../src/attributes/go-text.js';
+import { goQuote, goTrimSpace, parseGoInteger } from '../../src/base/go-text.js';
 import { splitCsvRecord, splitList, splitSanList } from '../../src/attributes/list-splitting.js';
 import { expandVariables } from '../../src/attributes/variable-expansion.js';
 

@@ -71,3 +71,25 @@ export function parseGoInteger(text: string, func: 'Atoi' | 'ParseInt'): GoInteg
   if (value < INT64_MIN || value > INT64_MAX) return fail('value out of range');
   return { ok: true, value };
 }
+
+/** Go's `%v` of a []string: `[a b c]`. */
+export function goList(values: readonly string[]): string {
+  return `[${values.join(' ')}]`;
+}
+
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const two = (n: number) => String(n).padStart(2, '0');
+
+/** A UTC time as Go's time.Time.String() prints it: `2026-01-02 15:04:05 +0000 UTC` (fraction only when non-zero). */
+export function goTimeString(date: Date): string {
+  const fraction = date.getUTCMilliseconds()
+    ? `.${String(date.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, '')}`
+    : '';
+  return `${date.toISOString().slice(0, 10)} ${date.toISOString().slice(11, 19)}${fraction} +0000 UTC`;
+}
+
+/** A UTC time in Go's time.RFC1123 layout: `Mon, 02 Jan 2006 15:04:05 UTC`. */
+export function goRfc1123(date: Date): string {
+  return `${DAYS[date.getUTCDay()]}, ${two(date.getUTCDate())} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()} ${date.toISOString().slice(11, 19)} UTC`;
+}

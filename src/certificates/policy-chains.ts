@@ -1,0 +1,305 @@
+import { X509Certificate } from 'node:crypto';
+import {
+  CERTIFICATE_NAME_ANNOTATION,
+  type Certificate,
+  ISSUER_GROUP_ANNOTATION,
+  ISSUER_KIND_ANNOTATION,
+  ISSUER_NAME_ANNOTATION,
+} from '../api/certificate.js';
+import type { CertificateRequest } from '../api/certificate-request.js';
+import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
+import { type Secret, secretValue, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
+import { errorMessage } from '../base/error-message.js';
+import { goList, goQuote, goRfc1123, goTimeString } from '../base/go-text.js';
+import type { ParsedCsr } from '../pki/csr.js';
+import { parseGoDuration } from '../pki/duration.js';
+import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
+import { renewalTime } from '../pki/renewal-time.js';
+import { privateKeyMismatches } from './private-key-match.js';
+import { requestMismatches } from './request-match.js';
+import { issuedNamesMismatches, issuedNamesOf } from './secret-names-match.js';
+
+/** What the trigger and readiness policies look at, decoded once per sync. */
+export interface PolicyInput {
+  certificate: Certificate;
+  /** spec.secretName in the Certificate's namespace, when it exists. */
+  secret: Secret | undefined;
+  /** The request of status.revision, when there is one. */
+  currentRequest: CertificateRequest | undefined;
+  /** Its CSR, decoded; the Error when it does not decode. */
+  currentCsr: ParsedCsr | Error | undefined;
+  now: Date;
+}
+
+/** Why a Certificate needs issuing (trigger) or is not ready (readiness). */
+export interface PolicyViolation {
+  reason: string;
+  message: string;
+}
+
+/** The reasons of the policy chains (cert-manager's policies/constants.go). */
+export const PolicyReason = {
+  DoesNotExist: 'DoesNotExist',
+  MissingData: 'MissingData',
+  InvalidKeyPair: 'InvalidKeyPair',
+  InvalidCertificate: 'InvalidCertificate',
+  InvalidCertificateRequest: 'InvalidCertificateRequest',
+  IncorrectIssuer: 'IncorrectIssuer',
+  IncorrectCertificate: 'IncorrectCertificate',
+  SecretMismatch: 'SecretMismatch',
+  RequestChanged: 'RequestChanged',
+  Renewing: 'Renewing',
+  WindowError: 'WindowError',
+  Expired: 'Expired',
+} as const;
+
+type Check = (input: PolicyInput) => PolicyViolation | undefined;
+
+const violation = (reason: string, message: string): PolicyViolation => ({ reason, message });
+
+// The chains run in order and stop at the first violation, so each check may rely on the
+// ones before it (a Secret that exists, with a key and a certificate that decode).
+function secretOf(input: PolicyInput): Secret {
+  if (!input.secret) throw new Error('policy check ran without a Secret');
+  return input.secret;
+}
+
+const secretDoesNotExist: Check = (input) =>
+  input.secret
+    ? undefined
+    : violation(PolicyReason.DoesNotExist, 'Issuing certificate as Secret does not exist');
+
+const secretIsMissingData: Check = (input) => {
+  const secret = secretOf(input);
+  if (secret.data === undefined && secret.stringData === undefined)
+    return violation(
+      PolicyReason.MissingData,
+      'Issuing certificate as Secret does not contain any data',
+    );
+  if (!secretValue(secret, TLS_PRIVATE_KEY_KEY))
+    return violation(
+      PolicyReason.MissingData,
+      'Issuing certificate as Secret does not contain a private key',
+    );
+  if (!secretValue(secret, TLS_CERT_KEY))
+    return violation(
+      PolicyReason.MissingData,
+      'Issuing certificate as Secret does not contain a certificate',
+    );
+  return undefined;
+};
+
+function invalidKey(err: unknown): PolicyViolation {
+  return violation(
+    PolicyReason.InvalidKeyPair,
+    `Issuing certificate as Secret contains invalid private key data: ${errorMessage(err)}`,
+  );
+}
+
+const secretPublicKeysDiffer: Check = (input) => {
+  const secret = secretOf(input);
+  let key: ReturnType<typeof decodePrivateKey>;
+  try {
+    key = decodePrivateKey(secretValue(secret, TLS_PRIVATE_KEY_KEY) ?? '');
+  } catch (err) {
+    return invalidKey(err);
+  }
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(secretValue(secret, TLS_CERT_KEY) ?? '');
+  } catch (err) {
+    return violation(
+      PolicyReason.InvalidCertificate,
+      `Issuing certificate as Secret contains an invalid certificate: ${errorMessage(err)}`,
+    );
+  }
+  if (!publicKeysEqual(key, certificate.publicKey))
+    return violation(
+      PolicyReason.InvalidKeyPair,
+      'Issuing certificate as Secret contains a private key that does not match the certificate',
+    );
+  return undefined;
+};
+
+/** `Kind.group/name` with cert-manager's defaults for an empty kind or group. */
+function formatIssuer(name: string, kind: string, group: string): string {
+  return `${kind || 'Issuer'}.${group || CERT_MANAGER_GROUP}/${name}`;
+}
+
+const secretIssuerAnnotationsMismatch: Check = (input) => {
+  const annotations = secretOf(input).metadata.annotations ?? {};
+  const name = annotations[ISSUER_NAME_ANNOTATION] ?? '';
+  const kind = annotations[ISSUER_KIND_ANNOTATION] ?? '';
+  const group = annotations[ISSUER_GROUP_ANNOTATION] ?? '';
+  const ref = input.certificate.spec.issuerRef;
+  // Kind and group are compared with their defaults even when the Secret has no annotations.
+  if (
+    (name !== '' && ref.name !== name) ||
+    (ref.kind || 'Issuer') !== (kind || 'Issuer') ||
+    (ref.group || CERT_MANAGER_GROUP) !== (group || CERT_MANAGER_GROUP)
+  )
+    return violation(
+      PolicyReason.IncorrectIssuer,
+      `Issuing certificate as Secret was previously issued by ${goQuote(formatIssuer(name, kind, group))}`,
+    );
+  return undefined;
+};
+
+const secretCertificateNameMismatch: Check = (input) => {
+  const name = secretOf(input).metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ?? '';
+  if (name !== '' && name !== input.certificate.metadata.name)
+    return violation(
+      PolicyReason.IncorrectCertificate,
+      `Secret was issued for ${goQuote(name)}. If this message is not transient, you might have two conflicting Certificates pointing to the same secret.`,
+    );
+  return undefined;
+};
+
+const secretPrivateKeyMismatchesSpec: Check = (input) => {
+  let key: ReturnType<typeof decodePrivateKey>;
+  try {
+    key = decodePrivateKey(secretValue(secretOf(input), TLS_PRIVATE_KEY_KEY) ?? '');
+  } catch (err) {
+    return invalidKey(err);
+  }
+  const mismatches = privateKeyMismatches(key, input.certificate.spec.privateKey);
+  if (mismatches.length > 0)
+    return violation(
+      PolicyReason.SecretMismatch,
+      `Existing private key is not up to date for spec: ${goList(mismatches)}`,
+    );
+  return undefined;
+};
+
+const secretKeyDiffersFromCurrentRequest: Check = (input) => {
+  if (!input.currentRequest) return undefined;
+  let key: ReturnType<typeof decodePrivateKey>;
+  try {
+    key = decodePrivateKey(secretValue(secretOf(input), TLS_PRIVATE_KEY_KEY) ?? '');
+  } catch (err) {
+    return invalidKey(err);
+  }
+  const csr = input.currentCsr;
+  if (!csr || csr instanceof Error)
+    return violation(
+      PolicyReason.InvalidCertificateRequest,
+      `Failed to decode current CertificateRequest: ${errorMessage(csr ?? 'no CSR')}`,
+    );
+  if (!publicKeysEqual(key, csr.publicKey))
+    return violation(
+      PolicyReason.SecretMismatch,
+      'Secret contains a private key that does not match the current CertificateRequest',
+    );
+  return undefined;
+};
+
+const currentRequestMismatchesSpec: Check = (input) => {
+  const { currentRequest, currentCsr, certificate } = input;
+  if (!currentRequest) {
+    // No request to compare with (issued before, or its request was cleaned up): the Secret's
+    // certificate is compared, loosely, instead.
+    let mismatches: string[];
+    try {
+      const issued = new X509Certificate(secretValue(secretOf(input), TLS_CERT_KEY) ?? '');
+      mismatches = issuedNamesMismatches(issuedNamesOf(issued), certificate.spec);
+    } catch (err) {
+      return violation(
+        PolicyReason.InvalidCertificate,
+        `Failed to decode stored certificate: ${errorMessage(err)}`,
+      );
+    }
+    if (mismatches.length > 0)
+      return violation(
+        PolicyReason.SecretMismatch,
+        `Issuing certificate as Existing issued Secret is not up to date for spec: ${goList(mismatches)}`,
+      );
+    return undefined;
+  }
+  // A request whose CSR does not decode is no violation here (the check before reports it).
+  if (!currentCsr || currentCsr instanceof Error) return undefined;
+  const mismatches = requestMismatches(currentRequest.spec, currentCsr, certificate.spec);
+  if (mismatches.length > 0)
+    return violation(
+      PolicyReason.RequestChanged,
+      `Fields on existing CertificateRequest resource not up to date: ${goList(mismatches)}`,
+    );
+  return undefined;
+};
+
+/** The moment the Secret's certificate falls due, from its own validity and the spec. */
+export function certificateRenewalTime(
+  certificate: Certificate,
+  issued: X509Certificate,
+): Date | undefined {
+  if (certificate.spec.renewal?.policy === 'Disabled') return undefined;
+  const { renewBefore, renewBeforePercentage } = certificate.spec;
+  let renewBeforeMs: number | undefined;
+  try {
+    renewBeforeMs = renewBefore === undefined ? undefined : parseGoDuration(renewBefore);
+  } catch {
+    // Validation refuses such a value before it is stored; here it only means "unset".
+    renewBeforeMs = undefined;
+  }
+  return renewalTime(
+    new Date(issued.validFrom),
+    new Date(issued.validTo),
+    renewBeforeMs,
+    renewBeforePercentage,
+  );
+}
+
+function issuedCertificate(input: PolicyInput): X509Certificate | undefined {
+  try {
+    return new X509Certificate(secretValue(secretOf(input), TLS_CERT_KEY) ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+const currentCertificateNearingExpiry: Check = (input) => {
+  const issued = issuedCertificate(input);
+  if (!issued) return undefined;
+  const due = certificateRenewalTime(input.certificate, issued);
+  if (!due || due.getTime() > input.now.getTime()) return undefined;
+  const scheduled = input.certificate.status?.renewalTime;
+  // Go prints the status field as it is, nil included.
+  const at = scheduled ? goTimeString(new Date(scheduled)) : '<nil>';
+  return violation(PolicyReason.Renewing, `Renewing certificate as renewal was scheduled at ${at}`);
+};
+
+const currentCertificateHasExpired: Check = (input) => {
+  const issued = issuedCertificate(input);
+  if (!issued) return undefined;
+  const notAfter = new Date(issued.validTo);
+  if (input.now.getTime() <= notAfter.getTime()) return undefined;
+  return violation(PolicyReason.Expired, `Certificate expired on ${goRfc1123(notAfter)}`);
+};
+
+const sharedChecks: readonly Check[] = [
+  secretDoesNotExist,
+  secretIsMissingData,
+  secretPublicKeysDiffer,
+  secretIssuerAnnotationsMismatch,
+  secretCertificateNameMismatch,
+  secretPrivateKeyMismatchesSpec,
+  secretKeyDiffersFromCurrentRequest,
+  currentRequestMismatchesSpec,
+];
+
+function firstViolation(checks: readonly Check[], input: PolicyInput): PolicyViolation | undefined {
+  for (const check of checks) {
+    const found = check(input);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Why the Certificate needs a new certificate now, or undefined (cert-manager's trigger chain). */
+export function triggerViolation(input: PolicyInput): PolicyViolation | undefined {
+  return firstViolation([...sharedChecks, currentCertificateNearingExpiry], input);
+}
+
+/** Why the Certificate is not ready, or undefined (cert-manager's readiness chain). */
+export function readinessViolation(input: PolicyInput): PolicyViolation | undefined {
+  return firstViolation([...sharedChecks, currentCertificateHasExpired], input);
+}

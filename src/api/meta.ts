@@ -54,3 +54,12 @@ export function splitObjectKey(key: string): { namespace?: string; name: string 
   if (slash < 0) return { name: key };
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
+
+/** True when owner is obj's controller: an owner reference with controller true and owner's UID (metav1.IsControlledBy). */
+export function isControlledBy(obj: KubeObject, owner: KubeObject): boolean {
+  const uid = owner.metadata.uid;
+  if (!uid) return false;
+  return (obj.metadata.ownerReferences ?? []).some(
+    (ref) => ref.controller === true && ref.uid === uid,
+  );
+}

@@ -3,9 +3,9 @@ import type {
   KeyEncodingName,
   VolumeCertificateSpec,
 } from '../api/volume-spec.js';
+import { parseGoInteger } from '../base/go-text.js';
 import { invalidValue, unsupportedValue } from './attribute-errors.js';
 import type { AttributeReader } from './attribute-reader.js';
-import { parseGoInteger } from '../base/go-text.js';
 
 const ALGORITHMS: ReadonlyMap<string, KeyAlgorithmName> = new Map([
   ['rsa', 'RSA'],

@@ -1,0 +1,84 @@
+import t from 'tap';
+import type { Certificate } from '../../src/api/certificate.js';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import { gatherRequests } from '../../src/certificates/request-gatherer.js';
+
+const certificate = (revision?: number): Certificate => ({
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'Certificate',
+  metadata: { name: 'web', namespace: 'apps', uid: 'crt-uid' },
+  spec: { secretName: 'web-tls', issuerRef: { name: 'ca' } },
+  status: revision === undefined ? {} : { revision },
+});
+
+const request = (
+  name: string,
+  revision: string | undefined,
+  ownerUid = 'crt-uid',
+  controller = true,
+): CertificateRequest => ({
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'CertificateRequest',
+  metadata: {
+    name,
+    namespace: 'apps',
+    ...(revision === undefined
+      ? {}
+      : { annotations: { 'cert-manager.io/certificate-revision': revision } }),
+    ownerReferences: [
+      {
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'Certificate',
+        name: 'web',
+        uid: ownerUid,
+        controller,
+      },
+    ],
+  },
+  spec: { request: '', issuerRef: { name: 'ca' } },
+});
+
+const names = (g: ReturnType<typeof gatherRequests>) => [
+  g.current?.metadata.name,
+  g.next?.metadata.name,
+];
+
+t.test('current and next requests', async (t) => {
+  const all = [request('web-1', '1'), request('web-2', '2'), request('web-3', '3')];
+  t.same(names(gatherRequests(certificate(), all)), [undefined, 'web-1'], 'no revision: next is 1');
+  t.same(names(gatherRequests(certificate(2), all)), ['web-2', 'web-3'], 'revision 2: 2 and 3');
+  t.same(names(gatherRequests(certificate(3), all)), ['web-3', undefined], 'nothing for 4 yet');
+  t.same(
+    names(
+      gatherRequests(certificate(), [
+        request('x', '01'),
+        request('y', ' 1'),
+        request('z', undefined),
+      ]),
+    ),
+    [undefined, undefined],
+    'the annotation must be the decimal revision exactly',
+  );
+  t.same(
+    names(
+      gatherRequests(certificate(), [
+        request('not-owned', '1', 'other-uid'),
+        request('not-controller', '1', 'crt-uid', false),
+      ]),
+    ),
+    [undefined, undefined],
+    'only requests the Certificate controls',
+  );
+});
+
+t.test('duplicates of a revision stop the sync with cert-manager’s message', async (t) => {
+  t.throws(() => gatherRequests(certificate(1), [request('a', '1'), request('b', '1')]), {
+    name: 'DuplicateRequestsError',
+    message:
+      "multiple CertificateRequests were found for the 'current' revision 1, issuance is skipped until there are no more duplicates",
+  });
+  t.throws(() => gatherRequests(certificate(1), [request('a', '2'), request('b', '2')]), {
+    message:
+      "multiple CertificateRequests were found for the 'next' revision 2, issuance is skipped until there are no more duplicates",
+  });
+});

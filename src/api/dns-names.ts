@@ -15,3 +15,7 @@ export function isDns1123Subdomain(text: string): boolean {
 export function isDns1123Label(text: string): boolean {
   return text.length <= DNS1123_LABEL_MAX_LENGTH && DNS1123_LABEL.test(text);
 }
+
+/** The API server's message for a name that is not a DNS-1123 subdomain. */
+export const DNS1123_SUBDOMAIN_MESSAGE =
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters";

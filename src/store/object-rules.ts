@@ -1,4 +1,4 @@
-import { isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
+import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
 import type { ResourceKind } from '../api/meta.js';
 import { StoreError } from './errors.js';
 
@@ -54,7 +54,7 @@ export function checkName(kind: ResourceKind, name: string, field = 'metadata.na
   if (!isDns1123Subdomain(name)) {
     throw new StoreError(
       'Invalid',
-      `${kind.kind} "${name}" is invalid: ${field}: Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters`,
+      `${kind.kind} "${name}" is invalid: ${field}: Invalid value: "${name}": ${DNS1123_SUBDOMAIN_MESSAGE}`,
     );
   }
 }

@@ -1,0 +1,59 @@
+import { goQuote } from './go-text.js';
+
+/** A field value as apimachinery prints it: strings quoted, numbers bare, a Stringer (e.g. a duration) as its text. */
+export type FieldValue = string | number | { text: string };
+
+function formatValue(value: FieldValue): string {
+  if (typeof value === 'string') return goQuote(value);
+  if (typeof value === 'number') return String(value);
+  return value.text;
+}
+
+// Kubernetes' field.Error strings (k8s.io/apimachinery/pkg/util/validation/field), so messages
+// read as the API server's and cert-manager's webhook's do.
+
+/** `path: Required value: detail`. */
+export function requiredField(path: string, detail: string): string {
+  return `${path}: Required value: ${detail}`;
+}
+
+/** `path: Invalid value: value: detail`. */
+export function invalidField(path: string, value: FieldValue, detail: string): string {
+  return `${path}: Invalid value: ${formatValue(value)}: ${detail}`;
+}
+
+/** `path: Forbidden: detail`. */
+export function forbiddenField(path: string, detail: string): string {
+  return `${path}: Forbidden: ${detail}`;
+}
+
+/** `path: Unsupported value: value: supported values: "a", "b"`. */
+export function unsupportedField(
+  path: string,
+  value: FieldValue,
+  supported: readonly string[],
+): string {
+  return `${path}: Unsupported value: ${formatValue(value)}: supported values: ${supported.map(goQuote).join(', ')}`;
+}
+
+/** `path: Too long: may not be more than N bytes`. */
+export function tooLongField(path: string, max: number): string {
+  return `${path}: Too long: may not be more than ${max} bytes`;
+}
+
+/** `path: Duplicate value: value`. */
+export function duplicateField(path: string, value: FieldValue): string {
+  return `${path}: Duplicate value: ${formatValue(value)}`;
+}
+
+/** The API server's message for an object refused by validation: one error bare, several in brackets. */
+export function invalidObjectMessage(
+  kind: string,
+  group: string,
+  name: string,
+  errors: readonly string[],
+): string {
+  const qualified = group ? `${kind}.${group}` : kind;
+  const body = errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
+  return `${qualified} ${goQuote(name)} is invalid: ${body}`;
+}

@@ -1,0 +1,383 @@
+import { isIP } from 'node:net';
+import type { CertificateSpec } from '../api/certificate.js';
+import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/dns-names.js';
+import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
+import { errorMessage } from '../base/error-message.js';
+import {
+  duplicateField,
+  forbiddenField,
+  invalidField,
+  requiredField,
+  tooLongField,
+  unsupportedField,
+} from '../base/field-error.js';
+import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
+import { RSA_MAX_BITS, RSA_MIN_BITS } from '../pki/keys.js';
+import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
+import { isKnownUsage } from '../pki/usages.js';
+
+const HOUR_MS = 3_600_000;
+/** cert-manager's default spec.duration (90 days). */
+export const DEFAULT_CERTIFICATE_DURATION_MS = 2160 * HOUR_MS;
+/** cert-manager's MinimumCertificateDuration. */
+export const MINIMUM_CERTIFICATE_DURATION_MS = HOUR_MS;
+/** cert-manager's MinimumRenewBefore. */
+export const MINIMUM_RENEW_BEFORE_MS = 5 * 60_000;
+
+const duration = (ms: number) => ({ text: formatGoDuration(ms) });
+
+const SIGNATURE_ALGORITHMS: Record<string, readonly string[]> = {
+  RSA: ['SHA256WithRSA', 'SHA384WithRSA', 'SHA512WithRSA'],
+  ECDSA: ['ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512'],
+  Ed25519: ['PureEd25519'],
+};
+
+/** A bare address (what Go's mail.ParseAddress returns unchanged), not `Name <address>`. */
+function emailProblem(text: string): string | undefined {
+  if (/^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+$/.test(text)) return undefined;
+  if (/<[^<>]+@[^<>]+>/.test(text))
+    return 'invalid email address: make sure the supplied value only contains the email address itself';
+  // Go's parser words each failure its own way; these are its two commonest.
+  if (!text.includes('@')) return 'invalid email address: mail: missing @ in addr-spec';
+  return 'invalid email address: mail: invalid address';
+}
+
+function parsedDuration(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseGoDuration(text);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function validateDurations(spec: CertificateSpec, errors: string[]): void {
+  const asked = parsedDuration(spec.duration);
+  const renewBefore = parsedDuration(spec.renewBefore);
+  if (Number.isNaN(asked)) {
+    errors.push(
+      invalidField('spec.duration', spec.duration ?? '', 'must be a Go duration, e.g. 2160h'),
+    );
+    return;
+  }
+  if (Number.isNaN(renewBefore)) {
+    errors.push(
+      invalidField('spec.renewBefore', spec.renewBefore ?? '', 'must be a Go duration, e.g. 360h'),
+    );
+    return;
+  }
+  // cert-manager checks the ranges only when duration or renewBefore is set.
+  if (asked === undefined && renewBefore === undefined) return;
+  const lifetime = asked ?? DEFAULT_CERTIFICATE_DURATION_MS;
+  if (lifetime < MINIMUM_CERTIFICATE_DURATION_MS)
+    errors.push(
+      invalidField(
+        'spec.duration',
+        duration(lifetime),
+        `certificate duration must be greater than ${formatGoDuration(MINIMUM_CERTIFICATE_DURATION_MS)}`,
+      ),
+    );
+  const percentage = spec.renewBeforePercentage;
+  if (renewBefore !== undefined && percentage !== undefined) {
+    const both =
+      'renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set';
+    errors.push(invalidField('spec.renewBefore', duration(renewBefore), both));
+    errors.push(invalidField('spec.renewBeforePercentage', percentage, both));
+  }
+  if (renewBefore !== undefined && renewBefore < MINIMUM_RENEW_BEFORE_MS)
+    errors.push(
+      invalidField(
+        'spec.renewBefore',
+        duration(renewBefore),
+        `certificate renewBefore must be greater than ${formatGoDuration(MINIMUM_RENEW_BEFORE_MS)}`,
+      ),
+    );
+  if (renewBefore !== undefined && renewBefore >= lifetime)
+    errors.push(
+      invalidField(
+        'spec.renewBefore',
+        duration(renewBefore),
+        `certificate duration ${formatGoDuration(lifetime)} must be greater than renewBefore ${formatGoDuration(renewBefore)}`,
+      ),
+    );
+  if (percentage !== undefined) {
+    // cert-manager's check uses (100 - percentage): the time before renewal, not renewBefore.
+    const before = Math.trunc((lifetime * (100 - percentage)) / 100);
+    if (before < MINIMUM_RENEW_BEFORE_MS)
+      errors.push(
+        invalidField(
+          'spec.renewBeforePercentage',
+          percentage,
+          `certificate renewBeforePercentage must result in a renewBefore greater than ${formatGoDuration(MINIMUM_RENEW_BEFORE_MS)}`,
+        ),
+      );
+    if (before >= lifetime)
+      errors.push(
+        invalidField(
+          'spec.renewBeforePercentage',
+          percentage,
+          'certificate renewBeforePercentage must result in a renewBefore less than duration',
+        ),
+      );
+  }
+}
+
+function validateKeystores(spec: CertificateSpec, errors: string[]): void {
+  const stores = [
+    ['jks', 'JKS', spec.keystores?.jks],
+    ['pkcs12', 'PKCS#12', spec.keystores?.pkcs12],
+  ] as const;
+  for (const [key, label, store] of stores) {
+    if (!store) continue;
+    const path = `spec.keystores.${key}`;
+    const hasRef = Boolean(store.passwordSecretRef?.name);
+    if (store.password !== undefined && hasRef)
+      errors.push(
+        forbiddenField(
+          path,
+          `exactly one of passwordSecretRef and password must be provided for ${label} keystores; cannot set both`,
+        ),
+      );
+    if (store.password === undefined && !hasRef)
+      errors.push(
+        forbiddenField(
+          path,
+          // cert-manager's wording, "must" twice included.
+          `must set exactly one of passwordSecretRef and password must for ${label} keystores`,
+        ),
+      );
+    if (store.password === '')
+      errors.push(
+        forbiddenField(
+          `${path}.password`,
+          `literal password cannot be empty if set on ${label} keystores`,
+        ),
+      );
+  }
+}
+
+/**
+ * The fields cert-csi does not implement, refused by name rather than ignored (README lists
+ * them): other names, renewal windows, name constraints and a chosen CSR signature algorithm.
+ */
+function refuseUnimplemented(spec: CertificateSpec, errors: string[]): void {
+  const notImplemented = 'not supported by cert-csi (see README, Certificates)';
+  if (spec.otherNames?.length) errors.push(forbiddenField('spec.otherNames', notImplemented));
+  if (spec.renewal?.windows?.length)
+    errors.push(forbiddenField('spec.renewal.windows', notImplemented));
+  if (spec.nameConstraints) errors.push(forbiddenField('spec.nameConstraints', notImplemented));
+  if (spec.signatureAlgorithm)
+    errors.push(forbiddenField('spec.signatureAlgorithm', notImplemented));
+}
+
+/**
+ * Checks a Certificate spec as cert-manager's webhook does (ValidateCertificateSpec, reference
+ * §6.1), in its order and with its messages; returns the field errors, empty when valid.
+ */
+export function validateCertificateSpec(spec: CertificateSpec): string[] {
+  const errors: string[] = [];
+  if (!spec.secretName) errors.push(requiredField('spec.secretName', 'must be specified'));
+  else if (!isDns1123Subdomain(spec.secretName))
+    errors.push(invalidField('spec.secretName', spec.secretName, DNS1123_SUBDOMAIN_MESSAGE));
+
+  const ref = spec.issuerRef;
+  if (!ref?.name) errors.push(requiredField('spec.issuerRef.name', 'must be specified'));
+  const group = ref?.group ?? '';
+  const kind = ref?.kind ?? '';
+  if (
+    (group === '' || group === CERT_MANAGER_GROUP) &&
+    kind !== '' &&
+    kind !== 'Issuer' &&
+    kind !== 'ClusterIssuer'
+  ) {
+    // cert-manager's hint names the path it builds, spec.issuerRef.kind.group.
+    const hint = group === '' ? ' (did you forget to set spec.issuerRef.kind.group?)' : '';
+    errors.push(
+      invalidField('spec.issuerRef.kind', kind, `must be one of Issuer or ClusterIssuer${hint}`),
+    );
+  }
+
+  let commonName = spec.commonName ?? '';
+  if (spec.literalSubject) {
+    if (commonName)
+      errors.push(
+        invalidField(
+          'spec.commonName',
+          commonName,
+          'When providing a `LiteralSubject` no `commonName` may be provided.',
+        ),
+      );
+    const subject = spec.subject;
+    if (
+      subject &&
+      Object.values(subject).some((value) =>
+        Array.isArray(value) ? value.length > 0 : Boolean(value),
+      )
+    )
+      errors.push(
+        invalidField(
+          'spec.subject',
+          { text: JSON.stringify(subject) },
+          'When providing a `LiteralSubject` no `Subject` properties may be provided.',
+        ),
+      );
+    try {
+      commonName = subjectFieldsOf(parseLiteralSubject(spec.literalSubject)).commonName;
+    } catch (err) {
+      errors.push(invalidField('spec.literalSubject', spec.literalSubject, errorMessage(err)));
+    }
+  }
+  if (
+    !commonName &&
+    !spec.dnsNames?.length &&
+    !spec.uris?.length &&
+    !spec.emailAddresses?.length &&
+    !spec.ipAddresses?.length &&
+    !spec.otherNames?.length
+  )
+    errors.push(
+      invalidField(
+        'spec',
+        '',
+        'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set',
+      ),
+    );
+  if (Buffer.byteLength(commonName) > 64) errors.push(tooLongField('spec.commonName', 64));
+  for (const [i, ip] of (spec.ipAddresses ?? []).entries()) {
+    if (isIP(ip) === 0)
+      errors.push(invalidField(`spec.ipAddresses[${i}]`, ip, 'invalid IP address'));
+  }
+  for (const [i, email] of (spec.emailAddresses ?? []).entries()) {
+    const problem = emailProblem(email);
+    if (problem) errors.push(invalidField(`spec.emailAddresses[${i}]`, email, problem));
+  }
+
+  const key = spec.privateKey;
+  if (key) {
+    const size = key.size ?? 0;
+    switch (key.algorithm ?? '') {
+      case '':
+      case 'RSA':
+        if (size > 0 && (size < RSA_MIN_BITS || size > RSA_MAX_BITS))
+          errors.push(
+            invalidField(
+              'spec.privateKey.size',
+              size,
+              `must be between ${RSA_MIN_BITS} and ${RSA_MAX_BITS} for rsa keyAlgorithm`,
+            ),
+          );
+        break;
+      case 'ECDSA':
+        if (size > 0 && size !== 256 && size !== 384 && size !== 521)
+          errors.push(unsupportedField('spec.privateKey.size', size, ['256', '384', '521']));
+        break;
+      case 'Ed25519':
+        break;
+      default:
+        errors.push(
+          invalidField(
+            'spec.privateKey.algorithm',
+            key.algorithm ?? '',
+            'must be either empty or one of rsa, ecdsa or ed25519',
+          ),
+        );
+    }
+    if (
+      key.rotationPolicy !== undefined &&
+      key.rotationPolicy !== 'Never' &&
+      key.rotationPolicy !== 'Always'
+    )
+      errors.push(
+        unsupportedField('spec.privateKey.rotationPolicy', key.rotationPolicy, ['Never', 'Always']),
+      );
+    if (key.encoding !== undefined && key.encoding !== 'PKCS1' && key.encoding !== 'PKCS8')
+      errors.push(unsupportedField('spec.privateKey.encoding', key.encoding, ['PKCS1', 'PKCS8']));
+  }
+  if (spec.signatureAlgorithm) {
+    const algorithm = key?.algorithm || 'RSA';
+    const allowed = SIGNATURE_ALGORITHMS[algorithm];
+    if (allowed && !allowed.includes(spec.signatureAlgorithm))
+      errors.push(
+        invalidField(
+          'spec.signatureAlgorithm',
+          spec.signatureAlgorithm,
+          `for key algorithm ${algorithm} the allowed signature algorithms are [${allowed.join(' ')}]`,
+        ),
+      );
+  }
+
+  validateDurations(spec, errors);
+  for (const [i, usage] of (spec.usages ?? []).entries()) {
+    if (!isKnownUsage(usage))
+      errors.push(invalidField(`spec.usages[${i}]`, usage, 'unknown keyusage'));
+  }
+  if (spec.revisionHistoryLimit !== undefined && spec.revisionHistoryLimit < 1)
+    errors.push(
+      invalidField(
+        'spec.revisionHistoryLimit',
+        spec.revisionHistoryLimit,
+        'must not be less than 1',
+      ),
+    );
+  for (const annotation of Object.keys(spec.secretTemplate?.annotations ?? {})) {
+    if (
+      annotation.startsWith('cert-manager.io/') &&
+      annotation !== 'cert-manager.io/allow-direct-injection'
+    )
+      errors.push(
+        invalidField(
+          'spec.secretTemplate.annotations',
+          annotation,
+          'cert-manager.io/* annotations are not allowed',
+        ),
+      );
+  }
+  if (spec.nameConstraints) {
+    if (!spec.isCA)
+      errors.push(
+        invalidField(
+          'spec.nameConstraints',
+          { text: JSON.stringify(spec.nameConstraints) },
+          'isCa should be true when nameConstraints is set',
+        ),
+      );
+    if (!spec.nameConstraints.permitted && !spec.nameConstraints.excluded)
+      errors.push(
+        invalidField(
+          'spec.nameConstraints',
+          { text: JSON.stringify(spec.nameConstraints) },
+          'either permitted or excluded must be set',
+        ),
+      );
+  }
+  const formats = new Set<string>();
+  for (const format of spec.additionalOutputFormats ?? []) {
+    if (formats.has(format.type))
+      errors.push(duplicateField('spec.additionalOutputFormats[type]', format.type));
+    formats.add(format.type);
+    if (format.type !== 'DER' && format.type !== 'CombinedPEM')
+      errors.push(
+        unsupportedField('spec.additionalOutputFormats.type', format.type, ['DER', 'CombinedPEM']),
+      );
+  }
+  validateKeystores(spec, errors);
+  const policy = spec.renewal?.policy;
+  if (spec.renewal) {
+    if (policy === 'Disabled' && spec.renewal.windows?.length)
+      errors.push(
+        forbiddenField(
+          'spec.renewal.windows',
+          'windows cannot be set when `renewal.policy` is set to Disabled',
+        ),
+      );
+    else if (policy !== 'Disabled' && policy !== 'RenewBefore')
+      errors.push(
+        unsupportedField('spec.renewal.policy', `unsupported field ${policy ?? ''}`, [
+          'Disabled',
+          'RenewBefore',
+        ]),
+      );
+  }
+  refuseUnimplemented(spec, errors);
+  return errors;
+}

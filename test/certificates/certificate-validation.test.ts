@@ -1,0 +1,197 @@
+import t from 'tap';
+import type { CertificateSpec } from '../../src/api/certificate.js';
+import { validateCertificateSpec } from '../../src/certificates/certificate-validation.js';
+
+const valid: CertificateSpec = {
+  secretName: 'web-tls',
+  issuerRef: { name: 'ca', kind: 'Issuer' },
+  dnsNames: ['web.example.com'],
+};
+
+t.test('a minimal Certificate is valid', async (t) => {
+  t.same(validateCertificateSpec(valid), []);
+  t.same(
+    validateCertificateSpec({
+      ...valid,
+      duration: '1h',
+      renewBefore: '5m',
+      usages: ['server auth'],
+    }),
+    [],
+    'exactly the minimums',
+  );
+});
+
+t.test('each rule with cert-manager’s message (reference §6.1)', async (t) => {
+  const cases: Array<[string, CertificateSpec, string[]]> = [
+    [
+      'no secretName',
+      { ...valid, secretName: '' },
+      ['spec.secretName: Required value: must be specified'],
+    ],
+    [
+      'a secretName that is no DNS subdomain',
+      { ...valid, secretName: 'Web_TLS' },
+      [
+        `spec.secretName: Invalid value: "Web_TLS": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters`,
+      ],
+    ],
+    [
+      'no issuer name',
+      { ...valid, issuerRef: { name: '' } },
+      ['spec.issuerRef.name: Required value: must be specified'],
+    ],
+    [
+      'an external kind without its group',
+      { ...valid, issuerRef: { name: 'x', kind: 'AWSPCAClusterIssuer' } },
+      [
+        'spec.issuerRef.kind: Invalid value: "AWSPCAClusterIssuer": must be one of Issuer or ClusterIssuer (did you forget to set spec.issuerRef.kind.group?)',
+      ],
+    ],
+    [
+      'no name at all',
+      { secretName: 's', issuerRef: { name: 'ca' } },
+      [
+        'spec: Invalid value: "": at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set',
+      ],
+    ],
+    [
+      'a 65-byte common name',
+      { ...valid, commonName: 'a'.repeat(65) },
+      ['spec.commonName: Too long: may not be more than 64 bytes'],
+    ],
+    [
+      'a bad IP',
+      { ...valid, ipAddresses: ['10.0.0.1', '10.0.0'] },
+      ['spec.ipAddresses[1]: Invalid value: "10.0.0": invalid IP address'],
+    ],
+    [
+      'an email with a display name',
+      { ...valid, emailAddresses: ['Ops <ops@example.com>'] },
+      [
+        'spec.emailAddresses[0]: Invalid value: "Ops <ops@example.com>": invalid email address: make sure the supplied value only contains the email address itself',
+      ],
+    ],
+    [
+      'an RSA size out of range',
+      { ...valid, privateKey: { algorithm: 'RSA', size: 1024 } },
+      [
+        'spec.privateKey.size: Invalid value: 1024: must be between 2048 and 8192 for rsa keyAlgorithm',
+      ],
+    ],
+    [
+      'an ECDSA size',
+      { ...valid, privateKey: { algorithm: 'ECDSA', size: 512 } },
+      ['spec.privateKey.size: Unsupported value: 512: supported values: "256", "384", "521"'],
+    ],
+    [
+      'a duration under 1h',
+      { ...valid, duration: '30m' },
+      ['spec.duration: Invalid value: 30m0s: certificate duration must be greater than 1h0m0s'],
+    ],
+    [
+      'renewBefore under 5m',
+      { ...valid, renewBefore: '4m' },
+      ['spec.renewBefore: Invalid value: 4m0s: certificate renewBefore must be greater than 5m0s'],
+    ],
+    [
+      'renewBefore not under the duration',
+      { ...valid, duration: '2h', renewBefore: '2h' },
+      [
+        'spec.renewBefore: Invalid value: 2h0m0s: certificate duration 2h0m0s must be greater than renewBefore 2h0m0s',
+      ],
+    ],
+    [
+      'renewBefore and a percentage',
+      { ...valid, renewBefore: '1h', renewBeforePercentage: 10 },
+      [
+        'spec.renewBefore: Invalid value: 1h0m0s: renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set',
+        'spec.renewBeforePercentage: Invalid value: 10: renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set',
+      ],
+    ],
+    [
+      'a percentage leaving under 5m (cert-manager computes duration × (100 − p))',
+      { ...valid, duration: '1h', renewBeforePercentage: 95 },
+      [
+        'spec.renewBeforePercentage: Invalid value: 95: certificate renewBeforePercentage must result in a renewBefore greater than 5m0s',
+      ],
+    ],
+    ['only a percentage: not range-checked', { ...valid, renewBeforePercentage: 99 }, []],
+    [
+      'an unknown usage',
+      { ...valid, usages: ['server auth', 'teleport'] },
+      ['spec.usages[1]: Invalid value: "teleport": unknown keyusage'],
+    ],
+    [
+      'revisionHistoryLimit 0',
+      { ...valid, revisionHistoryLimit: 0 },
+      ['spec.revisionHistoryLimit: Invalid value: 0: must not be less than 1'],
+    ],
+    [
+      'a cert-manager.io annotation in the template',
+      {
+        ...valid,
+        secretTemplate: {
+          annotations: {
+            'cert-manager.io/issuer-name': 'x',
+            'cert-manager.io/allow-direct-injection': 'true',
+          },
+        },
+      },
+      [
+        'spec.secretTemplate.annotations: Invalid value: "cert-manager.io/issuer-name": cert-manager.io/* annotations are not allowed',
+      ],
+    ],
+    [
+      'a duplicate output format',
+      { ...valid, additionalOutputFormats: [{ type: 'DER' }, { type: 'DER' }] },
+      ['spec.additionalOutputFormats[type]: Duplicate value: "DER"'],
+    ],
+    [
+      'a keystore without a password',
+      { ...valid, keystores: { pkcs12: { create: true } } },
+      [
+        'spec.keystores.pkcs12: Forbidden: must set exactly one of passwordSecretRef and password must for PKCS#12 keystores',
+      ],
+    ],
+    [
+      'a keystore with both passwords, one empty',
+      {
+        ...valid,
+        keystores: { jks: { create: true, password: '', passwordSecretRef: { name: 'p' } } },
+      },
+      [
+        'spec.keystores.jks: Forbidden: exactly one of passwordSecretRef and password must be provided for JKS keystores; cannot set both',
+        'spec.keystores.jks.password: Forbidden: literal password cannot be empty if set on JKS keystores',
+      ],
+    ],
+    [
+      'a literal subject with a common name',
+      { ...valid, literalSubject: 'CN=web,O=Example', commonName: 'web' },
+      [
+        'spec.commonName: Invalid value: "web": When providing a `LiteralSubject` no `commonName` may be provided.',
+      ],
+    ],
+    [
+      'a signature algorithm of another key type',
+      { ...valid, privateKey: { algorithm: 'ECDSA' }, signatureAlgorithm: 'SHA256WithRSA' },
+      [
+        'spec.signatureAlgorithm: Invalid value: "SHA256WithRSA": for key algorithm ECDSA the allowed signature algorithms are [ECDSAWithSHA256 ECDSAWithSHA384 ECDSAWithSHA512]',
+        'spec.signatureAlgorithm: Forbidden: not supported by cert-csi (see README, Certificates)',
+      ],
+    ],
+    [
+      'fields cert-csi does not implement are refused by name',
+      {
+        ...valid,
+        otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' }],
+        renewal: { policy: 'RenewBefore', windows: [{ cron: '0 2 * * *', windowDuration: '1h' }] },
+      },
+      [
+        'spec.otherNames: Forbidden: not supported by cert-csi (see README, Certificates)',
+        'spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)',
+      ],
+    ],
+  ];
+  for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
+});

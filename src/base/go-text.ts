@@ -93,3 +93,16 @@ export function goTimeString(date: Date): string {
 export function goRfc1123(date: Date): string {
   return `${DAYS[date.getUTCDay()]}, ${two(date.getUTCDate())} ${MONTHS[date.getUTCMonth()]} ${date.getUTCFullYear()} ${date.toISOString().slice(11, 19)} UTC`;
 }
+
+/** One field as Go's encoding/csv writes it: quoted (quotes doubled) when it holds a comma, quote, CR or LF, starts with a space, or is `\.`. */
+function csvField(field: string): string {
+  const needsQuotes =
+    field !== '' &&
+    (field === '\\.' || /[",\r\n]/.test(field) || new RegExp(`^${GO_SPACE}`, 'u').test(field));
+  return needsQuotes ? `"${field.replaceAll('"', '""')}"` : field;
+}
+
+/** Values joined as one line of Go's encoding/csv (cert-manager's JoinWithEscapeCSV). */
+export function goJoinCsv(values: readonly string[]): string {
+  return values.map(csvField).join(',');
+}

@@ -2,9 +2,9 @@
 import t from 'tap';
 import { filenameProblems } from '../../src/attributes/filename-rules.js';
 import { parseGid } from '../../src/attributes/fs-group.js';
-import { goQuote, goTrimSpace, parseGoInteger } from '../../src/base/go-text.js';
 import { splitCsvRecord, splitList, splitSanList } from '../../src/attributes/list-splitting.js';
 import { expandVariables } from '../../src/attributes/variable-expansion.js';
+import { goJoinCsv, goQuote, goTrimSpace, parseGoInteger } from '../../src/base/go-text.js';
 
 const VARS = {
   POD_NAME: 'my-pod-name',
@@ -205,4 +205,14 @@ t.test('file name rules', async (t) => {
     'filename must not include leading or trailing spaces',
   ]);
   t.same(filenameProblems('\u3000x'), ['filename must not include leading or trailing spaces']);
+});
+
+t.test('goJoinCsv quotes as encoding/csv does', async (t) => {
+  t.equal(goJoinCsv([]), '');
+  t.equal(goJoinCsv(['a.example.com', 'b.example.com']), 'a.example.com,b.example.com');
+  t.equal(
+    goJoinCsv(['Example, Inc.', 'say "hi"', ' lead', 'x\ny', '\\.']),
+    '"Example, Inc.","say ""hi"""," lead","x\ny","\\."',
+  );
+  t.equal(goJoinCsv(['', 'a']), ',a', 'an empty field is not quoted');
 });

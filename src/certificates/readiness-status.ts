@@ -1,0 +1,57 @@
+import { X509Certificate } from 'node:crypto';
+import { CertificateCondition, type CertificateStatus } from '../api/certificate.js';
+import { type Condition, formatTimestamp, setCondition } from '../api/conditions.js';
+import { secretValue, TLS_CERT_KEY } from '../api/secret.js';
+import { certificateRenewalTime, type PolicyInput, readinessViolation } from './policy-chains.js';
+
+/** The Ready condition's reason and message when nothing is wrong. */
+export const READY_REASON = 'Ready';
+export const READY_MESSAGE = 'Certificate is up to date and has not expired';
+
+/**
+ * The status the readiness controller writes (reference §1.8): the Ready condition from the
+ * readiness chain, and notBefore, notAfter and renewalTime from the Secret's certificate,
+ * cleared when there is no readable one. Everything else in the status is kept.
+ */
+export function readinessStatus(input: PolicyInput): CertificateStatus {
+  const { certificate, secret, now } = input;
+  const found = readinessViolation(input);
+  const ready: Omit<Condition, 'lastTransitionTime'> = found
+    ? {
+        type: CertificateCondition.Ready,
+        status: 'False',
+        reason: found.reason,
+        message: found.message,
+      }
+    : {
+        type: CertificateCondition.Ready,
+        status: 'True',
+        reason: READY_REASON,
+        message: READY_MESSAGE,
+      };
+  if (certificate.metadata.generation !== undefined)
+    ready.observedGeneration = certificate.metadata.generation;
+  const {
+    notBefore: _notBefore,
+    notAfter: _notAfter,
+    renewalTime: _renewalTime,
+    ...kept
+  } = certificate.status ?? {};
+  const status: CertificateStatus = {
+    ...kept,
+    conditions: setCondition(certificate.status?.conditions, ready, now),
+  };
+  const pem = secret ? secretValue(secret, TLS_CERT_KEY) : undefined;
+  if (pem === undefined) return status;
+  let leaf: X509Certificate;
+  try {
+    leaf = new X509Certificate(pem);
+  } catch {
+    return status;
+  }
+  status.notBefore = formatTimestamp(new Date(leaf.validFrom));
+  status.notAfter = formatTimestamp(new Date(leaf.validTo));
+  const renewal = certificateRenewalTime(certificate, leaf);
+  if (renewal) status.renewalTime = formatTimestamp(renewal);
+  return status;
+}

@@ -1,0 +1,136 @@
+import { generateKeyPairSync } from 'node:crypto';
+import t from 'tap';
+import type { Certificate } from '../../src/api/certificate.js';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import type { Secret } from '../../src/api/secret.js';
+import { readinessStatus } from '../../src/certificates/readiness-status.js';
+import { requestsToPrune } from '../../src/certificates/revision-pruning.js';
+import { signCertificate } from '../../src/pki/certificate.js';
+import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import { encodePrivateKey } from '../../src/pki/keys.js';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+const issuedAt = new Date('2026-01-01T00:00:00Z');
+
+function certificate(extra: Partial<Certificate> = {}): Certificate {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'web', namespace: 'apps', generation: 3 },
+    spec: {
+      secretName: 'web-tls',
+      issuerRef: { name: 'ca' },
+      dnsNames: ['web.example.com'],
+      privateKey: { algorithm: 'ECDSA' },
+    },
+    ...extra,
+  };
+}
+
+t.test('readiness: Ready with the times of the Secret’s certificate, or why not', async (t) => {
+  const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
+  const csr = await parseCsr(await createCsr({ key, dnsNames: ['web.example.com'] }));
+  const pem = await signCertificate(
+    csr,
+    { durationMs: 24 * 3_600_000, isCA: false, usages: [] },
+    { selfSigned: key },
+    issuedAt,
+  );
+  const secret: Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'web-tls', namespace: 'apps' },
+    data: { 'tls.key': b64(encodePrivateKey(key, 'PKCS8')), 'tls.crt': b64(pem) },
+  };
+  const now = new Date('2026-01-01T01:00:00Z');
+  const input = {
+    certificate: certificate(),
+    secret,
+    currentRequest: undefined,
+    currentCsr: undefined,
+    now,
+  };
+  t.same(readinessStatus(input), {
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Ready',
+        message: 'Certificate is up to date and has not expired',
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T01:00:00Z',
+      },
+    ],
+    notBefore: '2026-01-01T00:00:00Z',
+    notAfter: '2026-01-02T00:00:00Z',
+    renewalTime: '2026-01-01T16:00:00Z',
+  });
+
+  const stale = certificate({
+    status: { revision: 1, notBefore: 'x', notAfter: 'y', renewalTime: 'z' },
+    spec: { ...certificate().spec, renewal: { policy: 'Disabled' } },
+  });
+  const missing = readinessStatus({ ...input, certificate: stale, secret: undefined });
+  t.match(missing.conditions?.[0], { status: 'False', reason: 'DoesNotExist' });
+  t.same(
+    [missing.revision, missing.notBefore, missing.notAfter, missing.renewalTime],
+    [1, undefined, undefined, undefined],
+    'no Secret: the times are cleared, the rest of the status kept',
+  );
+  const disabled = readinessStatus({ ...input, certificate: stale });
+  t.equal(disabled.renewalTime, undefined, 'renewal disabled: no renewal time');
+  t.equal(disabled.notAfter, '2026-01-02T00:00:00Z');
+});
+
+function request(name: string, revision: string | undefined): CertificateRequest {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: {
+      name,
+      namespace: 'apps',
+      ...(revision === undefined
+        ? {}
+        : { annotations: { 'cert-manager.io/certificate-revision': revision } }),
+    },
+    spec: { request: '', issuerRef: { name: 'ca' } },
+  };
+}
+
+t.test('revisionmanager: keep the newest revisionHistoryLimit revisions once Ready', async (t) => {
+  const ready = { conditions: [{ type: 'Ready', status: 'True' as const }] };
+  const owned = [
+    request('web-3', '3'),
+    request('web-1', '1'),
+    request('web-10', '10'),
+    request('web-x', 'x'),
+    request('web-2', '2'),
+  ];
+  const names = (list: CertificateRequest[]) => list.map((r) => r.metadata.name);
+  t.same(
+    names(requestsToPrune(certificate({ status: ready }), owned)),
+    ['web-1', 'web-2', 'web-3'],
+    'default 1: all but the newest; numeric order',
+  );
+  t.same(
+    names(
+      requestsToPrune(
+        certificate({ status: ready, spec: { ...certificate().spec, revisionHistoryLimit: 3 } }),
+        owned,
+      ),
+    ),
+    ['web-1'],
+    'limit 3: the unparsable one counts against the limit, not for deletion',
+  );
+  t.same(names(requestsToPrune(certificate({ status: {} }), owned)), [], 'not Ready: nothing');
+  t.same(
+    names(
+      requestsToPrune(
+        certificate({ status: ready, spec: { ...certificate().spec, revisionHistoryLimit: 5 } }),
+        owned,
+      ),
+    ),
+    [],
+    'limit ≥ owned: nothing',
+  );
+});

@@ -16,6 +16,8 @@ import {
   decodeExtKeyUsage,
   decodeKeyUsage,
   ExtensionOid,
+  encodeExtKeyUsage,
+  encodeKeyUsage,
   type RawExtension,
 } from './extensions.js';
 import { signingAlgorithmFor, toCryptoKeyPair } from './keys.js';
@@ -32,6 +34,7 @@ import {
   type SubjectFields,
   subjectToDer,
 } from './subject.js';
+import { usagesToExtensions } from './usages.js';
 import { x509 } from './x509-provider.js';
 
 /** What goes into a CSR; a non-empty literalSubject replaces subject entirely. */
@@ -43,6 +46,8 @@ export interface CsrRequest {
   ipAddresses?: string[];
   uris?: string[];
   emailAddresses?: string[];
+  /** KeyUsage (critical) and ExtendedKeyUsage extensions from usage names, as cert-manager encodes a Certificate's usages (empty: the defaults; isCA adds cert sign). */
+  usages?: { names: readonly string[]; isCA: boolean };
 }
 
 /** A verified CSR with the parts an issuer copies into the certificate. */
@@ -83,6 +88,20 @@ export async function createCsr(req: CsrRequest): Promise<string> {
   const extensions = hasSubjectAltNames(req)
     ? [new x509.Extension(ExtensionOid.subjectAltName, false, encodeSubjectAltNames(req))]
     : [];
+  if (req.usages) {
+    const { keyUsage, extKeyUsages } = usagesToExtensions(req.usages.names, req.usages.isCA);
+    extensions.push(
+      new x509.Extension(ExtensionOid.keyUsage, true, toArrayBuffer(encodeKeyUsage(keyUsage))),
+    );
+    if (extKeyUsages.length > 0)
+      extensions.push(
+        new x509.Extension(
+          ExtensionOid.extKeyUsage,
+          false,
+          toArrayBuffer(encodeExtKeyUsage(extKeyUsages)),
+        ),
+      );
+  }
   const signingAlgorithm = signingAlgorithmFor(req.key, 'csr');
   const keys = await toCryptoKeyPair(req.key, signingAlgorithm);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({

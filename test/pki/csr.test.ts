@@ -21,6 +21,7 @@ import {
 } from '../../src/pki/keys.js';
 import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { subjectToDer } from '../../src/pki/subject.js';
+import { KeyUsageFlag } from '../../src/pki/usages.js';
 import { x509 } from '../../src/pki/x509-provider.js';
 import { openssl } from './fixtures/openssl.js';
 
@@ -403,3 +404,42 @@ t.test('structurally broken CSRs are rejected with the part that is wrong', asyn
   );
   t.equal((await parseCsr(challenge)).subject, 'CN=cp');
 });
+
+t.test(
+  'usages become a critical KeyUsage and an ExtendedKeyUsage, as cert-manager encodes them',
+  async (t) => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const pem = await createCsr({
+      key,
+      dnsNames: ['web.example.com'],
+      usages: { names: ['digital signature', 'server auth', 'client auth'], isCA: true },
+    });
+    const parsed = await parseCsr(pem);
+    t.equal(
+      parsed.keyUsage,
+      KeyUsageFlag.digitalSignature | KeyUsageFlag.certSign,
+      'isCA adds cert sign',
+    );
+    t.same(parsed.extKeyUsages, ['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    const text = await openssl(['req', '-in', '{csr}', '-noout', '-text'], { csr: pem });
+    t.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Certificate Sign/);
+    t.match(
+      text,
+      /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication/,
+    );
+    const defaults = await parseCsr(
+      await createCsr({ key, dnsNames: ['a'], usages: { names: [], isCA: false } }),
+    );
+    t.equal(
+      defaults.keyUsage,
+      KeyUsageFlag.digitalSignature | KeyUsageFlag.keyEncipherment,
+      'no usages: the defaults',
+    );
+    t.equal(defaults.extKeyUsages, undefined, 'and no ExtendedKeyUsage');
+    t.equal(
+      (await parseCsr(await createCsr({ key, dnsNames: ['a'] }))).keyUsage,
+      undefined,
+      'not asked: none',
+    );
+  },
+);

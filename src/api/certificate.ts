@@ -1,6 +1,7 @@
 import type { Condition } from './conditions.js';
 import { CERT_MANAGER_GROUP, type IssuerReference } from './issuer-ref.js';
 import type { KubeObject, ResourceKind } from './meta.js';
+import type { SubjectSpec } from './volume-spec.js';
 
 export const CertificateKind: ResourceKind = {
   group: CERT_MANAGER_GROUP,
@@ -11,16 +12,7 @@ export const CertificateKind: ResourceKind = {
 };
 
 /** The subject fields besides the common name (cert-manager's X509Subject). */
-export interface CertificateSubjectSpec {
-  organizations?: string[];
-  countries?: string[];
-  organizationalUnits?: string[];
-  localities?: string[];
-  provinces?: string[];
-  streetAddresses?: string[];
-  postalCodes?: string[];
-  serialNumber?: string;
-}
+export type CertificateSubjectSpec = Omit<SubjectSpec, 'commonName'>;
 
 export type PrivateKeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
 export type PrivateKeyEncoding = 'PKCS1' | 'PKCS8';

@@ -3,27 +3,8 @@ import type { CertificateRequestSpec } from '../api/certificate-request.js';
 import { defaultIssuerRef } from '../api/issuer-ref.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
-import { canonicalIpAddress } from '../pki/san.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
-
-/** Same members, any order, repeats counted; unset and empty are equal (Go's EqualUnsorted). */
-function sameUnordered(
-  a: readonly string[] | undefined,
-  b: readonly string[] | undefined,
-): boolean {
-  const left = [...(a ?? [])].sort();
-  const right = [...(b ?? [])].sort();
-  return left.length === right.length && left.every((value, i) => value === right[i]);
-}
-
-/** An IP as it appears in a certificate; text that is not an IP stays as written (never equal). */
-function canonicalIp(text: string): string {
-  try {
-    return canonicalIpAddress(text);
-  } catch {
-    return `invalid:${text}`;
-  }
-}
+import { sameIpAddresses, sameUnordered } from './name-lists.js';
 
 function durationMs(text: string): number | undefined {
   try {
@@ -50,8 +31,7 @@ export function requestMismatches(
 ): string[] {
   const violations: string[] = [];
   const { sans } = csr;
-  if (!sameUnordered(sans.ipAddresses.map(canonicalIp), (spec.ipAddresses ?? []).map(canonicalIp)))
-    violations.push('spec.ipAddresses');
+  if (!sameIpAddresses(sans.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
   if (!sameUnordered(sans.uris, spec.uris)) violations.push('spec.uris');
   if (!sameUnordered(sans.emailAddresses, spec.emailAddresses))
     violations.push('spec.emailAddresses');

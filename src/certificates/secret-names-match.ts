@@ -1,27 +1,14 @@
 import type { X509Certificate } from 'node:crypto';
 import type { CertificateSpec } from '../api/certificate.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
-import { canonicalIpAddress, decodeSubjectAltNames } from '../pki/san.js';
+import { decodeSubjectAltNames } from '../pki/san.js';
 import { subjectFieldsOf } from '../pki/subject.js';
+import { sameIpAddresses, sameUnordered } from './name-lists.js';
 
 const SAN_OID = '2.5.29.17';
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return a.size === b.size && [...a].every((value) => b.has(value));
-}
-
-function sameUnordered(a: readonly string[], b: readonly string[] | undefined): boolean {
-  const left = [...a].sort();
-  const right = [...(b ?? [])].sort();
-  return left.length === right.length && left.every((value, i) => value === right[i]);
-}
-
-function canonicalIp(text: string): string {
-  try {
-    return canonicalIpAddress(text);
-  } catch {
-    return `invalid:${text}`;
-  }
 }
 
 /** The names of an issued certificate: its subject's common name and its SANs. */
@@ -67,8 +54,7 @@ export function issuedNamesMismatches(names: IssuedNames, spec: CertificateSpec)
     )
       violations.push('spec.dnsNames');
   }
-  if (!sameUnordered(names.ipAddresses.map(canonicalIp), (spec.ipAddresses ?? []).map(canonicalIp)))
-    violations.push('spec.ipAddresses');
+  if (!sameIpAddresses(names.ipAddresses, spec.ipAddresses)) violations.push('spec.ipAddresses');
   if (!sameUnordered(names.uris, spec.uris)) violations.push('spec.uris');
   if (!sameUnordered(names.emailAddresses, spec.emailAddresses))
     violations.push('spec.emailAddresses');

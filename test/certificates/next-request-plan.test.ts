@@ -9,6 +9,7 @@ import {
   type OwnedRequest,
 } from '../../src/certificates/next-request-plan.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import { revisionRequest } from './fixtures.js';
 
 const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
 const otherKey = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
@@ -48,13 +49,7 @@ t.test('keep exactly one valid request for the next revision (reference §1.6)',
     status?: CertificateRequest['status'],
   ): CertificateRequest => ({
     ...buildNextRequest({ certificate, revision: 2, keySecretName: 'web-key', csrPem }),
-    metadata: {
-      name,
-      namespace: 'apps',
-      ...(revision === undefined
-        ? {}
-        : { annotations: { 'cert-manager.io/certificate-revision': revision } }),
-    },
+    metadata: revisionRequest(name, revision).metadata,
     ...(status ? { status } : {}),
   });
   const failed = (at: string): CertificateRequest['status'] => ({

@@ -8,6 +8,7 @@ import { requestsToPrune } from '../../src/certificates/revision-pruning.js';
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
+import { revisionRequest } from './fixtures.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const issuedAt = new Date('2026-01-01T00:00:00Z');
@@ -82,20 +83,7 @@ t.test('readiness: Ready with the times of the Secret’s certificate, or why no
   t.equal(disabled.notAfter, '2026-01-02T00:00:00Z');
 });
 
-function request(name: string, revision: string | undefined): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: {
-      name,
-      namespace: 'apps',
-      ...(revision === undefined
-        ? {}
-        : { annotations: { 'cert-manager.io/certificate-revision': revision } }),
-    },
-    spec: { request: '', issuerRef: { name: 'ca' } },
-  };
-}
+const request = (name: string, revision: string | undefined) => revisionRequest(name, revision);
 
 t.test('revisionmanager: keep the newest revisionHistoryLimit revisions once Ready', async (t) => {
   const ready = { conditions: [{ type: 'Ready', status: 'True' as const }] };

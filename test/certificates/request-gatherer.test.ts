@@ -2,6 +2,7 @@ import t from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { gatherRequests } from '../../src/certificates/request-gatherer.js';
+import { revisionRequest } from './fixtures.js';
 
 const certificate = (revision?: number): Certificate => ({
   apiVersion: 'cert-manager.io/v1',
@@ -16,27 +17,7 @@ const request = (
   revision: string | undefined,
   ownerUid = 'crt-uid',
   controller = true,
-): CertificateRequest => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'CertificateRequest',
-  metadata: {
-    name,
-    namespace: 'apps',
-    ...(revision === undefined
-      ? {}
-      : { annotations: { 'cert-manager.io/certificate-revision': revision } }),
-    ownerReferences: [
-      {
-        apiVersion: 'cert-manager.io/v1',
-        kind: 'Certificate',
-        name: 'web',
-        uid: ownerUid,
-        controller,
-      },
-    ],
-  },
-  spec: { request: '', issuerRef: { name: 'ca' } },
-});
+) => revisionRequest(name, revision, { uid: ownerUid, controller });
 
 const names = (g: ReturnType<typeof gatherRequests>) => [
   g.current?.metadata.name,

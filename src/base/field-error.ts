@@ -45,15 +45,3 @@ export function tooLongField(path: string, max: number): string {
 export function duplicateField(path: string, value: FieldValue): string {
   return `${path}: Duplicate value: ${formatValue(value)}`;
 }
-
-/** The API server's message for an object refused by validation: one error bare, several in brackets. */
-export function invalidObjectMessage(
-  kind: string,
-  group: string,
-  name: string,
-  errors: readonly string[],
-): string {
-  const qualified = group ? `${kind}.${group}` : kind;
-  const body = errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
-  return `${qualified} ${goQuote(name)} is invalid: ${body}`;
-}

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { type KeyObject, X509Certificate } from 'node:crypto';
 import {
   CERTIFICATE_NAME_ANNOTATION,
   type Certificate,
@@ -53,60 +53,54 @@ export const PolicyReason = {
   Expired: 'Expired',
 } as const;
 
-type Check = (input: PolicyInput) => PolicyViolation | undefined;
+/** The Secret once the first checks pass: it exists, and its key and certificate decode and pair. */
+interface SecretPair {
+  secret: Secret;
+  key: KeyObject;
+  certificate: X509Certificate;
+}
+
+type Check = (input: PolicyInput, pair: SecretPair) => PolicyViolation | undefined;
 
 const violation = (reason: string, message: string): PolicyViolation => ({ reason, message });
 
-// The chains run in order and stop at the first violation, so each check may rely on the
-// ones before it (a Secret that exists, with a key and a certificate that decode).
-function secretOf(input: PolicyInput): Secret {
-  if (!input.secret) throw new Error('policy check ran without a Secret');
-  return input.secret;
-}
-
-const secretDoesNotExist: Check = (input) =>
-  input.secret
-    ? undefined
-    : violation(PolicyReason.DoesNotExist, 'Issuing certificate as Secret does not exist');
-
-const secretIsMissingData: Check = (input) => {
-  const secret = secretOf(input);
+/**
+ * The first three checks (SecretDoesNotExist, SecretIsMissingData, SecretPublicKeysDiffer): a
+ * violation, or the Secret's decoded key pair, which every later check works on.
+ */
+function secretPair(input: PolicyInput): PolicyViolation | SecretPair {
+  const { secret } = input;
+  if (!secret)
+    return violation(PolicyReason.DoesNotExist, 'Issuing certificate as Secret does not exist');
   if (secret.data === undefined && secret.stringData === undefined)
     return violation(
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain any data',
     );
-  if (!secretValue(secret, TLS_PRIVATE_KEY_KEY))
+  const keyPem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
+  if (!keyPem)
     return violation(
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain a private key',
     );
-  if (!secretValue(secret, TLS_CERT_KEY))
+  const certificatePem = secretValue(secret, TLS_CERT_KEY);
+  if (!certificatePem)
     return violation(
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain a certificate',
     );
-  return undefined;
-};
-
-function invalidKey(err: unknown): PolicyViolation {
-  return violation(
-    PolicyReason.InvalidKeyPair,
-    `Issuing certificate as Secret contains invalid private key data: ${errorMessage(err)}`,
-  );
-}
-
-const secretPublicKeysDiffer: Check = (input) => {
-  const secret = secretOf(input);
-  let key: ReturnType<typeof decodePrivateKey>;
+  let key: KeyObject;
   try {
-    key = decodePrivateKey(secretValue(secret, TLS_PRIVATE_KEY_KEY) ?? '');
+    key = decodePrivateKey(keyPem);
   } catch (err) {
-    return invalidKey(err);
+    return violation(
+      PolicyReason.InvalidKeyPair,
+      `Issuing certificate as Secret contains invalid private key data: ${errorMessage(err)}`,
+    );
   }
   let certificate: X509Certificate;
   try {
-    certificate = new X509Certificate(secretValue(secret, TLS_CERT_KEY) ?? '');
+    certificate = new X509Certificate(certificatePem);
   } catch (err) {
     return violation(
       PolicyReason.InvalidCertificate,
@@ -118,16 +112,16 @@ const secretPublicKeysDiffer: Check = (input) => {
       PolicyReason.InvalidKeyPair,
       'Issuing certificate as Secret contains a private key that does not match the certificate',
     );
-  return undefined;
-};
+  return { secret, key, certificate };
+}
 
 /** `Kind.group/name` with cert-manager's defaults for an empty kind or group. */
 function formatIssuer(name: string, kind: string, group: string): string {
   return `${kind || 'Issuer'}.${group || CERT_MANAGER_GROUP}/${name}`;
 }
 
-const secretIssuerAnnotationsMismatch: Check = (input) => {
-  const annotations = secretOf(input).metadata.annotations ?? {};
+const secretIssuerAnnotationsMismatch: Check = (input, { secret }) => {
+  const annotations = secret.metadata.annotations ?? {};
   const name = annotations[ISSUER_NAME_ANNOTATION] ?? '';
   const kind = annotations[ISSUER_KIND_ANNOTATION] ?? '';
   const group = annotations[ISSUER_GROUP_ANNOTATION] ?? '';
@@ -145,8 +139,8 @@ const secretIssuerAnnotationsMismatch: Check = (input) => {
   return undefined;
 };
 
-const secretCertificateNameMismatch: Check = (input) => {
-  const name = secretOf(input).metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ?? '';
+const secretCertificateNameMismatch: Check = (input, { secret }) => {
+  const name = secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] ?? '';
   if (name !== '' && name !== input.certificate.metadata.name)
     return violation(
       PolicyReason.IncorrectCertificate,
@@ -155,13 +149,7 @@ const secretCertificateNameMismatch: Check = (input) => {
   return undefined;
 };
 
-const secretPrivateKeyMismatchesSpec: Check = (input) => {
-  let key: ReturnType<typeof decodePrivateKey>;
-  try {
-    key = decodePrivateKey(secretValue(secretOf(input), TLS_PRIVATE_KEY_KEY) ?? '');
-  } catch (err) {
-    return invalidKey(err);
-  }
+const secretPrivateKeyMismatchesSpec: Check = (input, { key }) => {
   const mismatches = privateKeyMismatches(key, input.certificate.spec.privateKey);
   if (mismatches.length > 0)
     return violation(
@@ -171,19 +159,13 @@ const secretPrivateKeyMismatchesSpec: Check = (input) => {
   return undefined;
 };
 
-const secretKeyDiffersFromCurrentRequest: Check = (input) => {
+const secretKeyDiffersFromCurrentRequest: Check = (input, { key }) => {
   if (!input.currentRequest) return undefined;
-  let key: ReturnType<typeof decodePrivateKey>;
-  try {
-    key = decodePrivateKey(secretValue(secretOf(input), TLS_PRIVATE_KEY_KEY) ?? '');
-  } catch (err) {
-    return invalidKey(err);
-  }
   const csr = input.currentCsr;
   if (!csr || csr instanceof Error)
     return violation(
       PolicyReason.InvalidCertificateRequest,
-      `Failed to decode current CertificateRequest: ${errorMessage(csr ?? 'no CSR')}`,
+      `Failed to decode current CertificateRequest: ${errorMessage(csr ?? 'no CSR decoded')}`,
     );
   if (!publicKeysEqual(key, csr.publicKey))
     return violation(
@@ -193,14 +175,13 @@ const secretKeyDiffersFromCurrentRequest: Check = (input) => {
   return undefined;
 };
 
-const currentRequestMismatchesSpec: Check = (input) => {
+const currentRequestMismatchesSpec: Check = (input, { certificate: issued }) => {
   const { currentRequest, currentCsr, certificate } = input;
   if (!currentRequest) {
     // No request to compare with (issued before, or its request was cleaned up): the Secret's
     // certificate is compared, loosely, instead.
     let mismatches: string[];
     try {
-      const issued = new X509Certificate(secretValue(secretOf(input), TLS_CERT_KEY) ?? '');
       mismatches = issuedNamesMismatches(issuedNamesOf(issued), certificate.spec);
     } catch (err) {
       return violation(
@@ -248,17 +229,7 @@ export function certificateRenewalTime(
   );
 }
 
-function issuedCertificate(input: PolicyInput): X509Certificate | undefined {
-  try {
-    return new X509Certificate(secretValue(secretOf(input), TLS_CERT_KEY) ?? '');
-  } catch {
-    return undefined;
-  }
-}
-
-const currentCertificateNearingExpiry: Check = (input) => {
-  const issued = issuedCertificate(input);
-  if (!issued) return undefined;
+const currentCertificateNearingExpiry: Check = (input, { certificate: issued }) => {
   const due = certificateRenewalTime(input.certificate, issued);
   if (!due || due.getTime() > input.now.getTime()) return undefined;
   const scheduled = input.certificate.status?.renewalTime;
@@ -267,18 +238,14 @@ const currentCertificateNearingExpiry: Check = (input) => {
   return violation(PolicyReason.Renewing, `Renewing certificate as renewal was scheduled at ${at}`);
 };
 
-const currentCertificateHasExpired: Check = (input) => {
-  const issued = issuedCertificate(input);
-  if (!issued) return undefined;
+const currentCertificateHasExpired: Check = (input, { certificate: issued }) => {
   const notAfter = new Date(issued.validTo);
   if (input.now.getTime() <= notAfter.getTime()) return undefined;
   return violation(PolicyReason.Expired, `Certificate expired on ${goRfc1123(notAfter)}`);
 };
 
+// After secretPair: the rows both chains share, in cert-manager's order.
 const sharedChecks: readonly Check[] = [
-  secretDoesNotExist,
-  secretIsMissingData,
-  secretPublicKeysDiffer,
   secretIssuerAnnotationsMismatch,
   secretCertificateNameMismatch,
   secretPrivateKeyMismatchesSpec,
@@ -286,9 +253,11 @@ const sharedChecks: readonly Check[] = [
   currentRequestMismatchesSpec,
 ];
 
-function firstViolation(checks: readonly Check[], input: PolicyInput): PolicyViolation | undefined {
-  for (const check of checks) {
-    const found = check(input);
+function firstViolation(last: Check, input: PolicyInput): PolicyViolation | undefined {
+  const pair = secretPair(input);
+  if ('reason' in pair) return pair;
+  for (const check of [...sharedChecks, last]) {
+    const found = check(input, pair);
     if (found) return found;
   }
   return undefined;
@@ -296,10 +265,10 @@ function firstViolation(checks: readonly Check[], input: PolicyInput): PolicyVio
 
 /** Why the Certificate needs a new certificate now, or undefined (cert-manager's trigger chain). */
 export function triggerViolation(input: PolicyInput): PolicyViolation | undefined {
-  return firstViolation([...sharedChecks, currentCertificateNearingExpiry], input);
+  return firstViolation(currentCertificateNearingExpiry, input);
 }
 
 /** Why the Certificate is not ready, or undefined (cert-manager's readiness chain). */
 export function readinessViolation(input: PolicyInput): PolicyViolation | undefined {
-  return firstViolation([...sharedChecks, currentCertificateHasExpired], input);
+  return firstViolation(currentCertificateHasExpired, input);
 }

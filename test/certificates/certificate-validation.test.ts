@@ -195,3 +195,123 @@ t.test('each rule with cert-manager’s message (reference §6.1)', async (t) =>
   ];
   for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
 });
+
+/** A spec as it may arrive from YAML: values the TypeScript type would not allow. */
+function fromYaml(spec: object): CertificateSpec {
+  return spec as CertificateSpec;
+}
+
+t.test('values from outside the type: bad durations, emails, enums', async (t) => {
+  const cases: Array<[string, CertificateSpec, string[]]> = [
+    [
+      'an email without @',
+      { ...valid, emailAddresses: ['ops'] },
+      [
+        'spec.emailAddresses[0]: Invalid value: "ops": invalid email address: mail: missing @ in addr-spec',
+      ],
+    ],
+    [
+      'an email with two @',
+      { ...valid, emailAddresses: ['a@b@c'] },
+      [
+        'spec.emailAddresses[0]: Invalid value: "a@b@c": invalid email address: mail: invalid address',
+      ],
+    ],
+    [
+      'a duration that is no Go duration',
+      { ...valid, duration: 'soon' },
+      ['spec.duration: Invalid value: "soon": must be a Go duration, e.g. 2160h'],
+    ],
+    [
+      'a renewBefore that is no Go duration',
+      { ...valid, renewBefore: '1 day' },
+      ['spec.renewBefore: Invalid value: "1 day": must be a Go duration, e.g. 360h'],
+    ],
+    [
+      'a percentage of 0 leaves the whole duration',
+      { ...valid, duration: '2h', renewBeforePercentage: 0 },
+      [
+        'spec.renewBeforePercentage: Invalid value: 0: certificate renewBeforePercentage must result in a renewBefore less than duration',
+      ],
+    ],
+    [
+      'a literal subject with subject fields',
+      { ...valid, literalSubject: 'CN=web', subject: { organizations: ['Example'] } },
+      [
+        'spec.subject: Invalid value: {"organizations":["Example"]}: When providing a `LiteralSubject` no `Subject` properties may be provided.',
+      ],
+    ],
+    [
+      'an empty subject next to a literal subject is fine',
+      { ...valid, literalSubject: 'CN=web', subject: { organizations: [] } },
+      [],
+    ],
+    [
+      'an unknown key algorithm, rotation policy and encoding',
+      fromYaml({
+        ...valid,
+        privateKey: { algorithm: 'DSA', rotationPolicy: 'Sometimes', encoding: 'PEM' },
+      }),
+      [
+        'spec.privateKey.algorithm: Invalid value: "DSA": must be either empty or one of rsa, ecdsa or ed25519',
+        'spec.privateKey.rotationPolicy: Unsupported value: "Sometimes": supported values: "Never", "Always"',
+        'spec.privateKey.encoding: Unsupported value: "PEM": supported values: "PKCS1", "PKCS8"',
+      ],
+    ],
+    [
+      'Ed25519 and RSA keys within range',
+      {
+        ...valid,
+        privateKey: { algorithm: 'Ed25519', rotationPolicy: 'Never', encoding: 'PKCS8' },
+      },
+      [],
+    ],
+    [
+      'name constraints without isCA or any constraint',
+      { ...valid, nameConstraints: { critical: true } },
+      [
+        'spec.nameConstraints: Invalid value: {"critical":true}: isCa should be true when nameConstraints is set',
+        'spec.nameConstraints: Invalid value: {"critical":true}: either permitted or excluded must be set',
+        'spec.nameConstraints: Forbidden: not supported by cert-csi (see README, Certificates)',
+      ],
+    ],
+    [
+      'an unknown output format',
+      fromYaml({ ...valid, additionalOutputFormats: [{ type: 'PFX' }] }),
+      [
+        'spec.additionalOutputFormats.type: Unsupported value: "PFX": supported values: "DER", "CombinedPEM"',
+      ],
+    ],
+    [
+      'renewal disabled with windows',
+      {
+        ...valid,
+        renewal: { policy: 'Disabled', windows: [{ cron: '0 2 * * *', windowDuration: '1h' }] },
+      },
+      [
+        'spec.renewal.windows: Forbidden: windows cannot be set when `renewal.policy` is set to Disabled',
+        'spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)',
+      ],
+    ],
+    [
+      'an unknown renewal policy',
+      fromYaml({ ...valid, renewal: { policy: 'Weekly' } }),
+      [
+        'spec.renewal.policy: Unsupported value: "unsupported field Weekly": supported values: "Disabled", "RenewBefore"',
+      ],
+    ],
+    ['renewal disabled alone', { ...valid, renewal: { policy: 'Disabled' } }, []],
+    [
+      'keystores with one password each',
+      {
+        ...valid,
+        keystores: {
+          jks: { create: true, password: 'changeit' },
+          pkcs12: { create: true, passwordSecretRef: { name: 'p12', key: 'password' } },
+        },
+      },
+      [],
+    ],
+  ];
+  for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
+});

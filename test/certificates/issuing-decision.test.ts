@@ -199,3 +199,71 @@ t.test('the status after a failure and after issuance', async (t) => {
     conditions: [{ type: 'Ready', status: 'True', reason: 'Ready' }],
   });
 });
+
+t.test('waiting on what is not there yet, and statuses from scratch', async (t) => {
+  const csrPem = await createCsr({ key, dnsNames: ['web.example.com'] });
+  const csr = await parseCsr(csrPem);
+  const owned = (conditions: Condition[], parsed: OwnedRequest['csr'] = csr): OwnedRequest => ({
+    request: {
+      ...buildNextRequest({ certificate, revision: 2, keySecretName: 'k', csrPem }),
+      status: { conditions },
+    },
+    csr: parsed,
+  });
+  const decide = (input: Partial<Parameters<typeof issuingDecision>[0]>) =>
+    issuingDecision({ certificate, nextKey: key, owned: [], now, ...input }).action;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const failed: Condition = { type: 'Ready', status: 'False', reason: 'Failed' };
+  t.equal(decide({ nextKey: undefined, owned: [owned([failed])] }), 'wait', 'no next key yet');
+  t.equal(
+    decide({ nextKey: rsa, owned: [owned([failed])] }),
+    'wait',
+    'a next key of another algorithm (the keymanager replaces it)',
+  );
+  t.equal(
+    decide({ owned: [owned([failed], new Error('bad'))] }),
+    'wait',
+    'an undecodable CSR (the requestmanager replaces it)',
+  );
+  const notIssuing: Certificate = { ...certificate, status: { revision: 1 } };
+  t.equal(
+    decide({ certificate: notIssuing, owned: [owned([failed])] }),
+    'wait',
+    'no Issuing condition',
+  );
+  t.equal(
+    decide({ owned: [owned([{ type: 'Ready', status: 'False', reason: 'SomethingElse' }])] }),
+    'wait',
+    'an unknown Ready reason',
+  );
+  t.same(
+    issuingDecision({
+      certificate,
+      nextKey: key,
+      owned: [owned([{ type: 'Denied', status: 'True' }])],
+      now,
+    }),
+    {
+      action: 'fail',
+      reason: '',
+      message: 'The certificate request has failed to complete and will be retried: ',
+    },
+    'a Denied condition without reason or message',
+  );
+  const bare: Certificate = { ...certificate, metadata: { name: 'web', namespace: 'apps' } };
+  delete bare.status;
+  t.same(failedIssuanceStatus(bare, { reason: 'Failed', message: 'm' }, now), {
+    lastFailureTime: '2026-01-01T12:00:00Z',
+    failedIssuanceAttempts: 1,
+    conditions: [
+      {
+        type: 'Issuing',
+        status: 'False',
+        reason: 'Failed',
+        message: 'm',
+        lastTransitionTime: '2026-01-01T12:00:00Z',
+      },
+    ],
+  });
+  t.same(issuedStatus(bare), { revision: 1, conditions: [] });
+});

@@ -185,6 +185,18 @@ t.test('the keymanager’s step for each situation (reference §1.5)', async (t)
       },
     ],
     [
+      'a rotation policy of another version: nothing (cert-manager only logs it)',
+      {
+        certificate: certificate(true, {
+          algorithm: 'ECDSA',
+          rotationPolicy: 'Sometimes' as 'Never',
+        }),
+        owned: [],
+        current: withKey(),
+      },
+      { action: 'none' },
+    ],
+    [
       'one, named and fitting: nothing to do',
       {
         certificate: certificate(true, ecdsa, 'web-a'),

@@ -153,3 +153,53 @@ t.test('long Certificate names are shortened and hashed', async (t) => {
   );
   t.ok(certificateRequestName('x'.repeat(300), 1).length <= 253, 'always a valid name length');
 });
+
+t.test('edges: no Issuing time, a name of dots, a bare Certificate', async (t) => {
+  const csrPem = await createCsr({ key, dnsNames: ['web.example.com'] });
+  const csr = await parseCsr(csrPem);
+  const request: CertificateRequest = {
+    ...buildNextRequest({ certificate, revision: 2, keySecretName: 'k', csrPem }),
+    status: {
+      failureTime: '2026-01-01T09:00:00Z',
+      conditions: [{ type: 'Ready', status: 'False', reason: 'Failed' }],
+    },
+  };
+  const noTime: Certificate = {
+    ...certificate,
+    status: { revision: 1, conditions: [{ type: 'Issuing', status: 'True' }] },
+  };
+  t.same(
+    nextRequestPlan({ certificate: noTime, owned: [{ request, csr }], nextKey: key }).remove,
+    [],
+    'without the Issuing time a failed request is not known to be stale',
+  );
+  const dots = '.'.repeat(300);
+  const hash = createHash('sha256').update(dots).digest('hex');
+  t.equal(
+    certificateRequestName(dots, 1),
+    `${hash}-1`,
+    'nothing alphanumeric to keep: the hash alone',
+  );
+  const bare: Certificate = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'cluster-ca' },
+    spec: { secretName: 's', issuerRef: { name: 'ca' }, isCA: true, duration: '8760h' },
+  };
+  const built = buildNextRequest({
+    certificate: bare,
+    revision: 1,
+    keySecretName: 'k',
+    csrPem: 'P',
+  });
+  t.same(
+    [built.metadata.namespace, built.metadata.labels, built.metadata.ownerReferences?.[0]?.uid],
+    [undefined, undefined, ''],
+  );
+  t.same(built.spec, {
+    request: Buffer.from('P').toString('base64'),
+    issuerRef: { name: 'ca' },
+    duration: '8760h',
+    isCA: true,
+  });
+});

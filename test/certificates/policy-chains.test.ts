@@ -258,6 +258,18 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
       readiness: ['Expired', 'Certificate expired on Fri, 02 Jan 2026 00:00:00 UTC'],
     },
     {
+      name: 'an unreadable renewBefore counts as unset (validation refuses it before it is stored)',
+      input: {
+        now: inWindow,
+        certificate: certificate({ renewBefore: 'soon' }, '2026-01-01T16:00:00Z'),
+      },
+      trigger: [
+        'Renewing',
+        'Renewing certificate as renewal was scheduled at 2026-01-01 16:00:00 +0000 UTC',
+      ],
+      readiness: undefined,
+    },
+    {
       name: 'renewBeforePercentage moves the renewal time',
       input: { now: inWindow, certificate: certificate({ renewBeforePercentage: 10 }) },
       trigger: undefined,

@@ -78,6 +78,13 @@ t.test('readiness: Ready with the times of the Secret’s certificate, or why no
     [1, undefined, undefined, undefined],
     'no Secret: the times are cleared, the rest of the status kept',
   );
+  const unreadable = readinessStatus({
+    ...input,
+    certificate: stale,
+    secret: { ...secret, data: { ...secret.data, 'tls.crt': b64('garbage') } },
+  });
+  t.match(unreadable.conditions?.[0], { status: 'False', reason: 'InvalidCertificate' });
+  t.equal(unreadable.notAfter, undefined, 'an unreadable certificate: no times');
   const disabled = readinessStatus({ ...input, certificate: stale });
   t.equal(disabled.renewalTime, undefined, 'renewal disabled: no renewal time');
   t.equal(disabled.notAfter, '2026-01-02T00:00:00Z');

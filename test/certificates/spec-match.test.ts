@@ -122,3 +122,45 @@ t.test('a literal subject matches the same DER', async (t) => {
   };
   t.same(requestMismatches({ request: '', issuerRef: { name: 'ca' } }, csr, spec), []);
 });
+
+t.test('unreadable values never match', async (t) => {
+  const key = ecdsa('prime256v1');
+  const csr = await parseCsr(
+    await createCsr({ key, dnsNames: ['web'], ipAddresses: ['10.0.0.1'] }),
+  );
+  const spec: CertificateSpec = {
+    secretName: 's',
+    issuerRef: { name: 'ca' },
+    dnsNames: ['web'],
+    ipAddresses: ['10.0.0.1'],
+  };
+  const request: CertificateRequestSpec = {
+    request: '',
+    issuerRef: { name: 'ca' },
+    duration: 'soon',
+  };
+  t.same(
+    requestMismatches(request, csr, { ...spec, duration: '1h' }),
+    ['spec.duration'],
+    'an unreadable requested duration',
+  );
+  t.same(
+    requestMismatches({ ...request, duration: '1h' }, csr, { ...spec, ipAddresses: ['10.0.0.x'] }),
+    ['spec.ipAddresses'],
+    'an unreadable IP',
+  );
+  t.same(
+    requestMismatches({ ...request, duration: '1h' }, csr, {
+      ...spec,
+      literalSubject: 'no equals sign',
+    }),
+    ['spec.literalSubject'],
+    'an unreadable literal subject',
+  );
+  const x25519 = generateKeyPairSync('x25519').privateKey;
+  t.same(
+    privateKeyMismatches(x25519, { algorithm: 'Ed25519' }),
+    ['spec.privateKey.algorithm'],
+    'a key type cert-manager cannot use',
+  );
+});

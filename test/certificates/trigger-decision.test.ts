@@ -142,3 +142,7 @@ t.test('the trigger’s decision', async (t) => {
     'at the renewal time: renew',
   );
 });
+
+t.test('no Certificate shares the Secret: nobody owns it', async (t) => {
+  t.equal(secretOwner([], undefined), undefined);
+});

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
+import { quoted } from '../api/echoed-value.js';
 import { checkLeaderElectionTiming } from '../controller/leader-election.js';
 import { createLogger, isLogLevel } from '../observability/logger.js';
 import { loadKubeConfig } from '../store/kubernetes/kube-config.js';
@@ -26,7 +27,7 @@ export async function runController(
     return 0;
   }
   const level = values['log-level'];
-  if (!isLogLevel(level)) throw new Error(`--log-level: unknown level "${level}"`);
+  if (!isLogLevel(level)) throw new Error(`--log-level: unknown level ${quoted(level ?? '')}`);
   const leaderElect = values['leader-elect'];
   if (leaderElect !== 'true' && leaderElect !== 'false') {
     throw new Error(`--leader-elect: expected true or false, got "${leaderElect}"`);

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { quoted } from '../api/echoed-value.js';
 import { parseEndpoint } from '../driver/endpoint.js';
 import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack-config.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../observability/logger.js';
@@ -122,7 +123,7 @@ export async function runNode(
     return 0;
   }
   const level = values['log-level'];
-  if (!isLogLevel(level)) throw new Error(`--log-level: unknown level "${level}"`);
+  if (!isLogLevel(level)) throw new Error(`--log-level: unknown level ${quoted(level ?? '')}`);
   const mode = values.mode;
   if (!isNodeMode(mode)) {
     throw new Error(`--mode: expected ${NODE_MODES.join(' or ')}, got "${mode}"`);

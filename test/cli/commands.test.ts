@@ -90,6 +90,13 @@ t.test('help documents every flag with its default; bad commands and flags say w
   const badLevel = await inProcess(['node', '--log-level', 'loud']);
   t.equal(badLevel.code, 1);
   t.equal(badLevel.stderr, 'cert-csi: --log-level: unknown level "loud"\n');
+  const longLevel = await inProcess(['node', '--log-level', 'x'.repeat(5000)]);
+  t.equal(longLevel.code, 1);
+  t.equal(
+    longLevel.stderr,
+    `cert-csi: --log-level: unknown level "${'x'.repeat(100)}"…(5000 characters)\n`,
+    'a long value is echoed shortened',
+  );
 });
 
 t.test('a rejection that is not an Error is reported too', async (t) => {

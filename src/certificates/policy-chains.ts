@@ -49,7 +49,6 @@ export const PolicyReason = {
   SecretMismatch: 'SecretMismatch',
   RequestChanged: 'RequestChanged',
   Renewing: 'Renewing',
-  WindowError: 'WindowError',
   Expired: 'Expired',
 } as const;
 

@@ -1,12 +1,13 @@
-import { goQuote } from './go-text.js';
+import { shortened } from '../api/echoed-value.js';
+import { goQuote, goQuoteValue } from './go-text.js';
 
-/** A field value as apimachinery prints it: strings quoted, numbers bare, a Stringer (e.g. a duration) as its text. */
+/** A field value as apimachinery prints it: strings quoted, numbers bare, a Stringer (e.g. a duration) as its text; long values shortened. */
 export type FieldValue = string | number | { text: string };
 
 function formatValue(value: FieldValue): string {
-  if (typeof value === 'string') return goQuote(value);
+  if (typeof value === 'string') return goQuoteValue(value);
   if (typeof value === 'number') return String(value);
-  return value.text;
+  return shortened(value.text);
 }
 
 // Kubernetes' field.Error strings (k8s.io/apimachinery/pkg/util/validation/field), so messages

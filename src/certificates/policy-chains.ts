@@ -10,7 +10,7 @@ import type { CertificateRequest } from '../api/certificate-request.js';
 import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
 import { type Secret, secretValue, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
 import { errorMessage } from '../base/error-message.js';
-import { goList, goQuote, goRfc1123, goTimeString } from '../base/go-text.js';
+import { goList, goQuoteValue, goRfc1123, goTimeString } from '../base/go-text.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
 import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
@@ -133,7 +133,7 @@ const secretIssuerAnnotationsMismatch: Check = (input, { secret }) => {
   )
     return violation(
       PolicyReason.IncorrectIssuer,
-      `Issuing certificate as Secret was previously issued by ${goQuote(formatIssuer(name, kind, group))}`,
+      `Issuing certificate as Secret was previously issued by ${goQuoteValue(formatIssuer(name, kind, group))}`,
     );
   return undefined;
 };
@@ -143,7 +143,7 @@ const secretCertificateNameMismatch: Check = (input, { secret }) => {
   if (name !== '' && name !== input.certificate.metadata.name)
     return violation(
       PolicyReason.IncorrectCertificate,
-      `Secret was issued for ${goQuote(name)}. If this message is not transient, you might have two conflicting Certificates pointing to the same secret.`,
+      `Secret was issued for ${goQuoteValue(name)}. If this message is not transient, you might have two conflicting Certificates pointing to the same secret.`,
     );
   return undefined;
 };

@@ -1,4 +1,5 @@
 import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
+import { quoted as echoed } from '../api/echoed-value.js';
 import type { ResourceKind } from '../api/meta.js';
 import { StoreError } from './errors.js';
 
@@ -31,7 +32,7 @@ export function checkNamespace(
     if (namespace) {
       throw new StoreError(
         'Invalid',
-        `${resource} is cluster-scoped: namespace "${namespace}" must be empty`,
+        `${resource} is cluster-scoped: namespace ${echoed(namespace)} must be empty`,
       );
     }
     return undefined;
@@ -43,7 +44,7 @@ export function checkNamespace(
   if (!isDns1123Label(namespace)) {
     throw new StoreError(
       'Invalid',
-      `${resource}: namespace "${namespace}" is invalid: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters`,
+      `${resource}: namespace ${echoed(namespace)} is invalid: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters`,
     );
   }
   return namespace;
@@ -54,7 +55,7 @@ export function checkName(kind: ResourceKind, name: string, field = 'metadata.na
   if (!isDns1123Subdomain(name)) {
     throw new StoreError(
       'Invalid',
-      `${kind.kind} "${name}" is invalid: ${field}: Invalid value: "${name}": ${DNS1123_SUBDOMAIN_MESSAGE}`,
+      `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: ${DNS1123_SUBDOMAIN_MESSAGE}`,
     );
   }
 }

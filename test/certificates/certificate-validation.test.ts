@@ -315,3 +315,19 @@ t.test('values from outside the type: bad durations, emails, enums', async (t) =
   ];
   for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
 });
+
+t.test('bad values are echoed shortened, never whole', async (t) => {
+  const long = `Web${'x'.repeat(400)}`;
+  t.same(validateCertificateSpec({ ...valid, secretName: long }), [
+    `spec.secretName: Invalid value: "Web${'x'.repeat(97)}"…(403 characters): a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters`,
+  ]);
+  const [subjectError] = validateCertificateSpec({
+    ...valid,
+    literalSubject: 'CN=web',
+    subject: { organizations: ['o'.repeat(300)] },
+  });
+  t.match(
+    subjectError,
+    /^spec\.subject: Invalid value: \{"organizations":\["o+…\(322 characters\): When providing/,
+  );
+});

@@ -173,6 +173,13 @@ t.test('namespace rules', async (t) => {
   await t.rejects(store.get(GadgetKind, 'g', 'default'), {
     message: 'gadgets.example.cert-csi.io is cluster-scoped: namespace "default" must be empty',
   });
+  const long = `Bad_${'n'.repeat(400)}`;
+  const refused = await store.create(WidgetKind, widget(long)).catch((err: Error) => err);
+  t.equal(
+    (refused as Error).message,
+    `Widget "${long.slice(0, 100)}"…(404 characters) is invalid: metadata.name: Invalid value: "${long.slice(0, 100)}"…(404 characters): a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters`,
+    'a long bad name is echoed shortened',
+  );
   // Writes drop a cluster-scoped object's namespace, as the API server does.
   const g = await store.create(GadgetKind, {
     ...gadget('g'),

@@ -19,6 +19,7 @@ import { apiVersionOf } from '../api/meta.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { publicKeysEqual } from '../pki/keys.js';
 import { requestMismatches } from './request-match.js';
+import { requestRevision } from './request-revision.js';
 
 /** An owned request and its CSR, decoded (the Error when it does not decode). */
 export interface OwnedRequest {
@@ -36,8 +37,6 @@ export interface NextRequestPlan {
   duplicates: boolean;
 }
 
-const REVISION = /^[+-]?[0-9]+$/;
-
 /**
  * Keeps exactly one request for the next revision, (status.revision ?? 0) + 1: requests without
  * an integer revision go; of the next revision's, those that no longer match the spec, whose CSR
@@ -50,7 +49,7 @@ export function nextRequestPlan(input: {
   nextKey: KeyObject;
 }): NextRequestPlan {
   const { certificate, owned, nextKey } = input;
-  const next = String((certificate.status?.revision ?? 0) + 1);
+  const next = (certificate.status?.revision ?? 0) + 1;
   const issuingSince = findCondition(
     certificate.status?.conditions,
     CertificateCondition.Issuing,
@@ -58,12 +57,12 @@ export function nextRequestPlan(input: {
   const remove: CertificateRequest[] = [];
   const kept: CertificateRequest[] = [];
   for (const { request, csr } of owned) {
-    const revision = request.metadata.annotations?.[CERTIFICATE_REVISION_ANNOTATION] ?? '';
-    if (!REVISION.test(revision)) {
+    const revision = requestRevision(request);
+    if (revision === undefined) {
       remove.push(request);
       continue;
     }
-    if (Number(revision) !== Number(next)) continue;
+    if (revision !== next) continue;
     if (
       csr instanceof Error ||
       requestMismatches(request.spec, csr, certificate.spec).length > 0 ||

@@ -1,17 +1,7 @@
-import {
-  CERTIFICATE_REVISION_ANNOTATION,
-  type Certificate,
-  CertificateCondition,
-} from '../api/certificate.js';
+import { type Certificate, CertificateCondition } from '../api/certificate.js';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { isConditionTrue } from '../api/conditions.js';
-
-/** A revision annotation as Go's strconv.Atoi reads it (an optional sign, decimal digits), else undefined. */
-function revisionOf(request: CertificateRequest): number | undefined {
-  const text = request.metadata.annotations?.[CERTIFICATE_REVISION_ANNOTATION];
-  if (text === undefined || !/^[+-]?[0-9]+$/.test(text)) return undefined;
-  return Number(text);
-}
+import { requestRevision } from './request-revision.js';
 
 /**
  * The owned requests the revisionmanager deletes (reference §1.9): none unless the Certificate
@@ -26,7 +16,7 @@ export function requestsToPrune(
   const limit = certificate.spec.revisionHistoryLimit ?? 1;
   if (limit >= owned.length) return [];
   const revisions = owned
-    .map((request) => ({ request, revision: revisionOf(request) }))
+    .map((request) => ({ request, revision: requestRevision(request) }))
     .filter(
       (entry): entry is { request: CertificateRequest; revision: number } =>
         entry.revision !== undefined,

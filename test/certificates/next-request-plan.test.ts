@@ -70,11 +70,12 @@ t.test('keep exactly one valid request for the next revision (reference §1.6)',
     plan([
       { request: request('no-revision', undefined), csr },
       { request: request('bad-revision', 'two'), csr },
+      { request: request('huge-revision', '99999999999999999999'), csr },
       { request: request('web-1', '1'), csr },
       { request: request('web-2', '2'), csr },
     ]),
-    { remove: ['no-revision', 'bad-revision'], create: false, duplicates: false },
-    'unreadable revisions go; other revisions are the revisionmanager’s',
+    { remove: ['no-revision', 'bad-revision', 'huge-revision'], create: false, duplicates: false },
+    'unreadable revisions (Atoi: none, words, beyond int64) go; other revisions are the revisionmanager’s',
   );
   t.same(
     plan([

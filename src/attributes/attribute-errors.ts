@@ -1,4 +1,5 @@
 import { shortened } from '../api/echoed-value.js';
+import { compareCodeUnits } from '../base/code-unit-order.js';
 import { goQuote, goQuoteValue } from '../base/go-text.js';
 
 /** One rejected attribute: the full key as written (or the key it defaults) and why. */
@@ -56,7 +57,7 @@ const MAX_MESSAGES_PER_KEY = 3;
 export function formatAttributeErrors(errors: readonly AttributeError[]): string {
   // Array sort is stable: one key's messages keep the order they were found in.
   const byKey = new Map<string, Set<string>>();
-  for (const e of [...errors].sort((a, b) => compare(a.key, b.key))) {
+  for (const e of [...errors].sort((a, b) => compareCodeUnits(a.key, b.key))) {
     const messages = byKey.get(e.key) ?? new Set<string>();
     messages.add(e.message);
     byKey.set(e.key, messages);
@@ -70,9 +71,4 @@ export function formatAttributeErrors(errors: readonly AttributeError[]): string
     if (more > 0) lines.push(`${shown}: and ${more} more ${more === 1 ? 'error' : 'errors'}`);
   }
   return lines.join('; ');
-}
-
-// Code-unit order, so the result does not depend on the locale.
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

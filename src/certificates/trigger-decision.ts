@@ -5,6 +5,7 @@ import {
 } from '../api/certificate.js';
 import { isConditionTrue } from '../api/conditions.js';
 import type { Secret } from '../api/secret.js';
+import { compareCodeUnits } from '../base/code-unit-order.js';
 import { issuanceBackoffUntil } from './issuance-backoff.js';
 import { type PolicyInput, triggerViolation } from './policy-chains.js';
 
@@ -22,12 +23,11 @@ export function secretOwner(
 ): string | undefined {
   const named = secret?.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION];
   if (named !== undefined && sharing.some((c) => c.metadata.name === named)) return named;
-  // Byte order, as Go compares strings (RFC 3339 timestamps of one format sort as times).
-  const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  // RFC 3339 timestamps of one format sort as times; names as Go compares them.
   const oldest = [...sharing].sort(
     (a, b) =>
-      compare(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
-      compare(a.metadata.name, b.metadata.name),
+      compareCodeUnits(a.metadata.creationTimestamp ?? '', b.metadata.creationTimestamp ?? '') ||
+      compareCodeUnits(a.metadata.name, b.metadata.name),
   )[0];
   return oldest?.metadata.name;
 }

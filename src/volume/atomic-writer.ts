@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, VolumeError } from './errors.js';
 import { type FileOps, fileOpsFor } from './volatile-fs.js';
@@ -49,7 +50,7 @@ export function validateFileName(name: string): void {
 function toEntries(files: AtomicPayload): [string, Uint8Array][] {
   const entries = files instanceof Map ? [...files.entries()] : Object.entries(files);
   for (const [name] of entries) validateFileName(name);
-  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return entries.sort(([a], [b]) => compareCodeUnits(a, b));
 }
 
 function generationPrefix(now: Date): string {

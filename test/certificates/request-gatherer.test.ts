@@ -1,6 +1,5 @@
 import t from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
-import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { gatherRequests } from '../../src/certificates/request-gatherer.js';
 import { revisionRequest } from './fixtures.js';
 

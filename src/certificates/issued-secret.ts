@@ -10,10 +10,8 @@ import {
 import type { IssuerReference } from '../api/issuer-ref.js';
 import { CA_CERT_KEY, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
 import { goJoinCsv } from '../base/go-text.js';
-import { readCertificateFields } from '../pki/certificate-fields.js';
 import { decodePemBlocks } from '../pki/pem.js';
-import { subjectFieldsOf } from '../pki/subject.js';
-import { issuedNamesOf } from './secret-names-match.js';
+import { issuedSubjectOf } from './secret-names-match.js';
 
 /** The Secret type of a new certificate Secret; an existing Secret keeps its own. */
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
@@ -35,8 +33,7 @@ export interface IssuedSecretContent {
  * SAN lists always (possibly empty), the subject lists, serial number and emails only when set.
  */
 export function certificateDetailAnnotations(leaf: X509Certificate): Record<string, string> {
-  const subject = subjectFieldsOf(readCertificateFields(leaf.raw).subjectDer);
-  const names = issuedNamesOf(leaf);
+  const { subject, names } = issuedSubjectOf(leaf);
   const annotations: Record<string, string> = {
     'cert-manager.io/common-name': subject.commonName,
   };

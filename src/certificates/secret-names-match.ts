@@ -1,11 +1,10 @@
 import type { X509Certificate } from 'node:crypto';
 import type { CertificateSpec } from '../api/certificate.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
+import { ExtensionOid } from '../pki/extensions.js';
 import { decodeSubjectAltNames } from '../pki/san.js';
-import { subjectFieldsOf } from '../pki/subject.js';
+import { type SubjectFields, subjectFieldsOf } from '../pki/subject.js';
 import { sameIpAddresses, sameUnordered } from './name-lists.js';
-
-const SAN_OID = '2.5.29.17';
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return a.size === b.size && [...a].every((value) => b.has(value));
@@ -20,14 +19,23 @@ export interface IssuedNames {
   emailAddresses: string[];
 }
 
-/** Reads the names an issued certificate carries (throws PkiError on a malformed one). */
-export function issuedNamesOf(certificate: X509Certificate): IssuedNames {
+/** Reads an issued certificate's subject fields and names in one pass (throws PkiError on a malformed one). */
+export function issuedSubjectOf(certificate: X509Certificate): {
+  subject: Required<SubjectFields>;
+  names: IssuedNames;
+} {
   const fields = readCertificateFields(certificate.raw);
-  const san = fields.extensions.get(SAN_OID);
+  const san = fields.extensions.get(ExtensionOid.subjectAltName);
   const sans = san
     ? decodeSubjectAltNames(san.value)
     : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [] };
-  return { commonName: subjectFieldsOf(fields.subjectDer).commonName, ...sans };
+  const subject = subjectFieldsOf(fields.subjectDer);
+  return { subject, names: { commonName: subject.commonName, ...sans } };
+}
+
+/** Reads the names an issued certificate carries (throws PkiError on a malformed one). */
+export function issuedNamesOf(certificate: X509Certificate): IssuedNames {
+  return issuedSubjectOf(certificate).names;
 }
 
 /**

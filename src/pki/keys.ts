@@ -121,6 +121,26 @@ export function encodePrivateKey(key: KeyObject, encoding: KeyEncoding): string 
   throw new PkiError(`unsupported private key encoding "${String(encoding)}"`);
 }
 
+/**
+ * Encodes a private key as cert-manager writes a Certificate's `tls.key` for
+ * `privateKey.encoding`: PKCS1 is `RSA PRIVATE KEY` for RSA, SEC1 `EC PRIVATE KEY` for ECDSA
+ * and PKCS#8 for Ed25519 (it has no other form); PKCS8 is `PRIVATE KEY` for every key.
+ */
+export function encodeCertificatePrivateKey(key: KeyObject, encoding: KeyEncoding): string {
+  requirePrivate(key);
+  if (encoding !== 'PKCS1') return encodePrivateKey(key, encoding);
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return String(key.export({ type: 'pkcs1', format: 'pem' }));
+    case 'ec':
+      return String(key.export({ type: 'sec1', format: 'pem' }));
+    case 'ed25519':
+      return String(key.export({ type: 'pkcs8', format: 'pem' }));
+    default:
+      throw new PkiError(`unsupported key type ${String(key.asymmetricKeyType)}`);
+  }
+}
+
 const KEY_TYPE_BY_LABEL: Record<string, 'pkcs1' | 'sec1' | 'pkcs8'> = {
   'RSA PRIVATE KEY': 'pkcs1',
   'EC PRIVATE KEY': 'sec1',

@@ -4,6 +4,7 @@ import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { PkiError } from '../../src/pki/errors.js';
 import {
   decodePrivateKey,
+  encodeCertificatePrivateKey,
   encodePrivateKey,
   generatePrivateKey,
   type KeySpec,
@@ -107,6 +108,51 @@ t.test('PKCS1 encoding is refused for non-RSA keys and for public keys', async (
     message: /unsupported private key encoding "PEM"/,
   });
 });
+
+t.test(
+  'encodeCertificatePrivateKey writes what cert-manager writes for each encoding',
+  async (t) => {
+    const cases: Array<[KeySpec, string, string]> = [
+      [{ algorithm: 'RSA' }, 'RSA PRIVATE KEY', 'rsa'],
+      [{ algorithm: 'ECDSA', size: 256 }, 'EC PRIVATE KEY', 'ec'],
+      [{ algorithm: 'ECDSA', size: 384 }, 'EC PRIVATE KEY', 'ec'],
+      [{ algorithm: 'ECDSA', size: 521 }, 'EC PRIVATE KEY', 'ec'],
+      // Ed25519 has no PKCS#1 or SEC1 form: cert-manager writes PKCS#8 for PKCS1 too.
+      [{ algorithm: 'Ed25519' }, 'PRIVATE KEY', 'ed25519'],
+    ];
+    for (const [spec, label, opensslType] of cases) {
+      const name = `${spec.algorithm} ${spec.size ?? ''}`;
+      const key = await generatePrivateKey(spec);
+      const pem = encodeCertificatePrivateKey(key, 'PKCS1');
+      t.match(pem, new RegExp(`^-----BEGIN ${label}-----\n`), `${name}: ${label}`);
+      t.equal(pem.match(/-----BEGIN /g)?.length, 1, `${name}: one PEM block`);
+      t.ok(decodePrivateKey(pem).equals(key), `${name}: decodes to the same key`);
+      const text = await openssl(['pkey', '-in', '{k}', '-noout', '-text'], { k: pem });
+      t.match(
+        text,
+        opensslType === 'ec' ? /ASN1 OID: (prime256v1|secp384r1|secp521r1)/ : /Private-Key/,
+      );
+      const pkcs8 = encodeCertificatePrivateKey(key, 'PKCS8');
+      t.equal(pkcs8, encodePrivateKey(key, 'PKCS8'), `${name}: PKCS8 is PKCS#8 for every key`);
+    }
+    // SEC1 as Go's MarshalECPrivateKey writes it: the curve and the public key are inside.
+    const ec = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const sec1 = await openssl(['asn1parse', '-in', '{k}'], {
+      k: encodeCertificatePrivateKey(ec, 'PKCS1'),
+    });
+    t.match(sec1, /cont \[ 0 \][\s\S]*prime256v1[\s\S]*cont \[ 1 \]/);
+    // encodePrivateKey keeps refusing PKCS1 for non-RSA keys (the key-encoding attribute relies on it).
+    t.throws(() => encodePrivateKey(ec, 'PKCS1'), { message: /requires an RSA key/ });
+    const { createPublicKey } = await import('node:crypto');
+    t.throws(() => encodeCertificatePrivateKey(createPublicKey(ec), 'PKCS1'), {
+      name: 'PkiError',
+      message: 'a private key is required, got a public key',
+    });
+    t.throws(() => encodeCertificatePrivateKey(ec, 'PEM' as never), {
+      message: /unsupported private key encoding "PEM"/,
+    });
+  },
+);
 
 t.test('garbage private keys are rejected without echoing the input', async (t) => {
   const secret = 'c2VjcmV0LWtleS1tYXRlcmlhbA';

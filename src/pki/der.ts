@@ -90,6 +90,18 @@ export function encodeString(tag: number, value: string): Uint8Array {
   return encodeTlv(tag, new TextEncoder().encode(value));
 }
 
+/** Encodes a non-negative INTEGER small enough for a JS number (versions, iteration counts). */
+export function encodeSmallInteger(value: number): Uint8Array {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new PkiError(`cannot encode ${value} as a non-negative INTEGER`);
+  }
+  const bytes: number[] = [];
+  for (let n = value; n > 0; n = Math.floor(n / 256)) bytes.unshift(n % 256);
+  // Zero is one 0x00 byte; a leading byte with the top bit set needs a 0x00 to stay positive.
+  if ((bytes[0] ?? 0x80) >= 0x80) bytes.unshift(0);
+  return encodeTlv(Tag.INTEGER, Uint8Array.from(bytes));
+}
+
 /** Encodes an OBJECT IDENTIFIER from dotted-decimal text; throws PkiError if it is not one. */
 export function encodeOid(dotted: string): Uint8Array {
   if (!/^[0-2](\.(0|[1-9][0-9]*))+$/.test(dotted)) {

@@ -4,6 +4,7 @@ import {
   contextTag,
   decodeOid,
   encodeOid,
+  encodeSmallInteger,
   encodeString,
   encodeTlv,
   isAscii,
@@ -76,6 +77,19 @@ t.test('object identifiers', async (t) => {
   t.throws(() => decodeOid(bytes('8001')), { message: /non-minimal object identifier/ });
   t.throws(() => decodeOid(bytes('2a86')), { message: /truncated object identifier/ });
   t.throws(() => decodeOid(new Uint8Array()), { message: /truncated object identifier/ });
+});
+
+t.test('small non-negative INTEGERs: minimal, with a 0x00 when the top bit is set', async (t) => {
+  const hex = (n: number) => Buffer.from(encodeSmallInteger(n)).toString('hex');
+  t.equal(hex(0), '020100');
+  t.equal(hex(3), '020103');
+  t.equal(hex(127), '02017f');
+  t.equal(hex(128), '02020080');
+  t.equal(hex(2048), '02020800');
+  t.equal(hex(65535), '020300ffff');
+  for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 1]) {
+    t.throws(() => encodeSmallInteger(bad), { name: 'PkiError', message: /non-negative INTEGER/ });
+  }
 });
 
 t.test('SET OF is sorted by encoding; duplicates stay', async (t) => {

@@ -1,45 +1,42 @@
-import { execFile } from 'node:child_process';
 import { createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { createSelfSignedCa, signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { PkiError } from '../../src/pki/errors.js';
 import { generatePrivateKey, type KeySpec } from '../../src/pki/keys.js';
 import { decodePemBlocks } from '../../src/pki/pem.js';
-import { encodePkcs12 } from '../../src/pki/pkcs12.js';
+import { encodePkcs12, PKCS12_PROFILES, type Pkcs12Profile } from '../../src/pki/pkcs12.js';
+import { hasKeytool, keytoolList, opensslPkcs12 } from './fixtures/keystore-tools.js';
 
-const run = promisify(execFile);
 const DAY = 24 * 3600_000;
 
-async function withFile<T>(data: Buffer, fn: (path: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'pkcs12-test-'));
-  try {
-    const path = join(dir, 'keystore.p12');
-    await writeFile(path, data);
-    return await fn(path);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+// What `openssl pkcs12 -info` prints for each profile: go-pkcs12's parameters.
+const PROFILE_INFO: Record<Pkcs12Profile, RegExp[]> = {
+  LegacyRC2: [
+    /MAC: sha1, Iteration 1\n/,
+    /MAC length: 20, salt length: 8/,
+    /PKCS7 Encrypted data: pbeWithSHA1And40BitRC2-CBC, Iteration 2048/,
+    /Shrouded Keybag: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048/,
+  ],
+  LegacyDES: [
+    /MAC: sha1, Iteration 1\n/,
+    /MAC length: 20, salt length: 8/,
+    /PKCS7 Encrypted data: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048/,
+    /Shrouded Keybag: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048/,
+  ],
+  Modern2023: [
+    /MAC: sha256, Iteration 2048/,
+    /MAC length: 32, salt length: 16/,
+    /PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256/,
+    /Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256/,
+  ],
+};
 
-/** `openssl pkcs12 -info` output (stdout + stderr); rejects when openssl fails. */
-async function info(p12: Buffer, password: string, extra: string[] = []): Promise<string> {
-  return withFile(p12, async (path) => {
-    const { stdout, stderr } = await run('openssl', [
-      'pkcs12',
-      '-in',
-      path,
-      '-passin',
-      `pass:${password}`,
-      '-info',
-      ...extra,
-    ]);
-    return stdout + stderr;
-  });
+// OpenSSL 3 keeps RC2 in its legacy provider; 3DES and AES need no flag.
+const legacyFlag = (profile: Pkcs12Profile) => (profile === 'LegacyRC2' ? ['-legacy'] : []);
+
+function info(p12: Buffer, password: string, profile: Pkcs12Profile, extra: string[] = []) {
+  return opensslPkcs12(p12, password, [...legacyFlag(profile), ...extra]);
 }
 
 function pemCertificates(text: string): Buffer[] {
@@ -85,112 +82,124 @@ async function threeCertificateChain(spec: KeySpec) {
   };
 }
 
-const profile = [
-  /MAC: sha256, Iteration 2048/,
-  /PKCS7 Encrypted data: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256/,
-  /Shrouded Keybag: PBES2, PBKDF2, AES-256-CBC, Iteration 2048, PRF hmacWithSHA256/,
-];
-
-for (const spec of [
+const KEY_SPECS = [
   { algorithm: 'RSA', size: 2048 },
   { algorithm: 'ECDSA', size: 256 },
   { algorithm: 'Ed25519' },
-] as const) {
+] as const;
+
+for (const spec of KEY_SPECS) {
   t.test(`${spec.algorithm} key: openssl reads key and leaf back unchanged`, async (t) => {
     const key = await generatePrivateKey(spec);
     const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-    const p12 = await encodePkcs12(key, leaf, 'changeit');
-    const out = await info(p12, 'changeit', ['-nodes']);
-    for (const line of profile) t.match(out, line, 'OpenSSL 3 modern profile');
-    t.ok(pemKey(out).equals(key), 'private key equals the input');
-    t.ok(pkcs8(pemKey(out)).equals(pkcs8(key)), 'PKCS#8 bytes equal the input');
-    const certs = pemCertificates(out);
-    t.equal(certs.length, 1);
-    t.ok(certs[0]?.equals(new X509Certificate(leaf).raw), 'leaf DER equals the input');
-    const localKeyIds = [...out.matchAll(/localKeyID: ([0-9A-F ]+)/g)].map((m) => m[1]?.trim());
-    t.equal(localKeyIds.length, 2, 'key and leaf carry a localKeyID');
-    t.equal(localKeyIds[0], localKeyIds[1], 'the same localKeyID pairs key and leaf');
-    t.notMatch(out, /friendlyName/, 'no friendlyName unless asked for');
+    for (const profile of PKCS12_PROFILES) {
+      const p12 = await encodePkcs12(key, leaf, 'changeit', { profile });
+      const out = await info(p12, 'changeit', profile, ['-nodes']);
+      for (const line of PROFILE_INFO[profile]) t.match(out, line, `${profile} algorithms`);
+      t.ok(pemKey(out).equals(key), `${profile}: private key equals the input`);
+      t.ok(pkcs8(pemKey(out)).equals(pkcs8(key)), `${profile}: PKCS#8 bytes equal the input`);
+      const certs = pemCertificates(out);
+      t.equal(certs.length, 1);
+      t.ok(certs[0]?.equals(new X509Certificate(leaf).raw), `${profile}: leaf DER unchanged`);
+      const localKeyIds = [...out.matchAll(/localKeyID: ([0-9A-F ]+)/g)].map((m) => m[1]?.trim());
+      t.equal(localKeyIds.length, 2, `${profile}: key and leaf carry a localKeyID`);
+      t.equal(localKeyIds[0], localKeyIds[1], `${profile}: the same localKeyID pairs them`);
+      t.notMatch(out, /friendlyName/, `${profile}: no friendlyName unless asked for`);
+    }
   });
 }
 
+t.test('without a profile: Modern2023, as before profiles existed', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
+  const out = await opensslPkcs12(await encodePkcs12(key, leaf, 'changeit'), 'changeit', [
+    '-nodes',
+  ]);
+  for (const line of PROFILE_INFO.Modern2023) t.match(out, line);
+});
+
 t.test('a three-certificate chain keeps all three, leaf first', async (t) => {
   const chain = await threeCertificateChain({ algorithm: 'ECDSA' });
-  const p12 = await encodePkcs12(chain.key, chain.chainPem, 's3cret', { friendlyName: 'tls' });
-  const out = await info(p12, 's3cret', ['-nokeys']);
-  t.notMatch(out, /PRIVATE KEY/, '-nokeys prints no key');
-  const certs = pemCertificates(out);
-  t.same(
-    certs.map((c) => c.toString('hex')),
-    chain.certs.map((pem) => new X509Certificate(pem).raw.toString('hex')),
-    'leaf, intermediate, root in order',
-  );
-  t.match(out, /friendlyName: tls/);
-  t.equal([...out.matchAll(/localKeyID/g)].length, 1, 'only the leaf is paired with the key');
-  t.match(out, /subject=CN = leaf[\s\S]*subject=CN = intermediate[\s\S]*subject=CN = root/);
+  for (const profile of PKCS12_PROFILES) {
+    const p12 = await encodePkcs12(chain.key, chain.chainPem, 's3cret', {
+      friendlyName: 'tls',
+      profile,
+    });
+    const out = await info(p12, 's3cret', profile, ['-nokeys']);
+    t.notMatch(out, /PRIVATE KEY/, '-nokeys prints no key');
+    const certs = pemCertificates(out);
+    t.same(
+      certs.map((c) => c.toString('hex')),
+      chain.certs.map((pem) => new X509Certificate(pem).raw.toString('hex')),
+      `${profile}: leaf, intermediate, root in order`,
+    );
+    t.match(out, /friendlyName: tls/);
+    t.equal([...out.matchAll(/localKeyID/g)].length, 1, 'only the leaf is paired with the key');
+    t.match(out, /subject=CN = leaf[\s\S]*subject=CN = intermediate[\s\S]*subject=CN = root/);
+  }
 });
 
 t.test('a wrong password fails in openssl', async (t) => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
   const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-  const p12 = await encodePkcs12(key, leaf, 'right');
-  const failure = await info(p12, 'wrong', ['-nodes']).then(
-    () => undefined,
-    (err: { stderr?: string }) => err,
-  );
-  t.ok(failure, 'openssl exits non-zero');
-  t.match(failure?.stderr, /mac verify (error|failure)/i);
-});
-
-t.test('passwords are UTF-8 like OpenSSL 3 expects; the empty password works', async (t) => {
-  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
-  const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-  for (const password of ['pässwörd €', '']) {
-    const p12 = await encodePkcs12(key, leaf, password);
-    const out = await info(p12, password, ['-nodes']);
-    t.ok(pemKey(out).equals(key), `key decrypts with ${JSON.stringify(password)}`);
+  for (const profile of PKCS12_PROFILES) {
+    const p12 = await encodePkcs12(key, leaf, 'right', { profile });
+    const failure = await info(p12, 'wrong', profile, ['-nodes']).then(
+      () => undefined,
+      (err: { stderr?: string }) => err,
+    );
+    t.ok(failure, `${profile}: openssl exits non-zero`);
+    t.match(failure?.stderr, /mac verify (error|failure)/i);
   }
 });
+
+t.test(
+  'passwords: UTF-8 for PBES2, BMPString for the legacy PBEs and MACs; empty works',
+  async (t) => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
+    for (const profile of PKCS12_PROFILES) {
+      for (const password of ['pässwörd €', '']) {
+        const p12 = await encodePkcs12(key, leaf, password, { profile });
+        const out = await info(p12, password, profile, ['-nodes']);
+        t.ok(pemKey(out).equals(key), `${profile}: key decrypts with ${JSON.stringify(password)}`);
+      }
+    }
+  },
+);
 
 t.test('every call uses fresh salts and IVs', async (t) => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
   const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-  const [a, b] = await Promise.all([encodePkcs12(key, leaf, 'x'), encodePkcs12(key, leaf, 'x')]);
-  t.notOk(a.equals(b));
+  for (const profile of PKCS12_PROFILES) {
+    const [a, b] = await Promise.all([
+      encodePkcs12(key, leaf, 'x', { profile }),
+      encodePkcs12(key, leaf, 'x', { profile }),
+    ]);
+    t.notOk(a.equals(b), profile);
+  }
 });
 
 t.test('Java keytool reads the key entry with its chain', async (t) => {
-  const probe = await run('keytool', ['-help']).then(
-    () => true,
-    (err: NodeJS.ErrnoException) => err.code !== 'ENOENT',
-  );
-  if (!probe) {
+  if (!(await hasKeytool())) {
     t.pass('Java keytool reads the keystore', {
       skip: 'skipped: keytool (Java) is not installed',
     });
     return;
   }
-  for (const spec of [{ algorithm: 'RSA' }, { algorithm: 'Ed25519' }] as const) {
+  for (const spec of KEY_SPECS) {
     const chain = await threeCertificateChain(spec);
-    const p12 = await encodePkcs12(chain.key, chain.chainPem, 'changeit', {
-      friendlyName: 'tls',
-    });
-    const out = await withFile(p12, async (path) => {
-      const { stdout } = await run('keytool', [
-        '-list',
-        '-v',
-        '-storetype',
-        'PKCS12',
-        '-keystore',
-        path,
-        '-storepass',
-        'changeit',
-      ]);
-      return stdout;
-    });
-    t.match(out, /Alias name: tls/, spec.algorithm);
-    t.match(out, /Entry type: PrivateKeyEntry/);
-    t.match(out, /Certificate chain length: 3/);
+    for (const profile of PKCS12_PROFILES) {
+      const p12 = await encodePkcs12(chain.key, chain.chainPem, 'changeit', {
+        friendlyName: 'tls',
+        profile,
+      });
+      const out = await keytoolList(p12, 'changeit');
+      const name = `${spec.algorithm} ${profile}`;
+      t.match(out, /Your keystore contains 1 entry/, name);
+      t.match(out, /Alias name: tls\s+Creation date: .*\s+Entry type: PrivateKeyEntry/, name);
+      t.match(out, /Certificate chain length: 3/, name);
+    }
   }
 });
 
@@ -198,7 +207,7 @@ t.test('errors name the problem, never the password', async (t) => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
   const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
   const password = 'hunter2-secret';
-  const cases: Array<[KeyObject, string, RegExp]> = [
+  const cases: Array<[KeyObject, string, RegExp, Pkcs12Profile?]> = [
     [key, '', /^cannot create PKCS#12: no certificates in chain$/],
     [key, 'no PEM here', /no certificates in chain/],
     [key, `${leaf}-----BEGIN FOO-----\nAAAA\n-----END FOO-----\n`, /PEM block 2 is "FOO"/],
@@ -208,9 +217,12 @@ t.test('errors name the problem, never the password', async (t) => {
       leaf,
       /the private key does not match the leaf certificate/,
     ],
+    // PBMAC1: neither OpenSSL 3.0 nor Java 17 reads it.
+    [key, leaf, /^unsupported PKCS#12 profile "Modern2026"$/, 'Modern2026' as Pkcs12Profile],
+    [key, leaf, /^unsupported PKCS#12 profile "toString"$/, 'toString' as Pkcs12Profile],
   ];
-  for (const [k, chainPem, message] of cases) {
-    const err = await encodePkcs12(k, chainPem, password).then(
+  for (const [k, chainPem, message, profile] of cases) {
+    const err = await encodePkcs12(k, chainPem, password, profile ? { profile } : {}).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -158,7 +158,8 @@ function validateKeystores(spec: CertificateSpec, errors: string[]): void {
 
 /**
  * The fields cert-csi does not implement, refused by name rather than ignored (README lists
- * them): other names, renewal windows, name constraints and a chosen CSR signature algorithm.
+ * them): other names, renewal windows, name constraints, a chosen CSR signature algorithm and
+ * the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL 3.0 nor Java 17 can read).
  */
 function refuseUnimplemented(spec: CertificateSpec, errors: string[]): void {
   const notImplemented = 'not supported by cert-csi (see README, Certificates)';
@@ -168,6 +169,8 @@ function refuseUnimplemented(spec: CertificateSpec, errors: string[]): void {
   if (spec.nameConstraints) errors.push(forbiddenField('spec.nameConstraints', notImplemented));
   if (spec.signatureAlgorithm)
     errors.push(forbiddenField('spec.signatureAlgorithm', notImplemented));
+  if (spec.keystores?.pkcs12?.profile === 'Modern2026')
+    errors.push(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
 }
 
 /**

@@ -17,6 +17,7 @@ import { publicKeysEqual } from '../pki/keys.js';
 import type { OwnedRequest } from './next-request-plan.js';
 import { privateKeyMismatches } from './private-key-match.js';
 import { requestMismatches } from './request-match.js';
+import { isStaleFailure } from './stale-failure.js';
 
 /** The reason of a failure found in the issued certificate itself. */
 export const INVALID_CERTIFICATE_REASON = 'InvalidCertificate';
@@ -73,15 +74,8 @@ export function issuingDecision(input: {
   if (!issuing) return { action: 'wait' };
   const conditions = request.status?.conditions;
   const ready = findCondition(conditions, CRCondition.Ready);
-  const failedAt = request.status?.failureTime;
   // A failure from before this attempt began: the requestmanager replaces that request.
-  if (
-    ready?.reason === CRReason.Failed &&
-    failedAt !== undefined &&
-    issuing.lastTransitionTime !== undefined &&
-    Date.parse(failedAt) < Date.parse(issuing.lastTransitionTime)
-  )
-    return { action: 'wait' };
+  if (isStaleFailure(request, issuing.lastTransitionTime)) return { action: 'wait' };
   const denied = findCondition(conditions, CRCondition.Denied);
   if (denied?.status === 'True') return failWith(denied);
   const invalid = findCondition(conditions, CRCondition.InvalidRequest);

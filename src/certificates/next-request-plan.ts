@@ -9,8 +9,6 @@ import {
 import {
   type CertificateRequest,
   CertificateRequestKind,
-  CRCondition,
-  CRReason,
   encodeBytes,
 } from '../api/certificate-request.js';
 import { findCondition } from '../api/conditions.js';
@@ -20,6 +18,7 @@ import type { ParsedCsr } from '../pki/csr.js';
 import { publicKeysEqual } from '../pki/keys.js';
 import { requestMismatches } from './request-match.js';
 import { requestRevision } from './request-revision.js';
+import { isStaleFailure } from './stale-failure.js';
 
 /** An owned request and its CSR, decoded (the Error when it does not decode). */
 export interface OwnedRequest {
@@ -40,8 +39,8 @@ export interface NextRequestPlan {
 /**
  * Keeps exactly one request for the next revision, (status.revision ?? 0) + 1: requests without
  * an integer revision go; of the next revision's, those that no longer match the spec, whose CSR
- * does not decode or is for another key than the next private key, and those that failed before
- * the current Issuing condition began (a previous attempt's) go. None left: create one.
+ * does not decode or is for another key than the next private key, and those that failed (or
+ * were denied) before the current Issuing condition began (a previous attempt's) go. None left: create one.
  */
 export function nextRequestPlan(input: {
   certificate: Certificate;
@@ -71,15 +70,7 @@ export function nextRequestPlan(input: {
       remove.push(request);
       continue;
     }
-    const ready = findCondition(request.status?.conditions, CRCondition.Ready);
-    const failedAt = request.status?.failureTime;
-    if (
-      ready?.status === 'False' &&
-      ready.reason === CRReason.Failed &&
-      failedAt !== undefined &&
-      issuingSince !== undefined &&
-      Date.parse(failedAt) < Date.parse(issuingSince)
-    ) {
+    if (isStaleFailure(request, issuingSince)) {
       remove.push(request);
       continue;
     }

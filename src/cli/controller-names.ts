@@ -1,8 +1,8 @@
 import { parseControllersFlag, selectControllers } from '../controller/controller-selection.js';
-import { issuerControllers } from '../issuer/controllers.js';
+import { stackControllers } from './stack-controllers.js';
 
 /** Every controller cert-csi can run, in start order (what `--controllers` may name). */
-export const KNOWN_CONTROLLERS: readonly string[] = issuerControllers.map((c) => c.name);
+export const KNOWN_CONTROLLERS: readonly string[] = stackControllers.map((c) => c.name);
 
 /** The controllers on when `--controllers` is not given (or is `*`). */
 export const DEFAULT_CONTROLLERS: readonly string[] = KNOWN_CONTROLLERS;

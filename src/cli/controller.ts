@@ -3,9 +3,8 @@ import type { Logger } from '../api/logger.js';
 import { startControllers } from '../controller/controller-manager.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { LeaderElector } from '../controller/leader-election.js';
-import { issuerControllers } from '../issuer/controllers.js';
-import { issuerStackConfig } from '../issuer/stack-config.js';
 import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
+import { stackConfig, stackControllers } from './stack-controllers.js';
 
 export interface ControllerOptions {
   kubeConfig: KubeConfig;
@@ -65,9 +64,9 @@ export function startController(options: ControllerOptions): Controller {
   const work = async (signal: AbortSignal) => {
     const stack = await startControllers({
       store,
-      controllers: issuerControllers,
+      controllers: stackControllers,
       enabled: options.enabled,
-      config: issuerStackConfig({
+      config: stackConfig({
         clusterResourceNamespace: options.clusterResourceNamespace,
         signingWorkers: options.signingWorkers,
         ownIssuerTypesOnly: true,

@@ -4,9 +4,7 @@ import { type RunningControllers, startControllers } from '../controller/control
 import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
 import { SharedInformers } from '../controller/shared-informers.js';
 import { freeUnixEndpoint } from '../driver/endpoint.js';
-import { issuerControllers } from '../issuer/controllers.js';
 import { ensureEmbeddedIssuers } from '../issuer/embedded-issuers.js';
-import { type IssuerStackConfig, issuerStackConfig } from '../issuer/stack-config.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { ensureDirDurably } from '../volume/atomic-file.js';
@@ -17,6 +15,7 @@ import { StateDirectory } from '../volume/state-directory.js';
 import { controllerSelection } from './controller-names.js';
 import { volumesSignedByEmbeddedCa } from './embedded-ca-volumes.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
+import { type StackConfig, stackConfig, stackControllers } from './stack-controllers.js';
 
 export interface EmbeddedPluginOptions extends NodePluginOptions {
   /** Persist the store here; in memory only when absent (tests, benchmarks). */
@@ -37,7 +36,7 @@ export interface EmbeddedControllersOptions {
   /** Replaces every controller's retry backoff (tests use milliseconds). */
   retry?: Partial<RetryPolicy>;
   /** Overrides of the stack configuration (e.g. another approval policy). */
-  config?: Partial<IssuerStackConfig>;
+  config?: Partial<StackConfig>;
 }
 
 /** A running embedded plugin and the parts tests and benchmarks look at. */
@@ -104,9 +103,9 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
     const pendingKeys = new Map<string, KeyObject>();
     controllers = await startControllers({
       store: opened,
-      controllers: issuerControllers,
+      controllers: stackControllers,
       enabled,
-      config: issuerStackConfig({
+      config: stackConfig({
         clusterResourceNamespace: options.clusterResourceNamespace,
         privateKeyFor: (namespace, name) => pendingKeys.get(`${namespace}/${name}`),
         ...options.controllers?.config,

@@ -543,6 +543,32 @@ t.test('the controller can sign, update issuers and hold its Lease', async (t) =
   t.ok(grants(role, '', 'secrets', 'watch'), 'watch CA Secrets');
   t.ok(grants(role, '', 'events', 'create'), 'create events');
 
+  // The Certificate controllers: they read Certificates and write only their status, and
+  // write the requests and Secrets that belong to them.
+  for (const verb of ['get', 'list', 'watch']) {
+    t.ok(grants(role, group, 'certificates', verb), `${verb} certificates`);
+  }
+  t.ok(grants(role, group, 'certificates/status', 'update'), 'update certificate status');
+  for (const verb of ['create', 'update', 'patch', 'delete']) {
+    t.notOk(
+      grants(role, group, 'certificates', verb),
+      `no ${verb} of certificates: spec is the user's`,
+    );
+  }
+  for (const verb of ['create', 'delete']) {
+    t.ok(grants(role, group, 'certificaterequests', verb), `${verb} certificaterequests`);
+  }
+  t.notOk(grants(role, group, 'certificaterequests', 'update'), 'requests are never rewritten');
+  for (const verb of ['create', 'update', 'delete']) {
+    // Any name: a Certificate's Secret is named by its user, the next-key Secret by
+    // generateName, so the rule cannot carry resourceNames.
+    t.ok(grants(role, '', 'secrets', verb, 'any-user-chosen-name'), `${verb} secrets`);
+  }
+  const secretRule = role.rules.find((r) => r.resources.includes('secrets'));
+  t.equal(secretRule?.resourceNames, undefined, 'the secrets rule names no objects');
+  const rbacText = await readFile(join(deployDir, 'rbac-controller.yaml'), 'utf8');
+  t.match(rbacText, /generateName[\s\S]*resourceNames cannot/, 'the file says why');
+
   const leaseNamespace = values['leader-election-namespace'];
   const leaseName = values['leader-election-id'];
   t.equal(leaseNamespace, deployment.metadata.namespace, 'the Lease is next to the Deployment');

@@ -2,9 +2,11 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CertificateKind } from '../api/certificate.js';
+import { quoted } from '../api/echoed-value.js';
 import { ClusterIssuerKind, IssuerKind } from '../api/issuer.js';
 import type { KubeObject, ResourceKind } from '../api/meta.js';
 import { SecretKind } from '../api/secret.js';
+import { errorMessage } from '../base/error-message.js';
 import type { AdmissionHook } from '../store/admission.js';
 import { isStoreError } from '../store/errors.js';
 import { invalidObject } from '../store/object-rules.js';
@@ -109,7 +111,16 @@ function checkManifest(where: string, value: unknown, admit: AdmissionHook): Man
     delete loaded.stringData;
   }
   // As a create: the store checks an update of an existing object again, against it.
-  const errors = admit(kind, structuredClone(loaded), undefined);
+  let errors: readonly string[];
+  try {
+    errors = admit(kind, structuredClone(loaded), undefined);
+  } catch (err) {
+    // No CRD schema checks field types here: a list written as a string can trip a validator.
+    throw new ManifestError(
+      where,
+      `cannot validate ${kind.kind} ${quoted(metadata.name)}: ${errorMessage(err)}`,
+    );
+  }
   if (errors.length > 0) {
     throw new ManifestError(where, invalidObject(kind, metadata.name, errors).message);
   }

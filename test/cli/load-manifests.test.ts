@@ -179,6 +179,19 @@ t.test(
   },
 );
 
+t.test('a Certificate field of the wrong type is refused naming the file', async (t) => {
+  const dir = await dirWith(t, {
+    'a-secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: good}\n',
+    'typo.yaml': CERTIFICATE.replace('dnsNames: [web.team.svc]', 'ipAddresses: 10.0.0.1'),
+  });
+  const store = new MemoryStore({ admit: embeddedAdmission });
+  t.match(
+    await rejectionMessage(loadManifests(store, dir)),
+    /typo\.yaml: cannot validate Certificate "web": /,
+  );
+  t.same((await store.list(SecretKind)).items, [], 'nothing written');
+});
+
 t.test('an update the store refuses names the file', async (t) => {
   const dir = await dirWith(t, { 'web.yaml': CERTIFICATE });
   // The check phase sees each object as a create; the store checks an update against the

@@ -13,6 +13,7 @@ import { claimDataRoot } from '../volume/data-root-lock.js';
 import { type HeldLock, lockDirectory } from '../volume/directory-lock.js';
 import { StateDirectory } from '../volume/state-directory.js';
 import { controllerSelection } from './controller-names.js';
+import { embeddedAdmission } from './embedded-admission.js';
 import { volumesSignedByEmbeddedCa } from './embedded-ca-volumes.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
 import { type StackConfig, stackConfig, stackControllers } from './stack-controllers.js';
@@ -74,8 +75,10 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       stateLock = await lockDirectory(options.stateDir, `state dir ${options.stateDir}`);
     }
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
-    const opened = await MemoryStore.open(
-      options.stateDir
+    // The store refuses what a cluster's webhook would (an invalid Certificate).
+    const opened = await MemoryStore.open({
+      admit: embeddedAdmission,
+      ...(options.stateDir
         ? {
             persistence: new StateDirectory(options.stateDir, {
               onCorrupt: (error, path, movedTo) =>
@@ -85,8 +88,8 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
                 ),
             }),
           }
-        : {},
-    );
+        : {}),
+    });
     store = opened;
     await options.beforeIssuers?.(opened);
     const ca = await ensureEmbeddedIssuers(opened, {

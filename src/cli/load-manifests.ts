@@ -1,17 +1,32 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
+import { CertificateKind } from '../api/certificate.js';
+import { quoted } from '../api/echoed-value.js';
 import { ClusterIssuerKind, IssuerKind } from '../api/issuer.js';
 import type { KubeObject, ResourceKind } from '../api/meta.js';
 import { SecretKind } from '../api/secret.js';
+import { errorMessage } from '../base/error-message.js';
+import type { AdmissionHook } from '../store/admission.js';
 import { isStoreError } from '../store/errors.js';
+import { invalidObject } from '../store/object-rules.js';
 import type { ResourceStore } from '../store/resource-store.js';
+import { embeddedAdmission } from './embedded-admission.js';
 
 const loadableKinds: ReadonlyMap<string, ResourceKind> = new Map([
   ['v1/Secret', SecretKind],
   ['cert-manager.io/v1/Issuer', IssuerKind],
   ['cert-manager.io/v1/ClusterIssuer', ClusterIssuerKind],
+  ['cert-manager.io/v1/Certificate', CertificateKind],
 ]);
+
+export interface LoadManifestsOptions {
+  /**
+   * Checks every object before anything is written, as the store will on write; the embedded
+   * store's admission (Certificate validation) by default.
+   */
+  admit?: AdmissionHook;
+}
 
 /** A manifest that cannot be loaded, with the file and document it came from. */
 export class ManifestError extends Error {
@@ -29,11 +44,17 @@ interface Manifest {
 
 /**
  * Reads every .yaml, .yml and .json file of dir (multi-document YAML, kubectl style),
- * checks all documents first, then creates or replaces each object in the store.
+ * checks all documents first (kinds, names, scope, and admission: an invalid Certificate is
+ * refused with its field errors), then creates or replaces each object in the store.
  * A bad file stops everything before anything is written. Namespaced objects without a
  * namespace go to `default`, as kubectl does.
  */
-export async function loadManifests(store: ResourceStore, dir: string): Promise<number> {
+export async function loadManifests(
+  store: ResourceStore,
+  dir: string,
+  options: LoadManifestsOptions = {},
+): Promise<number> {
+  const admit = options.admit ?? embeddedAdmission;
   let names: string[];
   try {
     names = (await readdir(dir)).filter((n) => /\.(ya?ml|json)$/i.test(n)).sort();
@@ -52,14 +73,14 @@ export async function loadManifests(store: ResourceStore, dir: string): Promise<
       }
       const value: unknown = document.toJS();
       if (value === null || value === undefined) return;
-      manifests.push(checkManifest(where, value));
+      manifests.push(checkManifest(where, value, admit));
     });
   }
   for (const manifest of manifests) await upsert(store, manifest);
   return manifests.length;
 }
 
-function checkManifest(where: string, value: unknown): Manifest {
+function checkManifest(where: string, value: unknown, admit: AdmissionHook): Manifest {
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new ManifestError(where, 'expected an object with apiVersion, kind and metadata');
   }
@@ -68,7 +89,7 @@ function checkManifest(where: string, value: unknown): Manifest {
   if (!kind) {
     throw new ManifestError(
       where,
-      `unsupported apiVersion/kind "${String(object.apiVersion)}/${String(object.kind)}": only v1 Secret and cert-manager.io/v1 Issuer and ClusterIssuer can be loaded`,
+      `unsupported apiVersion/kind "${String(object.apiVersion)}/${String(object.kind)}": only v1 Secret and cert-manager.io/v1 Issuer, ClusterIssuer and Certificate can be loaded`,
     );
   }
   if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') {
@@ -88,6 +109,20 @@ function checkManifest(where: string, value: unknown): Manifest {
     }
     loaded.data = data;
     delete loaded.stringData;
+  }
+  // As a create: the store checks an update of an existing object again, against it.
+  let errors: readonly string[];
+  try {
+    errors = admit(kind, structuredClone(loaded), undefined);
+  } catch (err) {
+    // No CRD schema checks field types here: a list written as a string can trip a validator.
+    throw new ManifestError(
+      where,
+      `cannot validate ${kind.kind} ${quoted(metadata.name)}: ${errorMessage(err)}`,
+    );
+  }
+  if (errors.length > 0) {
+    throw new ManifestError(where, invalidObject(kind, metadata.name, errors).message);
   }
   return { where, kind, object: loaded };
 }

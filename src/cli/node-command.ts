@@ -50,7 +50,8 @@ Flags:
                                  running as root (default ${NODE_DEFAULTS.dataRoot})
   --state-dir DIR                where the embedded store persists its objects
                                  (default ${NODE_DEFAULTS.stateDir})
-  --manifests DIR                load Issuer, ClusterIssuer and Secret YAML files at start
+  --manifests DIR                load Issuer, ClusterIssuer, Certificate and Secret YAML
+                                 files at start
   --accept-new-ca                when the embedded CA Secret is missing or unusable while
                                  volumes it signed exist, replace it (and renew them) instead
                                  of refusing to start

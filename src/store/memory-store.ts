@@ -1,7 +1,9 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { apiVersionOf, type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
 import { type Clock, systemClock } from '../base/clock.js';
+import { errorMessage } from '../base/error-message.js';
 import { KeyedMutex } from '../base/keyed-mutex.js';
+import type { AdmissionHook } from './admission.js';
 import { ChangeHistory, type ChangeRecord } from './change-history.js';
 import { CommitSequencer } from './commit-sequencer.js';
 import { isStoreError, StoreError } from './errors.js';
@@ -15,6 +17,7 @@ import {
   checkName,
   checkNamespace,
   conflict,
+  invalidObject,
   normalizeWrite,
   notFound,
   resourceNameOf,
@@ -39,6 +42,12 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /** The random part of generated names; tests replace it to force collisions. */
   randomSuffix?: () => string;
+  /**
+   * Validating admission of every create and update (not of status writes), as a cluster's
+   * webhooks: field errors refuse the write with `Invalid` and nothing is stored. Objects
+   * loaded from persistence are not admitted again.
+   */
+  admit?: AdmissionHook;
 }
 
 const DEFAULT_HISTORY_SIZE = 10_000;
@@ -74,6 +83,7 @@ export class MemoryStore implements ResourceStore {
   private readonly clock: Clock;
   private readonly historySize: number;
   private readonly randomSuffix: () => string;
+  private readonly admit: AdmissionHook | undefined;
   private readonly state: StatePersistence | undefined;
   private readonly loading: Promise<void>;
   private history: ChangeHistory;
@@ -87,6 +97,7 @@ export class MemoryStore implements ResourceStore {
     this.clock = options.clock ?? systemClock;
     this.historySize = options.historySize ?? DEFAULT_HISTORY_SIZE;
     this.randomSuffix = options.randomSuffix ?? randomNameSuffix;
+    this.admit = options.admit;
     this.history = new ChangeHistory(this.historySize);
     if (options.persistence === undefined) {
       this.loaded = true;
@@ -154,7 +165,6 @@ export class MemoryStore implements ResourceStore {
     const build =
       (name: string): ChangePlan =>
       (current) => {
-        if (current) throw alreadyExists(kind, scope, name);
         const object = { ...input, metadata: { ...input.metadata, name } } as KubeObject & Fields;
         delete object.status;
         delete object.metadata.resourceVersion;
@@ -162,6 +172,10 @@ export class MemoryStore implements ResourceStore {
         object.metadata.uid = randomUUID();
         object.metadata.creationTimestamp = kubernetesTimestamp(this.clock.now());
         object.metadata.generation = 1;
+        // Validation comes before storage, as on the API server: an invalid object is
+        // Invalid even when its name is taken.
+        this.admitWrite(kind, object, undefined);
+        if (current) throw alreadyExists(kind, scope, name);
         return { type: 'ADDED', object, previous: undefined };
       };
     if (input.metadata.name) {
@@ -199,6 +213,7 @@ export class MemoryStore implements ResourceStore {
       copyField(current.metadata, next.metadata, 'resourceVersion');
       for (const field of SYSTEM_METADATA) copyField(current.metadata, next.metadata, field);
       copyField(current, next, 'status');
+      this.admitWrite(kind, next, current);
       if (jsonEqual(next, current)) return { type: 'UNCHANGED', object: current };
       // Metadata and status edits do not change what the object asks for; anything else does.
       if (!jsonEqual(specOf(next), specOf(current))) {
@@ -376,6 +391,26 @@ export class MemoryStore implements ResourceStore {
     if (!kind.namespaced) delete input.metadata.namespace;
     normalizeWrite(kind, input);
     return input;
+  }
+
+  /** Runs the admission hook on copies; its field errors refuse the write as Invalid. */
+  private admitWrite(kind: ResourceKind, object: KubeObject, old: KubeObject | undefined): void {
+    if (!this.admit) return;
+    let errors: readonly string[];
+    try {
+      errors = this.admit(
+        kind,
+        structuredClone(object),
+        old === undefined ? undefined : structuredClone(old),
+      );
+    } catch (err) {
+      if (err instanceof StoreError) throw err;
+      throw new StoreError(
+        'InternalError',
+        `admission of ${resourceNameOf(kind)} "${object.metadata.name}" failed: ${errorMessage(err)}`,
+      );
+    }
+    if (errors.length > 0) throw invalidObject(kind, object.metadata.name, errors);
   }
 
   private identify(

@@ -60,6 +60,27 @@ export function checkName(kind: ResourceKind, name: string, field = 'metadata.na
   }
 }
 
+/** `Certificate.cert-manager.io`, or `Secret` in the core group: a GroupKind as Go prints it. */
+export function groupKindOf(kind: Pick<ResourceKind, 'group' | 'kind'>): string {
+  return kind.group === '' ? kind.kind : `${kind.kind}.${kind.group}`;
+}
+
+/**
+ * The API server's Invalid for field errors (apierrors.NewInvalid):
+ * `Certificate.cert-manager.io "x" is invalid: <errors>`, where one error stands alone and
+ * several are `[a, b]` without repeats, as Go's aggregate error prints them. The name is
+ * shortened as every echoed value is.
+ */
+export function invalidObject(
+  kind: Pick<ResourceKind, 'group' | 'kind'>,
+  name: string,
+  errors: readonly string[],
+): StoreError {
+  const distinct = [...new Set(errors)];
+  const listed = distinct.length === 1 ? (distinct[0] as string) : `[${distinct.join(', ')}]`;
+  return new StoreError('Invalid', `${groupKindOf(kind)} ${echoed(name)} is invalid: ${listed}`);
+}
+
 /** `certificaterequests.cert-manager.io "x"`, the way the API server names an object in errors. */
 function quoted(kind: ResourceKind, name: string): string {
   return `${resourceNameOf(kind)} "${name}"`;

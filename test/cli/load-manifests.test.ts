@@ -2,8 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
+import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { rejectionMessage } from '../support/eventually.js';
@@ -73,7 +75,7 @@ t.test(
       [
         'kind.yaml',
         'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n',
-        /unsupported apiVersion\/kind "v1\/ConfigMap"/,
+        /unsupported apiVersion\/kind "v1\/ConfigMap": only v1 Secret and cert-manager\.io\/v1 Issuer, ClusterIssuer and Certificate can be loaded$/,
       ],
       ['noname.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {}\n', /metadata\.name is required/],
       [
@@ -110,3 +112,110 @@ t.test(
     );
   },
 );
+
+const CERTIFICATE = [
+  'apiVersion: cert-manager.io/v1',
+  'kind: Certificate',
+  'metadata: {name: web, namespace: team}',
+  'spec:',
+  '  secretName: web-tls',
+  '  issuerRef: {name: ca, kind: Issuer}',
+  '  dnsNames: [web.team.svc]',
+].join('\n');
+
+t.test('loads Certificates; a second load replaces them, status untouched', async (t) => {
+  const dir = await dirWith(t, { 'web.yaml': CERTIFICATE });
+  const store = new MemoryStore({ admit: embeddedAdmission });
+  t.equal(await loadManifests(store, dir), 1);
+  const web = await store.get<Certificate>(CertificateKind, 'web', 'team');
+  t.same(web.spec.dnsNames, ['web.team.svc']);
+  await store.updateStatus<Certificate>(CertificateKind, { ...web, status: { revision: 1 } });
+  await writeFile(join(dir, 'web.yaml'), CERTIFICATE.replace('web.team.svc', 'web.example.com'));
+  t.equal(await loadManifests(store, dir), 1, 'loading again replaces');
+  const replaced = await store.get<Certificate>(CertificateKind, 'web', 'team');
+  t.same(replaced.spec.dnsNames, ['web.example.com']);
+  t.equal(replaced.metadata.generation, 2);
+  t.same(replaced.status, { revision: 1 }, "the controllers' status is kept");
+});
+
+t.test(
+  'an invalid Certificate stops the load before anything is written, naming its fields',
+  async (t) => {
+    const dir = await dirWith(t, {
+      'a-secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: good}\n',
+      'b-good.yaml': CERTIFICATE,
+      'c-bad.yaml': [
+        'apiVersion: cert-manager.io/v1',
+        'kind: Certificate',
+        'metadata: {name: bad}',
+        'spec:',
+        '  issuerRef: {name: ca, kind: Issur}',
+        '  ipAddresses: [not-an-ip]',
+      ].join('\n'),
+    });
+    const store = new MemoryStore({ admit: embeddedAdmission });
+    const message = await rejectionMessage(loadManifests(store, dir));
+    t.equal(
+      message,
+      `${join(dir, 'c-bad.yaml')}: Certificate.cert-manager.io "bad" is invalid: [spec.secretName: Required value: must be specified, spec.issuerRef.kind: Invalid value: "Issur": must be one of Issuer or ClusterIssuer (did you forget to set spec.issuerRef.kind.group?), spec.ipAddresses[0]: Invalid value: "not-an-ip": invalid IP address]`,
+      'the file, the object and every field, as the API server words a webhook refusal',
+    );
+    t.same(
+      (await store.list(SecretKind)).items,
+      [],
+      'the Secret of an earlier file is not written',
+    );
+    t.same((await store.list(CertificateKind)).items, [], 'nor the valid Certificate');
+
+    // Without the check phase, the store alone would still refuse it, but only after the
+    // files before it were written: the check phase is what keeps a load all or nothing.
+    const unchecked = new MemoryStore({ admit: embeddedAdmission });
+    const late = await rejectionMessage(loadManifests(unchecked, dir, { admit: () => [] }));
+    t.match(
+      late,
+      /c-bad\.yaml: Certificate\.cert-manager\.io "bad" is invalid: \[spec\.secretName/,
+    );
+    t.equal((await unchecked.list(SecretKind)).items.length, 1, 'the earlier files were written');
+  },
+);
+
+t.test('a Certificate field of the wrong type is refused naming the file', async (t) => {
+  const dir = await dirWith(t, {
+    'a-secret.yaml': 'apiVersion: v1\nkind: Secret\nmetadata: {name: good}\n',
+    'typo.yaml': CERTIFICATE.replace('dnsNames: [web.team.svc]', 'ipAddresses: 10.0.0.1'),
+  });
+  const store = new MemoryStore({ admit: embeddedAdmission });
+  t.match(
+    await rejectionMessage(loadManifests(store, dir)),
+    /typo\.yaml: cannot validate Certificate "web": /,
+  );
+  t.same((await store.list(SecretKind)).items, [], 'nothing written');
+});
+
+t.test('an update the store refuses names the file', async (t) => {
+  const dir = await dirWith(t, { 'web.yaml': CERTIFICATE });
+  // The check phase sees each object as a create; the store checks an update against the
+  // stored object, so a rule about changes is enforced there.
+  const store = new MemoryStore({
+    admit: (kind, object, old) =>
+      old && JSON.stringify(old) !== JSON.stringify(object)
+        ? [`${kind.kind}: Forbidden: no changes`]
+        : [],
+  });
+  await store.create(CertificateKind, {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'web', namespace: 'team' },
+    spec: { secretName: 'old', issuerRef: { name: 'ca' } },
+  } as Certificate);
+  const err = await rejectionMessage(loadManifests(store, dir));
+  t.equal(
+    err,
+    `${join(dir, 'web.yaml')}: Certificate.cert-manager.io "web" is invalid: Certificate: Forbidden: no changes`,
+  );
+  t.equal(
+    (await store.get<Certificate>(CertificateKind, 'web', 'team')).spec.secretName,
+    'old',
+    'the stored object is kept',
+  );
+});

@@ -4,14 +4,21 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
+import { CertificateKind } from '../../src/api/certificate.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
+import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { createMounter } from '../../src/volume/mounter.js';
+import {
+  certificateControllerRequests,
+  userCertificate,
+} from '../support/certificate-controller-requests.js';
 import {
   appPod,
   type Cluster,
+  CONTROLLER_TOKEN,
   caIssuerAttributes,
   NODE_TOKEN,
   POD_NAMESPACE,
@@ -73,9 +80,12 @@ async function settleExpiring(steps: Promise<unknown>[], deadlines: HeldDeadline
 
 /**
  * Everything the two components do in a cluster, once: the controller takes and renews
- * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs; the plugin
- * lists and watches its requests, creates one, renews it (deleting the old one) and
- * records an Event when an issuance cannot finish. Returns the refused requests.
+ * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs, and sends the
+ * Certificate controllers' requests for a user's Certificate (a stand-in, see
+ * certificateControllerRequests, until those controllers run in `cert-csi controller`; then
+ * this should run them instead); the plugin lists and watches its requests, creates one,
+ * renews it (deleting the old one) and records an Event when an issuance cannot finish.
+ * Returns the refused requests.
  *
  * With `until`, the scenario ends as soon as the server has refused a request that matches
  * (each step is raced against it): a step the missing permission blocks (a plugin that cannot
@@ -86,7 +96,7 @@ async function everything(
   t: Pick<Test, 'teardown'>,
   cluster: Cluster,
   until?: (refused: RequestLogEntry) => boolean,
-): Promise<{ forbidden: RequestLogEntry[]; issued: boolean }> {
+): Promise<{ forbidden: RequestLogEntry[]; issued: boolean; certificates: boolean }> {
   const { server } = cluster;
   // Ends the waits on the server's log that are still open when the scenario ends.
   const waits = new AbortController();
@@ -122,6 +132,7 @@ async function everything(
     ClusterIssuerKind,
     issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } }),
   );
+  await server.store.create(CertificateKind, userCertificate('web', POD_NAMESPACE));
 
   const controller = startClusterController(t, cluster, {
     leaderElection: {
@@ -155,6 +166,24 @@ async function everything(
     signal: abort.signal,
   });
   let issued = false;
+  // What the Certificate controllers send, with the controller's identity; a refusal ends
+  // the stand-in and is in the server's log, which is what the callers look at.
+  let certificates = false;
+  const asController = new KubernetesStore({
+    kubeConfig: cluster.kubeConfig(CONTROLLER_TOKEN),
+    qps: 1000,
+    burst: 1000,
+  });
+  await step(async () => {
+    await certificateControllerRequests(asController, {
+      metadata: { name: 'web', namespace: POD_NAMESPACE },
+    }).then(
+      () => {
+        certificates = true;
+      },
+      () => undefined,
+    );
+  });
   // A plugin that cannot list its requests never starts: the refusal ends the wait (the
   // start is not an overtaken step: it ends with the abort below).
   const plugin = await Promise.race([starting, refusedAsExpected]);
@@ -216,20 +245,21 @@ async function everything(
   await starting.then((p) => p.stop()).catch(() => undefined);
   await controller.stop();
   await rm(dir, { recursive: true, force: true });
-  return { forbidden: server.requests.filter((r) => r.status === 403), issued };
+  return { forbidden: server.requests.filter((r) => r.status === 403), issued, certificates };
 }
 
 t.test(
   'with exactly the RBAC rules of deploy/daemonset both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
-    const { forbidden, issued } = await everything(t, cluster);
+    const { forbidden, issued, certificates } = await everything(t, cluster);
     t.same(
       forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
       [],
       'no request was refused',
     );
     t.ok(issued, 'the volume was issued and renewed');
+    t.ok(certificates, "every request of the Certificate controllers' stand-in succeeded");
     const events = await cluster.server.store.list(
       { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: POD_NAMESPACE },

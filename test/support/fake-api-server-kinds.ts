@@ -1,3 +1,4 @@
+import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { KubeEventKind } from '../../src/api/kube-event.js';
@@ -21,14 +22,20 @@ export interface ServedKind {
   normalize: (object: KubeObject) => KubeObject;
 }
 
-/** A cert-manager style CustomResourceDefinition kind with a status subresource. */
-export function customResource(kind: ResourceKind): ServedKind {
+/**
+ * A cert-manager style CustomResourceDefinition kind with a status subresource; fieldLabels
+ * are its CRD's `selectableFields` (without the leading dot).
+ */
+export function customResource(
+  kind: ResourceKind,
+  fieldLabels: readonly string[] = [],
+): ServedKind {
   return {
     kind,
     statusSubresource: true,
     returnDeletedObject: true,
     requireResourceVersionOnUpdate: true,
-    fieldLabels: [],
+    fieldLabels,
     normalize: (object) => object,
   };
 }
@@ -51,6 +58,12 @@ export function builtinKind(
 
 /** The kinds cert-csi reads and writes, with the field selectors the API server offers for them. */
 export const certCsiKinds: readonly ServedKind[] = [
+  // cert-manager's Certificate CRD (deploy/daemonset/crds.yaml, unchanged) declares these.
+  customResource(CertificateKind, [
+    'spec.issuerRef.group',
+    'spec.issuerRef.kind',
+    'spec.issuerRef.name',
+  ]),
   customResource(CertificateRequestKind),
   customResource(IssuerKind),
   customResource(ClusterIssuerKind),

@@ -186,8 +186,9 @@ t.test('get of a missing object is a 404 ApiException with a real Status', async
   const secret = await apiError(core.readNamespacedSecret({ name: 'ca', namespace: 'ns1' }), 404);
   t.equal(secret.message, 'secrets "ca" not found');
   t.same(secret.details, { name: 'ca', kind: 'secrets' });
+  // Orders are acme.cert-manager.io's, not served here (certificates now are).
   const unknown = await apiError(
-    custom.getNamespacedCustomObject({ ...G, plural: 'certificates', namespace: 'ns1', name: 'x' }),
+    custom.getNamespacedCustomObject({ ...G, plural: 'orders', namespace: 'ns1', name: 'x' }),
     404,
   );
   t.equal(unknown.message, 'the server could not find the requested resource');

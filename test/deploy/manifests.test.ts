@@ -4,11 +4,17 @@ import { isAbsolute, join, posix } from 'node:path';
 import { parseArgs } from 'node:util';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
-import { CertificateKind } from '../../src/api/certificate.js';
+import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind, issuerTypeOf } from '../../src/api/issuer.js';
 import type { ResourceKind } from '../../src/api/meta.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
+import {
+  failedIssuanceStatus,
+  issuedStatus as issuedCertificateStatus,
+} from '../../src/certificates/issuing-decision.js';
+import { buildNextRequest } from '../../src/certificates/next-request-plan.js';
+import { readinessStatus } from '../../src/certificates/readiness-status.js';
 import { CONTROLLER_OPTIONS } from '../../src/cli/controller-flags.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
 import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-command.js';
@@ -275,7 +281,7 @@ t.test('every file in deploy/daemonset is valid YAML with complete objects', asy
     'daemonset.yaml',
     'controller.yaml',
     'crds.yaml',
-    'example-ca-issuer.yaml',
+    'bootstrap-ca.yaml',
     'example-pod.yaml',
   ]) {
     t.ok(files.has(file), `${file} holds at least one object`);
@@ -785,22 +791,39 @@ t.test('the example pod asks for a certificate the plugin accepts', async (t) =>
   const parsed = parseVolumeAttributes({ ...csi?.volumeAttributes, ...kubeletContext });
   if (!parsed.ok) throw new Error(`rejected: ${JSON.stringify(parsed.errors)}`);
   t.same(parsed.spec.dnsNames, ['my-csi-app.default.svc.cluster.local'], 'variables expand');
-  const issuer = named<Issuer & KubeDoc>('Issuer', parsed.spec.issuerRef.name);
-  t.equal(parsed.spec.issuerRef.kind, 'Issuer');
-  t.equal(issuer.metadata.namespace, pod.metadata.namespace, 'the Issuer is in the pod namespace');
+  t.equal(parsed.spec.issuerRef.kind, 'ClusterIssuer');
+  const issuer = named<Issuer & KubeDoc>('ClusterIssuer', parsed.spec.issuerRef.name);
   t.equal(issuerTypeOf(issuer), 'ca', 'a CA issuer');
-  t.equal(issuer.spec.ca?.secretName, 'ca-key-pair');
+  const ca = named<Certificate & KubeDoc>('Certificate', 'cert-csi-ca');
+  t.equal(
+    issuer.spec.ca?.secretName,
+    ca.spec.secretName,
+    "bootstrap-ca.yaml's CA Certificate backs it",
+  );
+  t.equal(ca.metadata.namespace, NAMESPACE, 'in the cluster resource namespace of controller.yaml');
+  t.equal(ca.spec.isCA, true);
+  t.same(ca.spec.privateKey, { algorithm: 'ECDSA', size: 256 });
+  const selfSigned = named<Issuer & KubeDoc>('ClusterIssuer', ca.spec.issuerRef.name);
+  t.equal(issuerTypeOf(selfSigned), 'selfSigned', 'signed by a SelfSigned ClusterIssuer');
 });
 
-t.test('the example Issuer loads like any --manifests file', async (t) => {
+t.test('bootstrap-ca.yaml loads like any --manifests file and fits the CRD schemas', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'cert-csi-deploy-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const text = await readFile(join(deployDir, 'example-ca-issuer.yaml'), 'utf8');
-  await writeFile(join(dir, 'issuer.yaml'), text);
+  const text = await readFile(join(deployDir, 'bootstrap-ca.yaml'), 'utf8');
+  await writeFile(join(dir, 'bootstrap.yaml'), text);
   const store = new MemoryStore();
-  t.equal(await loadManifests(store, dir), 1, 'one object loaded');
-  const loaded = await store.get<Issuer>(IssuerKind, 'ca-issuer', EXAMPLE_NAMESPACE);
-  t.same(schemaProblems(loaded.spec, storageSchema(IssuerKind).properties?.spec ?? {}, 'spec'), []);
+  t.equal(await loadManifests(store, dir), 3, 'three objects loaded');
+  const ca = await store.get<Certificate>(CertificateKind, 'cert-csi-ca', NAMESPACE);
+  t.same(
+    schemaProblems(ca.spec, storageSchema(CertificateKind).properties?.spec ?? {}, 'spec'),
+    [],
+  );
+  for (const name of ['cert-csi-selfsigned', 'cert-csi-ca']) {
+    const loaded = await store.get<Issuer>(ClusterIssuerKind, name);
+    const schema = storageSchema(ClusterIssuerKind).properties?.spec ?? {};
+    t.same(schemaProblems(loaded.spec, schema, 'spec'), [], name);
+  }
 });
 
 t.test('objects the code writes fit the CRD schemas: nothing is refused or pruned', async (t) => {
@@ -837,7 +860,7 @@ t.test('objects the code writes fit the CRD schemas: nothing is refused or prune
   const failed = failedStatus(request, 'no', now).status;
   t.same(schemaProblems(failed, crSchema.status ?? {}, 'status'), [], 'a failed status');
 
-  const issuer = named<Issuer & KubeDoc>('Issuer', 'ca-issuer');
+  const issuer = named<Issuer & KubeDoc>('ClusterIssuer', 'cert-csi-ca');
   const readiness = issuerReadiness(issuer, () => undefined);
   const status = {
     conditions: [
@@ -1003,3 +1026,46 @@ t.test('the install guide names every manifest file', async (t) => {
     t.match(readme, file, `README.md mentions ${file}`);
   }
 });
+
+t.test(
+  'what the Certificate controllers write fits the Certificate and CertificateRequest CRDs',
+  async (t) => {
+    const ca = named<Certificate & KubeDoc>('Certificate', 'cert-csi-ca');
+    const certificate: Certificate = {
+      ...ca,
+      metadata: { ...ca.metadata, uid: '0b7c7a0e-6a35-4b1e-9a52-0c1b2f3d4e5f', generation: 2 },
+    };
+    const now = new Date('2026-11-21T10:00:00.123Z');
+    const statusSchema = storageSchema(CertificateKind).properties?.status ?? {};
+    const notReady = readinessStatus({
+      certificate,
+      secret: undefined,
+      currentRequest: undefined,
+      currentCsr: undefined,
+      now,
+    });
+    t.same(schemaProblems(notReady, statusSchema, 'status'), [], 'a readiness status');
+    const failed = failedIssuanceStatus(certificate, { reason: 'Denied', message: 'no' }, now);
+    t.same(schemaProblems(failed, statusSchema, 'status'), [], 'a failed issuance');
+    const issued = {
+      ...issuedCertificateStatus({ ...certificate, status: failed }),
+      notBefore: '2026-11-21T10:00:00Z',
+      notAfter: '2027-11-21T10:00:00Z',
+      renewalTime: '2027-10-22T10:00:00Z',
+      nextPrivateKeySecretName: 'cert-csi-ca-x7k2p',
+    };
+    t.same(schemaProblems(issued, statusSchema, 'status'), [], 'an issued status');
+    const request = buildNextRequest({
+      certificate,
+      revision: 1,
+      keySecretName: 'cert-csi-ca-x7k2p',
+      csrPem: '-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----\n',
+    });
+    const crSchema = storageSchema(CertificateRequestKind).properties ?? {};
+    t.same(
+      schemaProblems(request.spec, crSchema.spec ?? {}, 'spec'),
+      [],
+      "the requestmanager's spec",
+    );
+  },
+);

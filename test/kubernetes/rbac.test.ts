@@ -4,21 +4,17 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
-import { CertificateKind } from '../../src/api/certificate.js';
+import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
+import { isConditionTrue, setCondition } from '../../src/api/conditions.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { createMounter } from '../../src/volume/mounter.js';
-import {
-  certificateControllerRequests,
-  userCertificate,
-} from '../support/certificate-controller-requests.js';
+import { certificateObject, updateCertificate } from '../support/certificate-stack.js';
 import {
   appPod,
   type Cluster,
-  CONTROLLER_TOKEN,
   caIssuerAttributes,
   NODE_TOKEN,
   POD_NAMESPACE,
@@ -34,6 +30,7 @@ import {
 } from '../support/held-deadlines.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { inlineVolumeCall } from '../support/publish-call.js';
+import { waitForObject } from '../support/wait-for-object.js';
 
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 
@@ -80,10 +77,8 @@ async function settleExpiring(steps: Promise<unknown>[], deadlines: HeldDeadline
 
 /**
  * Everything the two components do in a cluster, once: the controller takes and renews
- * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs, and sends the
- * Certificate controllers' requests for a user's Certificate (a stand-in, see
- * certificateControllerRequests, until those controllers run in `cert-csi controller`; then
- * this should run them instead); the plugin lists and watches its requests, creates one,
+ * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs, and issues a
+ * user's Certificate and re-issues it (revision 2); the plugin lists and watches its requests, creates one,
  * renews it (deleting the old one) and records an Event when an issuance cannot finish.
  * Returns the refused requests.
  *
@@ -132,7 +127,15 @@ async function everything(
     ClusterIssuerKind,
     issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } }),
   );
-  await server.store.create(CertificateKind, userCertificate('web', POD_NAMESPACE));
+  await server.store.create(
+    CertificateKind,
+    certificateObject(POD_NAMESPACE, 'web', {
+      dnsNames: [`web.${POD_NAMESPACE}.svc`],
+      issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' },
+      // RSA key generation would be most of this file's CPU time.
+      privateKey: { algorithm: 'ECDSA' },
+    }),
+  );
 
   const controller = startClusterController(t, cluster, {
     leaderElection: {
@@ -166,24 +169,49 @@ async function everything(
     signal: abort.signal,
   });
   let issued = false;
-  // What the Certificate controllers send, with the controller's identity; a refusal ends
-  // the stand-in and is in the server's log, which is what the callers look at.
+  // The Certificate controllers issue the user's Certificate, then re-issue it by hand
+  // (cmctl's way): creates, updates and deletes of requests and Secrets, status writes.
   let certificates = false;
-  const asController = new KubernetesStore({
-    kubeConfig: cluster.kubeConfig(CONTROLLER_TOKEN),
-    qps: 1000,
-    burst: 1000,
-  });
-  await step(async () => {
-    await certificateControllerRequests(asController, {
-      metadata: { name: 'web', namespace: POD_NAMESPACE },
-    }).then(
-      () => {
-        certificates = true;
-      },
-      () => undefined,
+  const certificateReady = (revision: number) =>
+    waitForObject<Certificate>(
+      server.store,
+      CertificateKind,
+      'web',
+      POD_NAMESPACE,
+      (c) =>
+        isConditionTrue(c.status?.conditions, 'Ready') &&
+        c.status?.revision === revision &&
+        c.status.nextPrivateKeySecretName === undefined,
+      STEP_TIMEOUT_MS,
+      waits.signal,
     );
-  });
+  // Runs beside the plugin's steps below; awaited before the components stop.
+  const reissuing = step(async () => {
+    await certificateReady(1);
+    await updateCertificate(
+      server.store,
+      POD_NAMESPACE,
+      'web',
+      (current) => ({
+        ...current,
+        status: {
+          ...current.status,
+          conditions: setCondition(
+            current.status?.conditions,
+            { type: 'Issuing', status: 'True', reason: 'ManuallyTriggered', message: 'by hand' },
+            new Date(),
+          ),
+        },
+      }),
+      'updateStatus',
+    );
+    return certificateReady(2);
+  }).then(
+    (done) => {
+      certificates = done !== 'refused';
+    },
+    () => undefined,
+  );
   // A plugin that cannot list its requests never starts: the refusal ends the wait (the
   // start is not an overtaken step: it ends with the abort below).
   const plugin = await Promise.race([starting, refusedAsExpected]);
@@ -231,6 +259,7 @@ async function everything(
     await settleExpiring(overtaken, deadlines);
     client.close();
   }
+  await reissuing;
   // At least one lease renewal after the start (the leader renews every retry period).
   await step(() =>
     answered(
@@ -259,7 +288,7 @@ t.test(
       'no request was refused',
     );
     t.ok(issued, 'the volume was issued and renewed');
-    t.ok(certificates, "every request of the Certificate controllers' stand-in succeeded");
+    t.ok(certificates, 'the Certificate was issued and re-issued');
     const events = await cluster.server.store.list(
       { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: POD_NAMESPACE },

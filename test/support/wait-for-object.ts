@@ -3,7 +3,8 @@ import type { ResourceStore } from '../../src/store/resource-store.js';
 
 /**
  * Resolves with the object once `predicate` holds, learning of changes through a watch
- * (no polling). Rejects after timeoutMs with the last state seen, so a failing test says why.
+ * (no polling). Rejects after timeoutMs with the last state seen, so a failing test says why,
+ * or at once when signal aborts.
  */
 export async function waitForObject<T extends KubeObject>(
   store: ResourceStore,
@@ -12,14 +13,22 @@ export async function waitForObject<T extends KubeObject>(
   namespace: string | undefined,
   predicate: (obj: T) => boolean,
   timeoutMs = 10_000,
+  signal?: AbortSignal,
 ): Promise<T> {
   // List rather than get: its resourceVersion lets the watch start exactly where the
   // list ended, even when the object does not exist yet.
   const listed = await store.list<T>(kind, namespace ? { namespace } : {});
   let last = listed.items.find((item) => item.metadata.name === name);
   if (last && predicate(last)) return last;
+  signal?.throwIfAborted();
   return await new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      watch.stop();
+      reject(new Error(`stopped waiting for ${kind.kind} ${namespace ?? ''}/${name}`));
+    };
     const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
       watch.stop();
       reject(
         new Error(
@@ -39,15 +48,18 @@ export async function waitForObject<T extends KubeObject>(
           last = event.object;
           if (predicate(event.object)) {
             clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
             watch.stop();
             resolve(event.object);
           }
         },
         onError: (err) => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
           reject(err);
         },
       },
     );
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -1,3 +1,4 @@
+import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { KubeEventKind } from '../../src/api/kube-event.js';
@@ -51,6 +52,7 @@ export function builtinKind(
 
 /** The kinds cert-csi reads and writes, with the field selectors the API server offers for them. */
 export const certCsiKinds: readonly ServedKind[] = [
+  customResource(CertificateKind),
   customResource(CertificateRequestKind),
   customResource(IssuerKind),
   customResource(ClusterIssuerKind),

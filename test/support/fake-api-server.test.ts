@@ -187,7 +187,7 @@ t.test('get of a missing object is a 404 ApiException with a real Status', async
   t.equal(secret.message, 'secrets "ca" not found');
   t.same(secret.details, { name: 'ca', kind: 'secrets' });
   const unknown = await apiError(
-    custom.getNamespacedCustomObject({ ...G, plural: 'certificates', namespace: 'ns1', name: 'x' }),
+    custom.getNamespacedCustomObject({ ...G, plural: 'orders', namespace: 'ns1', name: 'x' }),
     404,
   );
   t.equal(unknown.message, 'the server could not find the requested resource');

@@ -19,3 +19,7 @@ export function isDns1123Label(text: string): boolean {
 /** The API server's message for a name that is not a DNS-1123 subdomain. */
 export const DNS1123_SUBDOMAIN_MESSAGE =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', must start and end with an alphanumeric character, and be at most 253 characters";
+
+/** The API server's message for a namespace that is not a DNS-1123 label. */
+export const DNS1123_LABEL_MESSAGE =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters";

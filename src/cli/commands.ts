@@ -13,8 +13,10 @@ Commands:
   controller  run the issuer controllers against a cluster, leader-elected
   publish     publish a volume through a running plugin, as kubelet would
   unpublish   unpublish a volume through a running plugin
-  renew       make a running plugin renew a volume, or all, now
-  status      list this node's volumes, their certificates and renewal state
+  renew       make a running plugin renew a volume, or all, now; or mark a
+              cert-manager Certificate for issuance (as cmctl renew)
+  status      list this node's volumes, their certificates and renewal state;
+              or show a cert-manager Certificate (as cmctl status certificate)
   version     print the version
 
 Run "cert-csi <command> --help" for a command's flags.

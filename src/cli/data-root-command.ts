@@ -1,5 +1,4 @@
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
 
 /** Where a command writes; the process streams, or a test's buffers. */
@@ -30,15 +29,14 @@ export function usageError(
 }
 
 /**
- * What every data-root command does first: parse the flags (a bad one is a usage error),
- * answer --help, and require --data-root (made absolute). Returns the exit status when that already ended
- * the command.
+ * Parses the flags (a bad one is a usage error) and answers --help. Returns the exit status
+ * when that already ended the command.
  */
-export function startDataRootCommand<V extends { help?: boolean; 'data-root'?: string }>(
+export function startCommand<V extends { help?: boolean }>(
   args: string[],
   out: CommandOutput,
   command: DataRootCommand<V>,
-): { values: V; root: string } | number {
+): { values: V } | number {
   let values: V;
   try {
     values = command.parse(args);
@@ -49,10 +47,7 @@ export function startDataRootCommand<V extends { help?: boolean; 'data-root'?: s
     out.stdout.write(command.help);
     return 0;
   }
-  const root = values['data-root'];
-  if (!root) return usageError(out, command, '--data-root is required');
-  // Absolute, so every message names the same directory the plugin's logs do.
-  return { values, root: resolve(root) };
+  return { values };
 }
 
 /** True when path exists and is a directory. */

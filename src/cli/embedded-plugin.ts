@@ -1,4 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import { systemClock } from '../base/clock.js';
+import { triggerManualIssuance } from '../certificates/manual-trigger.js';
 import type { RetryPolicy } from '../controller/controller-definition.js';
 import { type RunningControllers, startControllers } from '../controller/controller-manager.js';
 import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
@@ -120,11 +122,14 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       ...(options.controllers?.retry ? { retry: options.controllers.retry } : {}),
     });
     const running = controllers;
+    const clock = options.clock ?? systemClock;
     const node = await startNodeServices(options, {
       store: opened,
       informers: shared,
       pendingKeys,
       dataRootLock,
+      // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
+      renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
     });
     if (ca.outcome === 'replaced') renewWithNewCa(node.manager, ca.volumesUsingCa, logger);
     return {

@@ -4,7 +4,7 @@ import { startCsiServer } from '../driver/csi-server.js';
 import { type Endpoint, freeUnixEndpoint } from '../driver/endpoint.js';
 import { pluginCapabilities, pluginInfo, probe } from '../driver/identity-service.js';
 import { nodeServiceHandlers } from '../driver/node-service.js';
-import { watchRenewRequests } from '../renewal/renew-requests.js';
+import { type CertificateRenewHandler, watchRenewRequests } from '../renewal/renew-requests.js';
 import type { BackoffPolicy } from '../renewal/renewal-policy.js';
 import { serveUnsavedFailures } from '../renewal/status-socket.js';
 import { VolumeManager, type VolumeManagerOptions } from '../renewal/volume-manager.js';
@@ -53,9 +53,11 @@ export async function startNodeServices(
   > & {
     /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
     dataRootLock?: HeldLock;
+    /** Serves `cert-csi renew --certificate` (embedded mode, whose store holds the Certificates). */
+    renewCertificate?: CertificateRenewHandler;
   },
 ): Promise<NodeServices> {
-  const { dataRootLock, ...managerOptions } = parts;
+  const { dataRootLock, renewCertificate, ...managerOptions } = parts;
   const { logger } = options;
   const dataRoot = new DataRoot(options.dataRoot);
   // The data root first: a second instance is refused before it touches the first one's socket.
@@ -87,6 +89,7 @@ export async function startNodeServices(
       dataRoot,
       (target, progress) => running.renewNow(target, progress),
       logger,
+      renewCertificate,
     );
     renewWatcher = watcher;
     const failures = await serveUnsavedFailures(dataRoot, () => running.unsavedFailures(), logger);

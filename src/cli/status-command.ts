@@ -1,15 +1,28 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { type NamespacedName, parseNamespacedName } from '../api/namespaced-name.js';
+import { errorMessage } from '../base/error-message.js';
+import {
+  type CertificateStatusReport,
+  readCertificateStatus,
+} from '../certificates/certificate-status-report.js';
 import { readVolumeStatuses, type VolumeStatus } from '../renewal/volume-status.js';
+import type { ResourceStore } from '../store/resource-store.js';
 import { DataRoot } from '../volume/data-root.js';
+import { StateDirectoryReader } from '../volume/state-directory-reader.js';
+import { formatCertificateStatus } from './certificate-status-text.js';
 import {
   type CommandOutput,
   isDirectory,
   processOutput,
-  startDataRootCommand,
+  startCommand,
   usageError,
 } from './data-root-command.js';
+import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
 
 export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--json]
+       cert-csi status --certificate NAMESPACE/NAME --state-dir DIR [--json]
+       cert-csi status --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME] [--json]
 
 Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
 next renewal and last error. It reads the files under the data root, so it works
@@ -24,11 +37,30 @@ States: ok; pending (an issuance or renewal is in flight or asked for); failing
 unreadable, or moved aside by the plugin as metadata.json.corrupt-*); incomplete
 (a volume dir without metadata).
 
+With --certificate, shows a cert-manager Certificate as "cmctl status certificate"
+does: name and namespace, conditions (type, status, reason, message), DNS names, the
+issuer it names, its Secret (name, the issuer annotations, the certificate's subject,
+issuer, serial, key, names and validity, whether tls.key matches it, ca.crt), not
+before, not after, renewal time, revision, the current and the next CertificateRequest
+(those it controls, annotated with revision and revision+1) with their conditions, and
+the last failure (time, failed attempts). --json prints the same as one JSON object.
+  with --state-dir DIR: a Certificate of the embedded plugin (cert-csi node without a
+    cluster), read from the files of its --state-dir, read-only and without its lock,
+    so it works whether the plugin runs or not.
+  with --kubeconfig FILE or --context NAME: a Certificate in that cluster.
+
+Exit codes: 0 shown; 1 the Certificate does not exist or could not be read; 2 bad
+flags (a malformed NAMESPACE/NAME, an unusable kubeconfig, a missing directory).
+
 Flags:
-  --data-root DIR  the plugin's --data-root
-  --json           print a JSON array instead of a table
-  -h, --help       show this help
-`;
+  --data-root DIR                the plugin's --data-root (volumes)
+  --certificate NAMESPACE/NAME   show this Certificate instead of the volumes
+  --state-dir DIR                the embedded plugin's --state-dir (with --certificate)
+  --json                         print JSON instead of text
+  -h, --help                     show this help
+
+Cluster, with --certificate:
+${KUBE_CLIENT_HELP}`;
 
 /**
  * Widest cell of each column, in characters; a longer value is shortened with "…" (--json has
@@ -37,14 +69,24 @@ Flags:
  */
 const COLUMN_WIDTHS = [72, 48, 48, 20, 24, 24, 60] as const;
 
-/** `cert-csi status`: the volumes of this node, from their files. */
+/** `cert-csi status`: the volumes of this node, from their files; or one Certificate. */
 export async function runStatus(
   args: string[],
   out: CommandOutput = processOutput,
 ): Promise<number> {
-  const started = startDataRootCommand(args, out, statusCommand);
+  const started = startCommand(args, out, statusCommand);
   if (typeof started === 'number') return started;
-  const { values, root } = started;
+  const { values } = started;
+  if (values.certificate !== undefined) return certificateStatus(values, out);
+  for (const flag of ['state-dir', ...Object.keys(KUBE_CLIENT_OPTIONS)]) {
+    if (values.explicit.has(flag)) {
+      return usageError(out, statusCommand, `--${flag}: only used with --certificate`);
+    }
+  }
+  const dataRoot = values['data-root'];
+  if (!dataRoot) return usageError(out, statusCommand, '--data-root is required');
+  // Absolute, so every message names the same directory the plugin's logs do.
+  const root = resolve(dataRoot);
   if (!(await isDirectory(root))) {
     return usageError(out, statusCommand, `data root ${root} does not exist or is not a directory`);
   }
@@ -59,15 +101,96 @@ export async function runStatus(
   return 0;
 }
 
+type StatusFlags = ReturnType<typeof parseFlags>;
+
+/** `status --certificate`: from the embedded plugin's state dir, or from a cluster. */
+async function certificateStatus(values: StatusFlags, out: CommandOutput): Promise<number> {
+  let ref: NamespacedName;
+  try {
+    ref = parseNamespacedName(values.certificate ?? '');
+  } catch (err) {
+    return usageError(out, statusCommand, `--certificate: ${errorMessage(err)}`);
+  }
+  if (values['data-root'] !== undefined) {
+    return usageError(
+      out,
+      statusCommand,
+      '--data-root lists volumes: with --certificate give --state-dir DIR (embedded plugin) or --kubeconfig FILE (cluster)',
+    );
+  }
+  const inCluster = values.kubeconfig !== undefined || values.context !== undefined;
+  const stateDir = values['state-dir'];
+  let store: Pick<ResourceStore, 'get' | 'list'>;
+  if (inCluster) {
+    if (stateDir !== undefined) {
+      return usageError(
+        out,
+        statusCommand,
+        '--state-dir and --kubeconfig/--context name two places: give --state-dir for an embedded plugin, --kubeconfig (or --context) for a cluster',
+      );
+    }
+    try {
+      // client-node costs ~0.6 s to load: only the cluster form pays for it.
+      store = (await import('./cluster-store.js')).clusterStore(values);
+    } catch (err) {
+      return usageError(out, statusCommand, errorMessage(err));
+    }
+  } else {
+    if (stateDir === undefined) {
+      return usageError(
+        out,
+        statusCommand,
+        '--certificate needs --state-dir DIR (a Certificate of the embedded plugin) or --kubeconfig FILE (a Certificate in a cluster)',
+      );
+    }
+    for (const flag of Object.keys(KUBE_CLIENT_OPTIONS)) {
+      if (values.explicit.has(flag)) {
+        return usageError(
+          out,
+          statusCommand,
+          `--${flag}: only used with --kubeconfig or --context`,
+        );
+      }
+    }
+    const dir = resolve(stateDir);
+    if (!(await isDirectory(dir))) {
+      return usageError(
+        out,
+        statusCommand,
+        `state dir ${dir} does not exist or is not a directory`,
+      );
+    }
+    store = new StateDirectoryReader(dir);
+  }
+  let report: CertificateStatusReport;
+  try {
+    report = await readCertificateStatus(store, ref);
+  } catch (err) {
+    out.stderr.write(`cert-csi status: ${errorMessage(err)}\n`);
+    return 1;
+  }
+  out.stdout.write(
+    values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCertificateStatus(report),
+  );
+  return 0;
+}
+
 function parseFlags(args: string[]) {
-  return parseArgs({
+  const { values, tokens } = parseArgs({
     args,
     options: {
       'data-root': { type: 'string' },
+      certificate: { type: 'string' },
+      'state-dir': { type: 'string' },
+      ...KUBE_CLIENT_OPTIONS,
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
-  }).values;
+    tokens: true,
+  });
+  // The flags given on the command line, defaults aside: some only fit one form.
+  const explicit = new Set<string>(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
+  return { ...values, explicit };
 }
 
 const statusCommand = { name: 'status', help: STATUS_HELP, parse: parseFlags };

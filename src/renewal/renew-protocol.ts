@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { type NamespacedName, namespacedNameProblem } from '../api/namespaced-name.js';
 import { isAtomicTempFile } from '../volume/atomic-file.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { isValidVolumeId } from '../volume/volume-id.js';
@@ -8,6 +9,12 @@ import { isValidVolumeId } from '../volume/volume-id.js';
 // While it works, the plugin keeps `<id>.progress` (a result of the volumes done so far) up to
 // date, so the command can print each volume as it finishes; it removes the file once the
 // result is written. All are written atomically, so a reader never sees half a file.
+//
+// A request may instead name a Certificate of the plugin's own store (embedded mode), as
+// {"certificate": {"namespace", "name"}}: the plugin sets its Issuing condition (cmctl renew)
+// and answers {"ok": true, "triggered": {"namespace", "name", "alreadyIssuing"}}, or
+// {"ok": false, "error"}; no progress file. A plugin older than this answers such a request
+// with {"ok": false, "error": "request needs volumeId or \"all\": true"}.
 
 /** Name of the request dir in the data root; `..`-prefixed, so it is never taken for a volume. */
 export const RENEW_DIR_NAME = '..renew';
@@ -21,8 +28,19 @@ export const PROGRESS_SUFFIX = '.progress';
 /** What a request asks to renew: one volume, or every volume of the node. */
 export type RenewTarget = { volumeId: string } | { all: true };
 
+/** A request for a Certificate of the plugin's store: mark it for issuance now (cmctl renew). */
+export interface CertificateTarget {
+  certificate: NamespacedName;
+}
+
 /** A request file's content. */
-export type RenewRequest = RenewTarget & { requestedAt?: string };
+export type RenewRequest = (RenewTarget | CertificateTarget) & { requestedAt?: string };
+
+/** The answer to a CertificateTarget: the condition is set. */
+export interface CertificateTriggered extends NamespacedName {
+  /** Issuing was True already: that issuance goes on, now marked as asked for by hand. */
+  alreadyIssuing: boolean;
+}
 
 /** What renewing a target did, volume by volume. */
 export interface RenewOutcome {
@@ -32,6 +50,11 @@ export interface RenewOutcome {
 
 /** A result file's content: the outcome, or why the request could not be served at all. */
 export type RenewResult = ({ ok: true } & RenewOutcome) | { ok: false; error: string };
+
+/** A result file's content for a CertificateTarget. */
+export type CertificateResult =
+  | { ok: true; triggered: CertificateTriggered }
+  | { ok: false; error: string };
 
 /** `<data-root>/..renew`. */
 export function renewDirOf(dataRoot: DataRoot): string {
@@ -69,11 +92,17 @@ const isObject = (v: unknown): v is Fields =>
 export function parseRenewRequest(text: string): RenewRequest {
   const value: unknown = JSON.parse(text);
   if (!isObject(value)) throw new Error('request is not a JSON object');
-  const { volumeId, all, requestedAt } = value;
+  const { volumeId, all, certificate, requestedAt } = value;
   if (requestedAt !== undefined && typeof requestedAt !== 'string') {
     throw new Error('requestedAt must be a string');
   }
   const stamp = requestedAt === undefined ? {} : { requestedAt };
+  if (certificate !== undefined) {
+    if (volumeId !== undefined || all !== undefined) {
+      throw new Error('request names a certificate and volumes');
+    }
+    return { certificate: parseCertificateRef(certificate), ...stamp };
+  }
   if (all !== undefined) {
     if (all !== true) throw new Error('all must be true');
     if (volumeId !== undefined) throw new Error('request names both volumeId and all');
@@ -85,8 +114,21 @@ export function parseRenewRequest(text: string): RenewRequest {
   return { volumeId, ...stamp };
 }
 
+// {"namespace", "name"}, both valid names: they become a store key (and a path in the state dir).
+function parseCertificateRef(value: unknown): NamespacedName {
+  if (!isObject(value)) throw new Error('certificate must be an object');
+  const { namespace, name } = value;
+  if (typeof namespace !== 'string' || typeof name !== 'string') {
+    throw new Error('certificate needs a namespace and a name, both strings');
+  }
+  const ref = { namespace, name };
+  const problem = namespacedNameProblem(ref);
+  if (problem) throw new Error(`certificate: ${problem}`);
+  return ref;
+}
+
 /** Serialises a request for target made at now. */
-export function formatRenewRequest(target: RenewTarget, now: Date): string {
+export function formatRenewRequest(target: RenewTarget | CertificateTarget, now: Date): string {
   return `${JSON.stringify({ ...target, requestedAt: now.toISOString() })}\n`;
 }
 
@@ -112,10 +154,23 @@ function cleanOutcome(outcome: RenewOutcome): RenewOutcome {
 }
 
 /** Serialises a result; an outcome keeps only volume ids, times and error messages. */
-export function formatRenewResult(result: RenewResult): string {
-  const clean: RenewResult = result.ok
-    ? { ok: true, ...cleanOutcome(result) }
-    : { ok: false, error: String(result.error) };
+export function formatRenewResult(result: RenewResult | CertificateResult): string {
+  let clean: RenewResult | CertificateResult;
+  if (!result.ok) {
+    clean = { ok: false, error: String(result.error) };
+  } else if ('triggered' in result) {
+    const { namespace, name, alreadyIssuing } = result.triggered;
+    clean = {
+      ok: true,
+      triggered: {
+        namespace: String(namespace),
+        name: String(name),
+        alreadyIssuing: !!alreadyIssuing,
+      },
+    };
+  } else {
+    clean = { ok: true, ...cleanOutcome(result) };
+  }
   return `${JSON.stringify(clean)}\n`;
 }
 
@@ -147,6 +202,30 @@ export function parseRenewResult(text: string): RenewResult {
     })),
     failed: list('failed').map((f) => ({ volumeId: str(f, 'volumeId'), error: str(f, 'error') })),
   };
+}
+
+/** Parses the result file of a CertificateTarget; throws an Error saying what is wrong. */
+export function parseCertificateResult(text: string): CertificateResult {
+  const value: unknown = JSON.parse(text);
+  if (!isObject(value)) throw new Error('result is not a JSON object');
+  if (value.ok === false) {
+    if (typeof value.error !== 'string') throw new Error('result error must be a string');
+    return { ok: false, error: value.error };
+  }
+  if (value.ok !== true) throw new Error('result ok must be true or false');
+  return { ok: true, triggered: parseTriggered(value.triggered) };
+}
+
+function parseTriggered(value: unknown): CertificateTriggered {
+  if (!isObject(value)) throw new Error('result triggered must be an object');
+  const { namespace, name, alreadyIssuing } = value;
+  if (typeof namespace !== 'string' || typeof name !== 'string') {
+    throw new Error('result triggered needs a namespace and a name, both strings');
+  }
+  if (typeof alreadyIssuing !== 'boolean') {
+    throw new Error('result triggered alreadyIssuing must be true or false');
+  }
+  return { namespace, name, alreadyIssuing };
 }
 
 /**

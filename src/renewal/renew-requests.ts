@@ -2,11 +2,13 @@ import { type FSWatcher, watch } from 'node:fs';
 import { chmod, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../api/logger.js';
+import type { NamespacedName } from '../api/namespaced-name.js';
 import { errorMessage } from '../base/error-message.js';
 import { ensureDirDurably, removeFileDurably, writeFileAtomic } from '../volume/atomic-file.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { errnoCode } from '../volume/errors.js';
 import {
+  type CertificateResult,
   formatRenewResult,
   PROGRESS_SUFFIX,
   parseRenewRequest,
@@ -23,6 +25,16 @@ import {
 export type { RenewOutcome, RenewTarget } from './renew-protocol.js';
 
 /**
+ * Marks a Certificate of the plugin's store for issuance now (`cert-csi renew --certificate`);
+ * resolves once the condition is written, throws with a message for the user otherwise.
+ */
+export type CertificateRenewHandler = (ref: NamespacedName) => Promise<{ alreadyIssuing: boolean }>;
+
+/** The answer of a plugin whose Certificates are not its own (kubernetes mode). */
+export const NO_CERTIFICATE_STORE_ERROR =
+  'this plugin keeps no Certificates (it runs with --mode kubernetes): renew a Certificate through the cluster, with cert-csi renew --certificate NAMESPACE/NAME --kubeconfig FILE';
+
+/**
  * Renews a target. It may call progress with the outcome so far each time a volume finishes
  * (the same object, growing, is fine: it is read when written out).
  */
@@ -34,11 +46,16 @@ export type RenewHandler = (
 /** Results nobody picked up (the CLI timed out or was killed) are removed at start after this. */
 export const STALE_RESULT_MS = 10 * 60 * 1000;
 
-/** Watches <data-root>/..renew for request files and answers each with a result file. */
+/**
+ * Watches <data-root>/..renew for request files and answers each with a result file. Requests
+ * for a Certificate go to renewCertificate; without it they are answered with
+ * NO_CERTIFICATE_STORE_ERROR.
+ */
 export async function watchRenewRequests(
   dataRoot: DataRoot,
   handle: RenewHandler,
   logger: Logger,
+  renewCertificate?: CertificateRenewHandler,
 ): Promise<{ close(): void }> {
   const dir = renewDirOf(dataRoot);
   await ensureDirDurably(dir, 0o700);
@@ -52,7 +69,9 @@ export async function watchRenewRequests(
     const id = requestIdOf(name);
     if (id === undefined || serving.has(name)) return;
     serving.add(name);
-    void answer(dir, id, name, handle, logger).finally(() => serving.delete(name));
+    void answer(dir, id, name, { handle, renewCertificate }, logger).finally(() =>
+      serving.delete(name),
+    );
   };
   const scan = async (): Promise<void> => {
     try {
@@ -82,7 +101,7 @@ async function answer(
   dir: string,
   id: string,
   name: string,
-  handle: RenewHandler,
+  handlers: { handle: RenewHandler; renewCertificate: CertificateRenewHandler | undefined },
   logger: Logger,
 ): Promise<void> {
   const path = join(dir, name);
@@ -97,13 +116,21 @@ async function answer(
     logger.error({ path, err: errorMessage(err) }, 'cannot read renewal request');
     return;
   }
-  let result: RenewResult;
+  let result: RenewResult | CertificateResult;
   const progress = progressWriter(join(dir, `${id}${PROGRESS_SUFFIX}`), logger);
   try {
     const request = parseRenewRequest(text);
-    const target: RenewTarget = 'all' in request ? { all: true } : { volumeId: request.volumeId };
-    logger.info({ request: id, ...target }, 'manual renewal requested');
-    result = { ok: true, ...(await handle(target, progress.update)) };
+    if ('certificate' in request) {
+      const ref = request.certificate;
+      logger.info({ request: id, certificate: ref }, 'manual issuance of a Certificate requested');
+      if (!handlers.renewCertificate) throw new Error(NO_CERTIFICATE_STORE_ERROR);
+      const { alreadyIssuing } = await handlers.renewCertificate(ref);
+      result = { ok: true, triggered: { ...ref, alreadyIssuing } };
+    } else {
+      const target: RenewTarget = 'all' in request ? { all: true } : { volumeId: request.volumeId };
+      logger.info({ request: id, ...target }, 'manual renewal requested');
+      result = { ok: true, ...(await handlers.handle(target, progress.update)) };
+    }
   } catch (err) {
     logger.warn({ request: id, err: errorMessage(err) }, 'manual renewal request failed');
     result = { ok: false, error: errorMessage(err) };

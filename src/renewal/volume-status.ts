@@ -192,7 +192,9 @@ async function readPendingRequests(dataRoot: DataRoot): Promise<RenewTarget[]> {
   for (const name of names) {
     if (requestIdOf(name) === undefined) continue;
     try {
-      requests.push(parseRenewRequest(await readFile(join(dir, name), 'utf8')));
+      const request = parseRenewRequest(await readFile(join(dir, name), 'utf8'));
+      // A Certificate's request concerns the store, not a volume of this node.
+      if (!('certificate' in request)) requests.push(request);
     } catch {
       // Taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
     }

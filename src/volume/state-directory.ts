@@ -3,6 +3,7 @@ import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeObject } from '../api/meta.js';
 import { type Clock, systemClock } from '../base/clock.js';
+import { errorMessage } from '../base/error-message.js';
 import { StoreError } from '../store/errors.js';
 import { parseResourceVersion } from '../store/resource-version.js';
 import type {
@@ -84,6 +85,65 @@ export class StateDirectory implements StatePersistence {
     this.counterTarget = resourceVersion;
     this.counterWritten = resourceVersion;
     return { objects, resourceVersion };
+  }
+
+  /**
+   * The object stored at location, or undefined when there is none. Read-only: nothing is
+   * moved aside or created, so another process (the plugin owning the dir) is undisturbed;
+   * writes are atomic renames, so the file read is always a whole version. Throws when the
+   * file cannot be parsed.
+   */
+  async readObject(location: ObjectLocation): Promise<KubeObject | undefined> {
+    const path = this.objectPath(location);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    try {
+      return parseStoredObject(text);
+    } catch (err) {
+      throw new StoreError('InternalError', `unreadable state file ${path}: ${errorMessage(err)}`);
+    }
+  }
+
+  /**
+   * Every object stored under a group, plural and namespace (undefined: cluster-scoped), in
+   * file-name order; read-only as readObject. Temp files, set-aside files and files removed
+   * while reading are skipped; a file that cannot be parsed throws.
+   */
+  async readObjects(location: Omit<ObjectLocation, 'name'>): Promise<KubeObject[]> {
+    const dir = this.dirOf({ ...location, name: '' });
+    let files: string[];
+    try {
+      files = (await readdir(dir)).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    const objects: KubeObject[] = [];
+    for (const file of files) {
+      if (isAtomicTempFile(file) || !file.endsWith(OBJECT_SUFFIX)) continue;
+      const path = join(dir, file);
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
+      try {
+        objects.push(parseStoredObject(text));
+      } catch (err) {
+        throw new StoreError(
+          'InternalError',
+          `unreadable state file ${path}: ${errorMessage(err)}`,
+        );
+      }
+    }
+    return objects;
   }
 
   /** Writes obj durably at location, replacing the previous state. */

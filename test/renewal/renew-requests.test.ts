@@ -5,12 +5,16 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Logger } from '../../src/api/logger.js';
 import {
+  formatRenewResult,
+  parseCertificateResult,
   parseRenewProgress,
   parseRenewRequest,
   parseRenewResult,
   renewDirOf,
 } from '../../src/renewal/renew-protocol.js';
 import {
+  type CertificateRenewHandler,
+  NO_CERTIFICATE_STORE_ERROR,
   type RenewHandler,
   type RenewOutcome,
   type RenewTarget,
@@ -55,8 +59,9 @@ async function watchWith(
   root: DataRoot,
   handle: RenewHandler,
   logger: Logger = recordingLogger(),
+  renewCertificate?: CertificateRenewHandler,
 ): Promise<{ close(): void }> {
-  const watcher = await watchRenewRequests(root, handle, logger);
+  const watcher = await watchRenewRequests(root, handle, logger, renewCertificate);
   t.teardown(() => watcher.close());
   return watcher;
 }
@@ -419,4 +424,102 @@ t.test('a progress file lists the volumes done so far; an unreadable one lists n
   t.same(parseRenewProgress(JSON.stringify({ ok: true, ...done })), done);
   t.same(parseRenewProgress('{"ok": tr'), { renewed: [], failed: [] });
   t.same(parseRenewProgress('{"ok": false, "error": "x"}'), { renewed: [], failed: [] });
+});
+
+t.test(
+  'a Certificate request goes to the certificate handler, answered in one piece',
+  async (t) => {
+    const root = await dataRoot(t);
+    const { targets, handle } = renewingHandler();
+    const asked: Array<{ namespace: string; name: string }> = [];
+    await watchWith(t, root, handle, recordingLogger(), async (ref) => {
+      asked.push(ref);
+      if (ref.name === 'missing') throw new Error('Certificate sandbox/missing not found');
+      return { alreadyIssuing: ref.name === 'busy' };
+    });
+    const certificateResultOf = async (id: string) =>
+      parseCertificateResult(await waitForFile(join(renewDirOf(root), `${id}.result`)));
+    await request(root, 'web', { certificate: { namespace: 'sandbox', name: 'web' } });
+    t.same(await certificateResultOf('web'), {
+      ok: true,
+      triggered: { namespace: 'sandbox', name: 'web', alreadyIssuing: false },
+    });
+    await request(root, 'busy', { certificate: { namespace: 'sandbox', name: 'busy' } });
+    t.same(await certificateResultOf('busy'), {
+      ok: true,
+      triggered: { namespace: 'sandbox', name: 'busy', alreadyIssuing: true },
+    });
+    await request(root, 'missing', { certificate: { namespace: 'sandbox', name: 'missing' } });
+    t.same(await resultOf(root, 'missing'), {
+      ok: false,
+      error: 'Certificate sandbox/missing not found',
+    });
+    await request(root, 'bad', { certificate: { namespace: 'Sandbox', name: 'web' } });
+    t.match(await resultOf(root, 'bad'), { ok: false, error: /namespace "Sandbox" is invalid/ });
+    t.same(
+      asked.map((r) => r.name),
+      ['web', 'busy', 'missing'],
+      'an invalid name never reaches it',
+    );
+    t.same(targets, [], 'the volume handler is not involved');
+    t.notOk(
+      (await readdir(renewDirOf(root))).some((n) => n.endsWith('.progress')),
+      'no progress file',
+    );
+  },
+);
+
+t.test(
+  'without a certificate handler (kubernetes mode) a Certificate request is refused',
+  async (t) => {
+    const root = await dataRoot(t);
+    const { handle } = renewingHandler();
+    await watchWith(t, root, handle);
+    await request(root, 'web', { certificate: { namespace: 'sandbox', name: 'web' } });
+    t.same(await resultOf(root, 'web'), { ok: false, error: NO_CERTIFICATE_STORE_ERROR });
+    t.match(NO_CERTIFICATE_STORE_ERROR, /--mode kubernetes.*--kubeconfig FILE/);
+  },
+);
+
+t.test('Certificate requests and results parse strictly', async (t) => {
+  t.same(parseRenewRequest('{"certificate":{"namespace":"a","name":"b"},"requestedAt":"x"}'), {
+    certificate: { namespace: 'a', name: 'b' },
+    requestedAt: 'x',
+  });
+  const bad: Array<[string, RegExp]> = [
+    ['{"certificate":"a/b"}', /certificate must be an object/],
+    ['{"certificate":{"namespace":"a"}}', /needs a namespace and a name/],
+    ['{"certificate":{"namespace":"a","name":"../b"}}', /certificate: name "..\/b" is invalid/],
+    ['{"certificate":{"namespace":"a","name":"b"},"all":true}', /a certificate and volumes/],
+    ['{"certificate":{"namespace":"a","name":"b"},"volumeId":"c"}', /a certificate and volumes/],
+  ];
+  for (const [text, message] of bad) t.throws(() => parseRenewRequest(text), message, text);
+  const triggered = { namespace: 'a', name: 'b', alreadyIssuing: false };
+  t.same(parseCertificateResult(formatRenewResult({ ok: true, triggered })), {
+    ok: true,
+    triggered,
+  });
+  t.same(
+    JSON.parse(
+      formatRenewResult({
+        ok: true,
+        triggered: { ...triggered, secret: 'x' } as typeof triggered,
+      }),
+    ),
+    { ok: true, triggered },
+    'only the known fields are written',
+  );
+  t.same(parseCertificateResult('{"ok":false,"error":"x"}'), { ok: false, error: 'x' });
+  const badResults: Array<[string, RegExp]> = [
+    ['[]', /not a JSON object/],
+    ['{"ok":false}', /error must be a string/],
+    ['{"ok":"yes"}', /ok must be/],
+    ['{"ok":true}', /triggered must be an object/],
+    ['{"ok":true,"triggered":{"namespace":"a"}}', /needs a namespace and a name/],
+    ['{"ok":true,"triggered":{"namespace":"a","name":"b"}}', /alreadyIssuing must be/],
+    ['{"ok":true,"renewed":[],"failed":[]}', /triggered must be an object/],
+  ];
+  for (const [text, message] of badResults) {
+    t.throws(() => parseCertificateResult(text), message, text);
+  }
 });

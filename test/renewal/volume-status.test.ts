@@ -173,6 +173,11 @@ t.test('request files waiting in ..renew mark their volumes pending', async (t) 
   await writeFile(join(dir, 'one.request'), JSON.stringify({ volumeId: 'csi-a' }));
   await writeFile(join(dir, 'junk.request'), '{');
   await writeFile(join(dir, 'x.result'), '{}');
+  // A Certificate of the store is no volume of this node.
+  await writeFile(
+    join(dir, 'cert.request'),
+    JSON.stringify({ certificate: { namespace: 'sandbox', name: 'csi-b' } }),
+  );
   let statuses = await readVolumeStatuses(root, NOW);
   t.same(
     statuses.map((s) => [s.volumeId, s.state, s.renewalPending]),

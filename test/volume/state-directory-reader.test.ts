@@ -1,0 +1,138 @@
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+} from '../../src/api/certificate-request.js';
+import { ClusterIssuerKind } from '../../src/api/issuer.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { lockDirectory } from '../../src/volume/directory-lock.js';
+import { StateDirectory } from '../../src/volume/state-directory.js';
+import { StateDirectoryReader } from '../../src/volume/state-directory-reader.js';
+import { tempDir } from '../support/temp-dir.js';
+
+const certificate = (name: string, namespace = 'sandbox'): Certificate => ({
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'Certificate',
+  metadata: { name, namespace },
+  spec: { secretName: `${name}-tls`, issuerRef: { name: 'ca' } },
+});
+
+const request = (name: string, namespace = 'sandbox'): CertificateRequest => ({
+  apiVersion: 'cert-manager.io/v1',
+  kind: 'CertificateRequest',
+  metadata: { name, namespace },
+  spec: { request: '', issuerRef: { name: 'ca' } },
+});
+
+/** A state dir written by a persisted MemoryStore (as the embedded plugin does), still open. */
+async function persisted(t: Test): Promise<{ dir: string; store: MemoryStore }> {
+  const dir = await tempDir(t, 'cert-csi-state-');
+  const store = await MemoryStore.open({ persistence: new StateDirectory(dir) });
+  t.teardown(() => store.close());
+  return { dir, store };
+}
+
+t.test('get: the stored object, as the owning store has it; NotFound when absent', async (t) => {
+  const { dir, store } = await persisted(t);
+  // The owner holds its lock: the reader neither needs nor takes it.
+  const lock = await lockDirectory(dir, 'state dir');
+  t.teardown(() => lock.release());
+  const created = await store.create(CertificateKind, certificate('web'));
+  const written = await store.updateStatus<Certificate>(CertificateKind, {
+    ...created,
+    status: { revision: 2 },
+  });
+  const longName = `w${'e'.repeat(251)}b`;
+  await store.create(CertificateKind, certificate(longName));
+  const reader = new StateDirectoryReader(dir);
+  t.same(await reader.get<Certificate>(CertificateKind, 'web', 'sandbox'), written);
+  t.equal(
+    (await reader.get<Certificate>(CertificateKind, longName, 'sandbox')).metadata.name,
+    longName,
+    'a name stored under its hash',
+  );
+  await t.rejects(reader.get(CertificateKind, 'nope', 'sandbox'), {
+    name: 'StoreError',
+    reason: 'NotFound',
+    message: /certificates.cert-manager.io "nope" not found/,
+  });
+  await t.rejects(reader.get(CertificateKind, 'web', 'other'), {
+    name: 'StoreError',
+    reason: 'NotFound',
+  });
+});
+
+t.test('get and list refuse names that are not names before touching a path', async (t) => {
+  const { dir } = await persisted(t);
+  const reader = new StateDirectoryReader(dir);
+  await t.rejects(reader.get(CertificateKind, '../../etc/passwd', 'sandbox'), {
+    name: 'StoreError',
+    reason: 'Invalid',
+  });
+  await t.rejects(reader.get(CertificateKind, 'web', '..'), {
+    name: 'StoreError',
+    reason: 'Invalid',
+  });
+  await t.rejects(reader.get(CertificateKind, 'web'), { name: 'StoreError', reason: 'Invalid' });
+  await t.rejects(reader.list(CertificateRequestKind, { namespace: 'a/b' }), {
+    name: 'StoreError',
+    reason: 'Invalid',
+  });
+  await t.rejects(reader.list(CertificateRequestKind, { namespace: 'x', labelSelector: 'a=b' }), {
+    reason: 'Invalid',
+    message: /label selectors/,
+  });
+});
+
+t.test('list: one namespace, in name order; what is not an object file is skipped', async (t) => {
+  const { dir, store } = await persisted(t);
+  for (const name of ['web-2', 'web-1']) await store.create(CertificateRequestKind, request(name));
+  await store.create(CertificateRequestKind, request('elsewhere', 'other'));
+  const reader = new StateDirectoryReader(dir);
+  const names = async () =>
+    (
+      await reader.list<CertificateRequest>(CertificateRequestKind, { namespace: 'sandbox' })
+    ).items.map((r) => [r.metadata.name, r.kind, r.apiVersion]);
+  const expected = [
+    ['web-1', 'CertificateRequest', 'cert-manager.io/v1'],
+    ['web-2', 'CertificateRequest', 'cert-manager.io/v1'],
+  ];
+  t.same(await names(), expected);
+  const nsDir = join(dir, 'cert-manager.io', 'certificaterequests', 'sandbox');
+  // A write in progress, a file the plugin set aside, something else: none is an object.
+  await writeFile(join(nsDir, '.web-3.json.tmp-0a1b'), '{');
+  await writeFile(join(nsDir, 'web-4.json.corrupt-2026-01-01'), '{');
+  await writeFile(join(nsDir, 'notes.txt'), 'hello');
+  t.same(await names(), expected, 'skipped');
+  const before = await readdir(nsDir);
+  await writeFile(join(nsDir, 'web-5.json'), '{"metadata": {}}');
+  await t.rejects(names(), {
+    reason: 'InternalError',
+    message: /unreadable state file .*web-5\.json: no metadata\.name/,
+  });
+  t.same(
+    (await readdir(nsDir)).sort(),
+    [...before, 'web-5.json'].sort(),
+    'nothing moved aside or removed: the plugin owns the dir',
+  );
+  t.same(
+    (await reader.list(CertificateRequestKind, { namespace: 'empty' })).items,
+    [],
+    'a namespace never written: none',
+  );
+  t.same((await reader.list(ClusterIssuerKind)).items, [], 'a cluster-scoped kind never written');
+});
+
+t.test('a state dir that does not exist reads as empty and is not created', async (t) => {
+  const dir = join(await tempDir(t), 'absent');
+  const reader = new StateDirectoryReader(dir);
+  await t.rejects(reader.get(CertificateKind, 'web', 'sandbox'), {
+    name: 'StoreError',
+    reason: 'NotFound',
+  });
+  t.same((await reader.list(CertificateRequestKind, { namespace: 'sandbox' })).items, []);
+  await t.rejects(readdir(dir), { code: 'ENOENT' });
+});

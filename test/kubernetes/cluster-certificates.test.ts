@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -10,20 +10,23 @@ import { isConditionTrue } from '../../src/api/conditions.js';
 import { ClusterIssuerKind, type Issuer } from '../../src/api/issuer.js';
 import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { decodePrivateKey } from '../../src/pki/keys.js';
-import { opensslPkcs12 } from '../pki/fixtures/keystore-tools.js';
 import {
   CERTIFICATE_WAIT_MS,
   certificateObject,
   secretText,
 } from '../support/certificate-stack.js';
-import { startCommand } from '../support/cli-process.js';
+import { runCli, startCommand } from '../support/cli-process.js';
 import { CONTROLLER_TOKEN, DEPLOY_DIR, startCluster } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import { opensslVerify, tlsSecret } from '../support/issuer-fixtures.js';
+import {
+  checkIssuedSecret,
+  E2E_KEYSTORE_PASSWORD,
+  E2E_LEAF_OUTPUTS,
+} from '../support/issued-secret-checks.js';
+import { tlsSecret } from '../support/issuer-fixtures.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 const NS = 'sandbox';
 
 function readyAt(revision: number) {
@@ -34,7 +37,7 @@ function readyAt(revision: number) {
 }
 
 t.test(
-  'cert-csi controller (a real process) bootstraps its CA through Certificates and issues a leaf with every output',
+  'cert-csi controller (a real process) bootstraps its CA through Certificates, issues a leaf with every output, renews it by hand',
   async (t) => {
     const cluster = await startCluster(t);
     const { server } = cluster;
@@ -76,7 +79,7 @@ t.test(
 
     await server.store.create(
       SecretKind,
-      tlsSecret(NS, 'keystore-password', { password: 'changeme' }),
+      tlsSecret(NS, 'keystore-password', { password: E2E_KEYSTORE_PASSWORD }),
     );
     await server.store.create(
       CertificateKind,
@@ -84,16 +87,8 @@ t.test(
         commonName: 'app.sandbox.svc',
         dnsNames: ['app.sandbox.svc'],
         issuerRef: { name: 'cert-csi-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
-        privateKey: { algorithm: 'RSA', size: 2048, encoding: 'PKCS8' },
-        additionalOutputFormats: [{ type: 'CombinedPEM' }, { type: 'DER' }],
-        keystores: {
-          pkcs12: {
-            create: true,
-            profile: 'Modern2023',
-            passwordSecretRef: { name: 'keystore-password', key: 'password' },
-          },
-          jks: { create: true, passwordSecretRef: { name: 'keystore-password', key: 'password' } },
-        },
+        privateKey: { algorithm: 'ECDSA' },
+        ...E2E_LEAF_OUTPUTS,
       }),
     );
     await waitForObject<Certificate>(
@@ -104,42 +99,31 @@ t.test(
       readyAt(1),
       CERTIFICATE_WAIT_MS,
     );
-    const secret = await server.store.get<Secret>(SecretKind, 'app-tls', NS);
-    const keyPem = secretText(secret, 'tls.key');
-    const chain = secretText(secret, 'tls.crt');
-    t.match(keyPem, /^-----BEGIN PRIVATE KEY-----/, 'PKCS8 as asked');
-    t.equal(secretText(secret, 'ca.crt'), caPem);
-    t.match(await opensslVerify(caPem, chain), /OK/);
-    t.equal(secretText(secret, 'tls-combined.pem'), `${keyPem}\n${chain}`, 'CombinedPEM');
-    t.same(
-      Buffer.from(secret.data?.['key.der'] ?? '', 'base64'),
-      decodePrivateKey(keyPem).export({ type: 'pkcs8', format: 'der' }),
-      'DER is the key PEM block',
-    );
-    const p12 = Buffer.from(secret.data?.['keystore.p12'] ?? '', 'base64');
-    const info = await opensslPkcs12(p12, 'changeme', ['-nodes']);
-    t.match(info, /PBES2, PBKDF2, AES-256-CBC/);
-    t.ok(
-      info.includes(new X509Certificate(chain).toString().trim()),
-      'the leaf is in keystore.p12',
-    );
-    const jksPath = join(cluster.dir, 'keystore.jks');
-    await writeFile(jksPath, Buffer.from(secret.data?.['keystore.jks'] ?? '', 'base64'));
-    const { stdout } = await run('keytool', [
-      '-list',
-      '-storetype',
-      'JKS',
-      '-keystore',
-      jksPath,
-      '-storepass',
-      'changeme',
+    const first = await server.store.get<Secret>(SecretKind, 'app-tls', NS);
+    await checkIssuedSecret(t, first, caPem);
+
+    // cmctl's renew, from the command line: one revision more, and (rotationPolicy Always) a new key.
+    const renewed = await runCli([
+      'renew',
+      '--certificate',
+      `${NS}/app`,
+      '--kubeconfig',
+      await cluster.kubeconfigFile(server.adminToken),
     ]);
-    t.match(
-      stdout,
-      /certificate, .*PrivateKeyEntry/,
-      'keytool lists the key entry under the default alias',
+    t.equal(renewed.code, 0, renewed.stderr);
+    t.equal(renewed.stdout, `Manually triggered issuance of Certificate ${NS}/app\n`);
+    const second = await waitForObject<Certificate>(
+      server.store,
+      CertificateKind,
+      'app',
+      NS,
+      readyAt(2),
+      CERTIFICATE_WAIT_MS,
     );
-    t.match(stdout, /ca, .*trustedCertEntry/);
+    t.equal(second.status?.revision, 2, 'renew raised the revision by one');
+    const reissued = await server.store.get<Secret>(SecretKind, 'app-tls', NS);
+    t.not(secretText(reissued, 'tls.key'), secretText(first, 'tls.key'), 'a new key');
+    await checkIssuedSecret(t, reissued, caPem);
   },
 );
 

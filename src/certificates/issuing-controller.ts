@@ -41,28 +41,28 @@ import { KeystoreKey, type KeystorePasswords, keystoreData } from './keystore-da
 import { mergeIssuedSecret, secretNeedsContent } from './secret-merge.js';
 import { secretOwner } from './trigger-decision.js';
 
-/** A keystore's password Secret is missing: the issuance waits for it (the Secret's arrival requeues). */
-export class KeystorePasswordMissingError extends Error {}
-
-/** The keystore passwords of a Certificate, from the literal fields or their Secrets. */
+/**
+ * The keystore passwords of a Certificate, from the literal fields or their Secrets;
+ * undefined, after a Warning event, while a password Secret is missing.
+ */
 function keystorePasswords(
   caches: CertificateCaches,
   certificate: Certificate,
   events: EventRecorder,
-): KeystorePasswords {
-  const passwords: KeystorePasswords = {};
+): KeystorePasswords | undefined {
+  let missing = false;
   const read = (label: string, ref: SecretKeySelector) => {
     const secret = caches.secrets.get(ref.name, certificate.metadata.namespace);
     if (!secret) {
       const message = `${label} keystore password Secret ${goQuote(ref.name)} not found`;
       events.event(certificate, 'Warning', 'KeystorePasswordSecretNotFound', message);
-      throw new KeystorePasswordMissingError(
-        `${certificate.metadata.namespace ?? ''}/${certificate.metadata.name}: ${message}`,
-      );
+      missing = true;
+      return '';
     }
     // A key that is not in the Secret reads as an empty password, as in cert-manager.
     return secretValue(secret, ref.key ?? '') ?? '';
   };
+  const passwords: KeystorePasswords = {};
   const { pkcs12, jks } = certificate.spec.keystores ?? {};
   if (pkcs12?.create)
     passwords.pkcs12 = pkcs12.passwordSecretRef
@@ -72,10 +72,14 @@ function keystorePasswords(
     passwords.jks = jks.passwordSecretRef
       ? read('JKS', jks.passwordSecretRef)
       : (jks.password ?? '');
-  return passwords;
+  return missing ? undefined : passwords;
 }
 
-/** Writes a Certificate's Secret: key, certificate, CA, the extra formats and keystores. */
+/**
+ * Writes a Certificate's Secret: key, certificate, CA, the extra formats and keystores.
+ * Resolves false, writing nothing, while a keystore's password Secret is missing: its
+ * Warning event is out, and the Secret's creation requeues the Certificate (no retry loop).
+ */
 async function writeSecret(input: {
   store: ResourceStore;
   caches: CertificateCaches;
@@ -88,8 +92,10 @@ async function writeSecret(input: {
   caPem: string;
   requestIssuer: IssuerReference;
   now: Date;
-}): Promise<void> {
+}): Promise<boolean> {
   const { store, certificate, existing, key, certificatePem, caPem, now } = input;
+  const passwords = keystorePasswords(input.caches, certificate, input.events);
+  if (!passwords) return false;
   const content = issuedSecretContent({
     certificate,
     requestIssuer: input.requestIssuer,
@@ -104,7 +110,7 @@ async function writeSecret(input: {
       key,
       certificatePem,
       caPem,
-      passwords: keystorePasswords(input.caches, certificate, input.events),
+      passwords,
       now,
     }),
   );
@@ -115,6 +121,7 @@ async function writeSecret(input: {
   const secret = mergeIssuedSecret(existing, target, content);
   if (existing) await store.update(SecretKind, secret);
   else await store.create(SecretKind, secret);
+  return true;
 }
 
 /** The issuer annotations a Secret carries, as the request that issued it named the issuer. */
@@ -173,7 +180,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
       ] as const;
       for (const [wanted, file] of expected) if (wanted) content.data[file] = new Uint8Array();
       if (!secretNeedsContent(secret, content)) return;
-      await writeSecret({
+      const written = await writeSecret({
         store,
         caches,
         events,
@@ -186,7 +193,8 @@ export const issuingController = defineController<CertificateControllersConfig>(
         requestIssuer: issuerOfSecret(secret),
         now: now(),
       });
-      logger.info({ certificate: certificate.metadata.name }, 'restored the Secret data');
+      if (written)
+        logger.info({ certificate: certificate.metadata.name }, 'restored the Secret data');
     };
 
     return {
@@ -229,7 +237,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
         }
         const { request } = decision;
         if (!nextKey) return undefined;
-        await writeSecret({
+        const secretWritten = await writeSecret({
           store,
           caches,
           events,
@@ -245,6 +253,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
           requestIssuer: request.spec.issuerRef,
           now: at,
         });
+        if (!secretWritten) return undefined;
         const written = await writeStatusIfChanged(
           store,
           CertificateKind,

@@ -24,6 +24,7 @@ import {
 } from '../support/certificate-stack.js';
 import { until } from '../support/eventually.js';
 import { opensslVerify } from '../support/issuer-fixtures.js';
+import { waitForObject } from '../support/wait-for-object.js';
 
 const NS = 'apps';
 
@@ -182,3 +183,60 @@ t.test('a new DNS name re-issues with the reason of the trigger chain', async (t
     'The certificate has been successfully issued',
   ]);
 });
+
+t.test(
+  'between issuances the Secret gets back what it lost, and a secretTemplate change, without re-issuing',
+  async (t) => {
+    const stack = await startCertificateStack(t);
+    await createCaClusterIssuer(stack.store);
+    await stack.store.create(
+      CertificateKind,
+      certificateObject(NS, 'kept', {
+        dnsNames: ['kept.example'],
+        privateKey: { algorithm: 'ECDSA' },
+        additionalOutputFormats: [{ type: 'CombinedPEM' }],
+        secretTemplate: { labels: { team: 'a' } },
+      }),
+    );
+    await stack.ready(NS, 'kept', 1);
+    const issued = await stack.secret(NS, 'kept-tls');
+    const { 'tls-combined.pem': _combined, ...data } = issued.data ?? {};
+    await stack.store.update(SecretKind, {
+      ...issued,
+      metadata: { ...issued.metadata, labels: { unrelated: 'x' } },
+      data: { ...data, 'user-file': Buffer.from('mine').toString('base64') },
+    });
+    const restored = await waitForObject<Secret>(
+      stack.store,
+      SecretKind,
+      'kept-tls',
+      NS,
+      (s) => s.data?.['tls-combined.pem'] !== undefined && s.metadata.labels?.team === 'a',
+      CERTIFICATE_WAIT_MS,
+    );
+    t.equal(restored.data?.['tls-combined.pem'], issued.data?.['tls-combined.pem']);
+    t.equal(restored.data?.['tls.key'], issued.data?.['tls.key'], 'the same key: no re-issuance');
+    t.equal(
+      restored.data?.['user-file'],
+      Buffer.from('mine').toString('base64'),
+      'a key of the user stays',
+    );
+    t.equal(restored.metadata.labels?.unrelated, 'x', 'a label of the user stays');
+
+    await updateCertificate(stack.store, NS, 'kept', (current) => ({
+      ...current,
+      spec: { ...current.spec, secretTemplate: { labels: { team: 'b' } } },
+    }));
+    const relabelled = await waitForObject<Secret>(
+      stack.store,
+      SecretKind,
+      'kept-tls',
+      NS,
+      (s) => s.metadata.labels?.team === 'b',
+      CERTIFICATE_WAIT_MS,
+    );
+    t.equal(relabelled.data?.['tls.crt'], issued.data?.['tls.crt'], 'the same certificate');
+    const current = await stack.store.get<Certificate>(CertificateKind, 'kept', NS);
+    t.equal(current.status?.revision, 1, 'still revision 1');
+  },
+);

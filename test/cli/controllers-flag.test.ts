@@ -12,8 +12,18 @@ import { NODE_HELP, runNode } from '../../src/cli/node-command.js';
 import { rejectionMessage, until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
+// cert-manager's ACME signer: a name cert-manager knows that cert-csi will never run.
 const UNKNOWN =
-  'validation failed for \'--controllers\': ["certificates-trigger" is not in the list of known controllers]';
+  'validation failed for \'--controllers\': ["certificaterequests-issuer-acme" is not in the list of known controllers]';
+
+const CERTIFICATE_CONTROLLERS = [
+  'certificates-trigger',
+  'certificates-issuing',
+  'certificates-key-manager',
+  'certificates-request-manager',
+  'certificates-readiness',
+  'certificates-revision-manager',
+];
 
 t.test('both commands document --controllers and every controller name', async (t) => {
   t.same(KNOWN_CONTROLLERS, [
@@ -22,6 +32,7 @@ t.test('both commands document --controllers and every controller name', async (
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...CERTIFICATE_CONTROLLERS,
   ]);
   for (const help of [NODE_HELP, CONTROLLER_HELP]) {
     t.match(help, /^ {2}--controllers LIST/m);
@@ -42,7 +53,7 @@ t.test('an unknown controller is refused before anything starts', async (t) => {
     'direct',
   ];
   t.equal(
-    await rejectionMessage(runNode([...args, '--controllers', '*,-certificates-trigger'])),
+    await rejectionMessage(runNode([...args, '--controllers', '*,-certificaterequests-issuer-acme'])),
     UNKNOWN,
   );
   t.same(await readdir(dir), [], 'no data root, state dir or socket');
@@ -57,7 +68,7 @@ t.test('an unknown controller is refused before anything starts', async (t) => {
         '--kubeconfig',
         join(dir, 'missing'),
         '--controllers',
-        'certificates-trigger',
+        'certificaterequests-issuer-acme',
       ]),
     ),
     UNKNOWN,
@@ -74,6 +85,7 @@ t.test('embedded mode runs only the selected controllers', async (t) => {
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...CERTIFICATE_CONTROLLERS,
   ]);
   // Nobody signs for the CA issuer: that publish waits (until the plugin stops at teardown).
   const waiting = p.publish('csi-ca', embeddedCA()).catch((err: unknown) => err);

@@ -1,0 +1,177 @@
+/**
+ * What the signing benchmarks share: CSRs, a worker pool, a controller stack with a CA
+ * ClusterIssuer on a store, and the CertificateRequest signing rate through it.
+ */
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+  finalState,
+} from '../src/api/certificate-request.js';
+import type { EventRecorder } from '../src/api/event.js';
+import { ClusterIssuerKind } from '../src/api/issuer.js';
+import { SecretKind } from '../src/api/secret.js';
+import type { ControllerDefinition } from '../src/controller/controller-definition.js';
+import { type RunningControllers, startControllers } from '../src/controller/controller-manager.js';
+import { issuerControllers } from '../src/issuer/controllers.js';
+import { issuerStackConfig } from '../src/issuer/stack-config.js';
+import { signCertificate } from '../src/pki/certificate.js';
+import { buildChain } from '../src/pki/chain.js';
+import { createCsr, parseCsr } from '../src/pki/csr.js';
+import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
+import type { ResourceStore } from '../src/store/resource-store.js';
+import { certificateRequest, issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+
+/** The name of the benchmarks' CA ClusterIssuer (its Secret is kube-system/bench-ca). */
+export const BENCH_ISSUER = 'bench-ca';
+
+export const ECDSA_P256: KeySpec = { algorithm: 'ECDSA', size: 256 };
+export const RSA_2048: KeySpec = { algorithm: 'RSA', size: 2048 };
+
+/** Runs fn over items, width at a time. */
+export async function pool<T>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const item = items[next++] as T;
+        await fn(item);
+      }
+    }),
+  );
+}
+
+/** n CSRs for fresh keys of spec, each with a CN and one DNS SAN. */
+export async function csrs(n: number, spec: KeySpec = ECDSA_P256): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const key = await generatePrivateKey(spec);
+    out.push(
+      await createCsr({ key, subject: { commonName: `pod-${i}` }, dnsNames: [`pod-${i}.ns.svc`] }),
+    );
+  }
+  return out;
+}
+
+/** bench/sign.ts's floor: parse + verify the CSR, sign, build the chain; no store, no controllers. */
+export async function signingFloor(
+  caSpec: KeySpec,
+  requests: string[],
+  width: number,
+): Promise<number> {
+  const ca = await makeCA(caSpec);
+  const signer = { certificatePem: ca.certificatePem, key: decodePrivateKey(ca.keyPem) };
+  const template = { durationMs: 24 * 3600_000, isCA: false, usages: [] };
+  const start = performance.now();
+  await pool(requests, width, async (csrPem) => {
+    const leaf = await signCertificate(await parseCsr(csrPem), template, signer);
+    buildChain(leaf, [ca.certificatePem]);
+  });
+  return (requests.length / (performance.now() - start)) * 1000;
+}
+
+/**
+ * Starts controllers on store with a fresh CA of caSpec behind the ClusterIssuer `bench-ca`,
+ * and resolves once the issuer has verified the key pair.
+ */
+export async function startSigningStack<Config>(options: {
+  store: ResourceStore;
+  controllers: readonly ControllerDefinition<Config>[];
+  config: Config;
+  caSpec: KeySpec;
+  events?: EventRecorder;
+}): Promise<RunningControllers> {
+  const { store } = options;
+  const stack = await startControllers({
+    store,
+    controllers: options.controllers,
+    config: options.config,
+    ...(options.events ? { events: options.events } : {}),
+  });
+  const ca = await makeCA(options.caSpec);
+  await store.create(
+    SecretKind,
+    tlsSecret('kube-system', BENCH_ISSUER, {
+      'tls.crt': ca.certificatePem,
+      'tls.key': ca.keyPem,
+    }),
+  );
+  await store.create(
+    ClusterIssuerKind,
+    issuer(BENCH_ISSUER, undefined, { ca: { secretName: BENCH_ISSUER } }),
+  );
+  await new Promise<void>((resolve) => {
+    const watch = store.watch(
+      ClusterIssuerKind,
+      {},
+      {
+        onEvent: (e) => {
+          if (JSON.stringify(e.object).includes('KeyPairVerified')) {
+            watch.stop();
+            resolve();
+          }
+        },
+        onError: () => {},
+      },
+    );
+  });
+  return stack;
+}
+
+/**
+ * CertificateRequests created in store one after another, signed by the issuer controllers
+ * (approver, CA signer with `width` workers, issuer readiness); the rate from the first create
+ * until every request is Issued, counted through a watch. The caller closes store.
+ */
+export async function signThroughStore(options: {
+  store: ResourceStore;
+  caSpec: KeySpec;
+  requests: string[];
+  width: number;
+  events?: EventRecorder;
+}): Promise<number> {
+  const { store, requests } = options;
+  const stack = await startSigningStack({
+    store,
+    controllers: issuerControllers,
+    config: issuerStackConfig({ signingWorkers: options.width }),
+    caSpec: options.caSpec,
+    ...(options.events ? { events: options.events } : {}),
+  });
+  const listed = await store.list(CertificateRequestKind);
+  let done = 0;
+  const allIssued = new Promise<void>((resolve, reject) => {
+    const watch = store.watch<CertificateRequest>(
+      CertificateRequestKind,
+      { resourceVersion: listed.resourceVersion },
+      {
+        onEvent: (e) => {
+          const state = finalState(e.object);
+          if (state && state !== 'Issued') reject(new Error(`${e.object.metadata.name}: ${state}`));
+          if (state === 'Issued' && ++done === requests.length) {
+            watch.stop();
+            resolve();
+          }
+        },
+        onError: reject,
+      },
+    );
+  });
+  const start = performance.now();
+  for (const [i, csrPem] of requests.entries()) {
+    await store.create(
+      CertificateRequestKind,
+      certificateRequest('bench', `req-${i}`, csrPem, {
+        issuerRef: { name: BENCH_ISSUER, kind: 'ClusterIssuer' },
+        duration: '24h',
+      }),
+    );
+  }
+  await allIssued;
+  const rate = (requests.length / (performance.now() - start)) * 1000;
+  await stack.stop();
+  return rate;
+}

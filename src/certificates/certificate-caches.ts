@@ -55,8 +55,10 @@ export interface CertificateCaches {
   ownedRequests(certificate: Certificate): CertificateRequest[];
   /** The owned requests with their CSRs decoded (memoized per object version). */
   decodedRequests(certificate: Certificate): Promise<OwnedRequest[]>;
-  /** The CSR of a request, decoded (memoized per object version); the Error when it does not decode. */
+  /** The CSR of a request, decoded once per request and CSR; the Error when it does not decode. */
   decodedCsr(request: CertificateRequest): Promise<ParsedCsr | Error>;
+  /** A Secret's tls.key, decoded once per Secret version. */
+  storedKey(secret: Secret | undefined): StoredKey;
   /** The next-private-key Secrets the Certificate controls. */
   ownedNextKeySecrets(certificate: Certificate): Secret[];
   /** The Secret named spec.secretName, if it exists. */
@@ -73,8 +75,8 @@ export interface CertificateCaches {
 }
 
 /** The tls.key of a Secret as read: missing, undecodable or the key. */
-export function storedKeyOf(secret: Secret | undefined): StoredKey {
-  const pem = secret ? secretValue(secret, TLS_PRIVATE_KEY_KEY) : undefined;
+function storedKeyOf(secret: Secret): StoredKey {
+  const pem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
   if (!pem) return { state: 'missing' };
   try {
     return { state: 'key', key: decodePrivateKey(pem) };
@@ -83,26 +85,47 @@ export function storedKeyOf(secret: Secret | undefined): StoredKey {
   }
 }
 
-/** The process's Certificate, CertificateRequest and Secret caches with the indexes the controllers share. */
+// One set of caches and memos per process's informers, whichever controller asks first.
+const cachesOfInformers = new WeakMap<SharedInformers, CertificateCaches>();
+
+/**
+ * The process's Certificate, CertificateRequest and Secret caches with the indexes and the
+ * decodings the Certificate controllers share: a CSR is parsed and verified once per request
+ * (not once per controller and status write), a key once per Secret version.
+ */
 export function certificateCaches(informers: SharedInformers): CertificateCaches {
+  let caches = cachesOfInformers.get(informers);
+  if (!caches) {
+    caches = createCaches(informers);
+    cachesOfInformers.set(informers, caches);
+  }
+  return caches;
+}
+
+function createCaches(informers: SharedInformers): CertificateCaches {
   const certificates = informers.informer<Certificate>(CertificateKind);
   const requests = informers.informer<CertificateRequest>(CertificateRequestKind);
   const secrets = informers.informer<Secret>(SecretKind);
-  // Each controller calls this; adding the same index again is a no-op.
   certificates.addIndex(certificatesByNamedSecret);
   requests.addIndex(byOwnerUid);
   secrets.addIndex(byOwnerUid);
+  // A request's CSR never changes (cert-manager's webhook makes the spec immutable; a
+  // changed one is decoded again): keyed by uid, forgotten when the request is deleted.
+  const csrs = new Map<string, { request: string; decoded: Promise<ParsedCsr | Error> }>();
+  requests.on('delete', (request) => csrs.delete(request.metadata.uid ?? ''));
   // Informer objects are replaced, never mutated: one decoding per object version.
-  const csrs = new WeakMap<CertificateRequest, Promise<ParsedCsr | Error>>();
+  const keys = new WeakMap<Secret, StoredKey>();
   const errors = new WeakMap<Certificate, readonly string[]>();
   const decodedCsr = (request: CertificateRequest) => {
-    let decoded = csrs.get(request);
-    if (!decoded) {
-      decoded = parseCsr(decodeBytes(request.spec.request) ?? '').catch((err: unknown) =>
-        err instanceof Error ? err : new Error(String(err)),
-      );
-      csrs.set(request, decoded);
-    }
+    const uid = request.metadata.uid ?? '';
+    const pem = request.spec.request ?? '';
+    const known = csrs.get(uid);
+    if (known?.request === pem) return known.decoded;
+    const decoded = parseCsr(decodeBytes(pem) ?? '').catch((err: unknown) =>
+      err instanceof Error ? err : new Error(String(err)),
+    );
+    // A request not stored (no uid) is not remembered.
+    if (uid) csrs.set(uid, { request: pem, decoded });
     return decoded;
   };
   const ownedRequests = (certificate: Certificate) =>
@@ -132,6 +155,15 @@ export function certificateCaches(informers: SharedInformers): CertificateCaches
       return owned.map((request, i) => ({ request, csr: decoded[i] as ParsedCsr | Error }));
     },
     decodedCsr,
+    storedKey(secret) {
+      if (!secret) return { state: 'missing' };
+      let key = keys.get(secret);
+      if (!key) {
+        key = storedKeyOf(secret);
+        keys.set(secret, key);
+      }
+      return key;
+    },
     ownedNextKeySecrets(certificate) {
       return secrets
         .byIndex(byOwnerUid, certificate.metadata.uid ?? '')

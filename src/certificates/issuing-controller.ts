@@ -25,7 +25,7 @@ import { defineController } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { encodeCertificatePrivateKey } from '../pki/keys.js';
 import type { ResourceStore } from '../store/resource-store.js';
-import { type CertificateCaches, certificateCaches, storedKeyOf } from './certificate-caches.js';
+import { type CertificateCaches, certificateCaches } from './certificate-caches.js';
 import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
@@ -154,7 +154,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
         return;
       const keyPem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
       const certificatePem = secretValue(secret, TLS_CERT_KEY);
-      const stored = storedKeyOf(secret);
+      const stored = caches.storedKey(secret);
       if (!keyPem || !certificatePem || stored.state !== 'key') return;
       const caPem = secretValue(secret, CA_CERT_KEY) ?? '';
       let content: ReturnType<typeof issuedSecretContent>;
@@ -214,7 +214,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
         }
         const keyName = status?.nextPrivateKeySecretName;
         const stored = keyName
-          ? storedKeyOf(caches.secrets.get(keyName, certificate.metadata.namespace))
+          ? caches.storedKey(caches.secrets.get(keyName, certificate.metadata.namespace))
           : undefined;
         const nextKey = stored?.state === 'key' ? stored.key : undefined;
         const at = now();

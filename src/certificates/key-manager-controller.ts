@@ -12,12 +12,15 @@ import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
-import { certificateCaches, storedKeyOf } from './certificate-caches.js';
+import { certificateCaches } from './certificate-caches.js';
 import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
 } from './certificate-controllers-config.js';
 import { keyStoredEvent, nextKeyPlan } from './next-key-plan.js';
+
+/** Keys generated at once. */
+const KEY_GENERATION_WORKERS = 4;
 
 /** Deletes Secrets, ignoring those already gone. */
 export async function deleteSecrets(
@@ -68,6 +71,9 @@ function nextKeySecret(certificate: Certificate, key: KeyObject): Secret {
 export const keyManagerController = defineController<CertificateControllersConfig>({
   name: 'certificates-key-manager',
   retry: CERTIFICATE_RETRY,
+  // Key generation runs off the event loop (RSA takes a few hundred ms): several at once use
+  // every core. One Certificate is never synced twice at once.
+  workers: () => KEY_GENERATION_WORKERS,
   setup({ store, informers, events, logger }) {
     const caches = certificateCaches(informers);
     const { watches } = caches;
@@ -85,13 +91,14 @@ export const keyManagerController = defineController<CertificateControllersConfi
         if (!certificate || caches.specErrors(certificate).length > 0) return undefined;
         const owned = caches.ownedNextKeySecrets(certificate).map((secret) => ({
           secret,
-          key: storedKeyOf(secret),
+          key: caches.storedKey(secret),
         }));
         const rotation = certificate.spec.privateKey?.rotationPolicy;
         const plan = nextKeyPlan({
           certificate,
           owned,
-          current: rotation === 'Never' ? storedKeyOf(caches.secretOf(certificate)) : undefined,
+          current:
+            rotation === 'Never' ? caches.storedKey(caches.secretOf(certificate)) : undefined,
         });
         for (const event of 'events' in plan ? (plan.events ?? []) : [])
           events.event(certificate, event.type, event.reason, event.message);

@@ -7,7 +7,7 @@ import { defineController } from '../controller/controller-definition.js';
 import { createCsr } from '../pki/csr.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
-import { certificateCaches, storedKeyOf } from './certificate-caches.js';
+import { certificateCaches } from './certificate-caches.js';
 import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
@@ -48,7 +48,9 @@ export const requestManagerController = defineController<CertificateControllersC
         if (!isConditionTrue(status?.conditions, CertificateCondition.Issuing)) return undefined;
         const keyName = status?.nextPrivateKeySecretName;
         if (!keyName) return undefined;
-        const nextKey = storedKeyOf(caches.secrets.get(keyName, certificate.metadata.namespace));
+        const nextKey = caches.storedKey(
+          caches.secrets.get(keyName, certificate.metadata.namespace),
+        );
         if (nextKey.state !== 'key') return undefined;
         const plan = nextRequestPlan({
           certificate,

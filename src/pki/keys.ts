@@ -188,10 +188,18 @@ export function keySpecOf(key: KeyObject): NormalizedKeySpec {
   }
 }
 
-/** Returns the SubjectPublicKeyInfo DER of a private or public key. */
+// A KeyObject never changes: the controllers compare the same keys on many syncs.
+const spkis = new WeakMap<KeyObject, Buffer>();
+
+/** Returns the SubjectPublicKeyInfo DER of a private or public key (a copy: callers may write it). */
 export function spkiOf(key: KeyObject): Buffer {
-  const pub = key.type === 'private' ? createPublicKey(key) : key;
-  return pub.export({ type: 'spki', format: 'der' });
+  let spki = spkis.get(key);
+  if (!spki) {
+    const pub = key.type === 'private' ? createPublicKey(key) : key;
+    spki = pub.export({ type: 'spki', format: 'der' });
+    spkis.set(key, spki);
+  }
+  return Buffer.from(spki);
 }
 
 /** True when both keys (private or public) have the same public key. */

@@ -53,7 +53,9 @@ t.test('an unknown controller is refused before anything starts', async (t) => {
     'direct',
   ];
   t.equal(
-    await rejectionMessage(runNode([...args, '--controllers', '*,-certificaterequests-issuer-acme'])),
+    await rejectionMessage(
+      runNode([...args, '--controllers', '*,-certificaterequests-issuer-acme']),
+    ),
     UNKNOWN,
   );
   t.same(await readdir(dir), [], 'no data root, state dir or socket');

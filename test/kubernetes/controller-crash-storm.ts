@@ -32,7 +32,7 @@ import {
   DEPLOY_DIR,
   startCluster,
 } from '../support/cluster-harness.js';
-import { seededRandom } from '../support/seeded-random.js';
+import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
 // Issue 11's acceptance: "30 kill -9 trials of the controller at random moments during issuance:
@@ -182,9 +182,10 @@ function planTrial(seed: number, namespace: string, withCa: boolean): TrialPlan 
   const secondKill = (p: number): KillPlan[] =>
     rng.chance(p) ? [{ kind: 'delay', ms: rng.int(0, RESTART_KILL_SPAN_MS) }] : [];
   // Every kill costs a controller start (~1.5 s of CPU, most of a trial's cost): a second kill
-  // of the restarted controller in some trials only. Drawn the same way with or without the
-  // CA, so that a trial replayed alone (as a first trial) makes the same choices.
-  const issueKills = [firstKill(count), ...secondKill(0.15)];
+  // of the restarted controller is rare (and forced in some trials, see trialSeeds). Drawn the
+  // same way with or without the CA, so that a trial replayed alone (as a first trial) makes
+  // the same choices.
+  const issueKills = [firstKill(count), ...secondKill(0.05)];
   if (!renewal) return { seed, namespace, certs, issueKills, renewKills: [] };
   // Renewal trials kill while revision 1 is issued in some trials only (always with the CA
   // bootstrap, whose issuance every first trial of a part kills).
@@ -195,7 +196,7 @@ function planTrial(seed: number, namespace: string, withCa: boolean): TrialPlan 
     namespace,
     certs,
     issueKills: killFirstRevision ? issueKills.slice(0, 1) : [],
-    renewKills: [firstKill(renewed), ...secondKill(0.15)],
+    renewKills: [firstKill(renewed), ...secondKill(0.05)],
   };
 }
 
@@ -936,6 +937,27 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
+/** Every AGAIN_EVERY-th trial of a part kills a restarted controller again (others rarely do). */
+const AGAIN_EVERY = 5;
+
+/** The plan kills a restarted controller (a second kill in a phase). */
+function killsAgain(plan: TrialPlan): boolean {
+  return plan.issueKills.length > 1 || plan.renewKills.length > 1;
+}
+
+/**
+ * A part's trial seeds. A plan comes from its seed alone (so that one replays it), and a
+ * second kill is rare: every AGAIN_EVERY-th seed is drawn again until its plan has one.
+ */
+function trialSeeds(rng: SeededRandom, trials: number): number[] {
+  return Array.from({ length: trials }, (_, i) => {
+    for (;;) {
+      const seed = rng.int(1, 2 ** 31 - 1);
+      if ((i + 1) % AGAIN_EVERY !== 0 || killsAgain(planTrial(seed, '', i === 0))) return seed;
+    }
+  });
+}
+
 /** Runs part `part` (1 to PARTS): called by controller-crash-<part>.trial.ts. */
 export function controllerCrashPart(part: number): void {
   t.setTimeout(300_000);
@@ -962,9 +984,7 @@ async function crashTrials(t: Test, part: number): Promise<void> {
   );
   const oneTrial = process.env.CERT_CSI_CONTROLLER_CRASH_TRIAL_SEED;
   const rng = seededRandom(partSeed);
-  const seeds = oneTrial
-    ? [Number(oneTrial)]
-    : Array.from({ length: TRIALS }, () => rng.int(1, 2 ** 31 - 1));
+  const seeds = oneTrial ? [Number(oneTrial)] : trialSeeds(rng, TRIALS);
   const replay = oneTrial
     ? `trial seed=${oneTrial}`
     : `seed=${partSeed} (replay: CERT_CSI_CONTROLLER_CRASH_SEED=${partSeed} with controller-crash-${part}.trial)`;
@@ -1047,7 +1067,7 @@ async function crashTrials(t: Test, part: number): Promise<void> {
       `trials: ${outcomes.map((o) => (o.ms / 1000).toFixed(1)).join(' ')} s; controller start-up ${average(runner.startMs)} ms on average (${runner.startMs.length} starts)`,
       `CPU: controllers ${sum(runner.totalCpu).toFixed(1)} s, of which ${sum(runner.startCpu).toFixed(1)} s to start; this process (fake API server, watches, checks) ${cpuSeconds(process.cpuUsage(cpuBefore)).toFixed(1)} s`,
       `kills: ${count(kills, (k) => k.plan.kind === 'delay')} at a delay, ${count(kills, (k) => k.plan.kind === 'step')} on a step; ${count(kills, (k) => k.issuing)} found issuance in progress`,
-      `trials: ${count(outcomes, (o) => o.plan.renewKills.length > 0)} renewed (killed during revision 2), ${count(outcomes, (o) => o.plan.issueKills.length > 1 || o.plan.renewKills.length > 1)} killed a restarted controller again`,
+      `trials: ${count(outcomes, (o) => o.plan.renewKills.length > 0)} renewed (killed during revision 2), ${count(outcomes, (o) => killsAgain(o.plan))} killed a restarted controller again`,
       `requests created again for a revision (deleted, then recreated): ${recreated.map(([slot, r]) => `${slot} x${r.created}`).join(', ') || 'none'}`,
       `Certificates that had two next-private-key Secrets at once: ${doubleKeys.map(([c, n]) => `${c} (${n})`).join(', ') || 'none'}`,
       `warnings and errors logged by the controllers: ${runner.notable.length}${[...messages].map(([m, n]) => `\n  ${n} x ${m}`).join('')}`,

@@ -62,7 +62,7 @@ export function startController(options: ControllerOptions): Controller {
 
   // Runs the controllers until signal aborts.
   const work = async (signal: AbortSignal) => {
-    const stack = await startControllers({
+    const started = startControllers({
       store,
       controllers: stackControllers,
       enabled: options.enabled,
@@ -76,6 +76,13 @@ export function startController(options: ControllerOptions): Controller {
       signal,
       ...(options.retryBaseDelayMs ? { retry: { baseDelayMs: options.retryBaseDelayMs } } : {}),
     });
+    // Stopped (or no longer leading) while the caches synced: the informers gave up waiting
+    // because they were told to, which is the end asked for, not a failure.
+    const stack = await started.catch((err: unknown) => {
+      if (signal.aborted) return undefined;
+      throw err;
+    });
+    if (stack === undefined) return;
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener('abort', () => resolve(), { once: true });

@@ -7,10 +7,12 @@ import { type NodeProcess, startCommand } from '../support/cli-process.js';
 import {
   caIssuerAttributes,
   startCluster,
+  startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
 import { serviceAccountUser } from '../support/fake-api-server.js';
+import { recordingLogger } from '../support/recording-logger.js';
 
 const LEASE_MS = 3_000;
 
@@ -116,3 +118,50 @@ t.test(
     t.ok(writers(other).length > 0, `${other} wrote once it led`);
   },
 );
+
+// Found by the controller crash trials (test/kubernetes/controller-crash-storm.ts): SIGTERM to a
+// controller that had just started made it exit 1, "informer for CertificateRequest stopped
+// before its cache synced"; with leader election it logged "leader work failed".
+t.test('a controller stopped while its caches sync stops cleanly, leading or not', async (t) => {
+  const cluster = await startCluster(t);
+  // Every answer comes late: the stop lands while the informers still wait for their lists.
+  cluster.server.setLatency(300);
+  const lists = () => cluster.server.requests.filter((r) => r.verb === 'list').length;
+  for (const leaderElection of [
+    {
+      namespace: 'cert-csi',
+      name: 'cert-csi-controller',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
+    undefined,
+  ]) {
+    const how = leaderElection ? 'leader' : 'no election';
+    const logger = recordingLogger();
+    const listsBefore = lists();
+    const controller = startClusterController(t, cluster, {
+      logger,
+      ...(leaderElection ? { leaderElection } : {}),
+    });
+    await until(
+      () => logger.records.some(([, , msg]) => msg === 'became leader') || !leaderElection,
+      {
+        what: 'the lease',
+        timeoutMs: 10_000,
+      },
+    );
+    await until(() => lists() > listsBefore, { what: 'the informers listing', timeoutMs: 10_000 });
+    await controller.stop();
+    t.equal(await controller.done, 'stopped', `done says stopped (${how})`);
+    t.same(
+      logger.records.filter(([level]) => level === 'error' || level === 'warn'),
+      [],
+      `nothing logged as a failure (${how})`,
+    );
+    t.notOk(
+      logger.records.some(([, , msg]) => msg === 'controllers started'),
+      `stopped before the controllers started (${how})`,
+    );
+  }
+});

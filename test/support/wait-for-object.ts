@@ -63,3 +63,46 @@ export async function waitForObject<T extends KubeObject>(
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Resolves once no object of kind matches namespace and labelSelector, learning of deletions
+ * through a watch (no polling). Rejects after timeoutMs naming those still there.
+ */
+export async function waitForNoObjects(
+  store: ResourceStore,
+  kind: ResourceKind,
+  options: { namespace?: string; labelSelector?: string },
+  timeoutMs = 10_000,
+): Promise<void> {
+  const listed = await store.list(kind, options);
+  const left = new Set(listed.items.map((item) => item.metadata.name));
+  if (left.size === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      watch.stop();
+      reject(
+        new Error(
+          `timed out waiting for no ${kind.kind} in ${options.namespace ?? 'any namespace'} (${options.labelSelector ?? 'all'}); left: ${[...left].join(', ')}`,
+        ),
+      );
+    }, timeoutMs);
+    const watch = store.watch(
+      kind,
+      { ...options, resourceVersion: listed.resourceVersion },
+      {
+        onEvent: (event) => {
+          if (event.type === 'DELETED') left.delete(event.object.metadata.name);
+          else left.add(event.object.metadata.name);
+          if (left.size > 0) return;
+          clearTimeout(timer);
+          watch.stop();
+          resolve();
+        },
+        onError: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      },
+    );
+  });
+}

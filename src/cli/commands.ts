@@ -1,16 +1,13 @@
 /** The `cert-csi` subcommands: dispatch by name; each subcommand wires its own parts. */
-import { runNode } from './node-command.js';
 import { packageVersion } from './package-version.js';
-import { runPublish, runUnpublish } from './publish-command.js';
-import { runRenew } from './renew-command.js';
-import { runStatus } from './status-command.js';
 
 /** The top-level help: the commands only; each command's --help lists its flags. */
 export const USAGE = `Usage: cert-csi <command> [flags]
 
 Commands:
   node        run the CSI node plugin (embedded store and issuers, or --mode kubernetes)
-  controller  run the issuer controllers against a cluster, leader-elected
+  controller  run the controller stack (issuers, Certificates) against a cluster,
+              leader-elected
   publish     publish a volume through a running plugin, as kubelet would
   unpublish   unpublish a volume through a running plugin
   renew       make a running plugin renew a volume, or all, now; or mark a
@@ -25,20 +22,21 @@ Run "cert-csi <command> --help" for a command's flags.
 /** Runs `cert-csi ARGV` and resolves with its exit status. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // Each command is imported on demand: a process loads only what its command uses (the
+  // controller no gRPC, a CLI call no controller stack), which a restart pays for at once.
   switch (command) {
     case 'node':
-      return runNode(rest);
+      return (await import('./node-command.js')).runNode(rest);
     case 'controller':
-      // Imported on demand: client-node costs ~0.6 s to load, and only this command needs it.
       return (await import('./controller-command.js')).runController(rest);
     case 'publish':
-      return runPublish(rest);
+      return (await import('./publish-command.js')).runPublish(rest);
     case 'unpublish':
-      return runUnpublish(rest);
+      return (await import('./publish-command.js')).runUnpublish(rest);
     case 'renew':
-      return runRenew(rest);
+      return (await import('./renew-command.js')).runRenew(rest);
     case 'status':
-      return runStatus(rest);
+      return (await import('./status-command.js')).runStatus(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${packageVersion()}\n`);

@@ -36,8 +36,11 @@ export interface NodeProcess {
 }
 
 /** Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit). */
-export function startNode(args: readonly string[]): Promise<NodeProcess> {
-  return startCommand(['node', ...args], 'cert-csi node plugin started');
+export function startNode(
+  args: readonly string[],
+  options: { untracked?: boolean } = {},
+): Promise<NodeProcess> {
+  return startCommand(['node', ...args], 'cert-csi node plugin started', options);
 }
 
 /** Starts `cert-csi ARGS` and resolves once its output contains ready (see startNode). */

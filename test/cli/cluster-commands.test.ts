@@ -193,7 +193,7 @@ t.test('controller --help documents its flags', async (t) => {
     t.match(help.stdout, flag);
   }
   const top = await runCli(['--help']);
-  t.match(top.stdout, /controller +run the issuer controllers/);
+  t.match(top.stdout, /controller +run the controller stack \(issuers, Certificates\)/);
 });
 
 t.test(

@@ -37,9 +37,11 @@ export const CONTROLLER_OPTIONS = {
 
 export const CONTROLLER_HELP = `Usage: cert-csi controller [flags]
 
-Runs the issuer controllers (approver, CA and SelfSigned CertificateRequest signers,
-Issuer and ClusterIssuer readiness) against a Kubernetes cluster. Only the holder of
-the leader-election Lease works; the others wait to take over.
+Runs the controller stack against a Kubernetes cluster: the issuer controllers
+(approver, CA and SelfSigned CertificateRequest signers, Issuer and ClusterIssuer
+readiness) and cert-manager's Certificate controllers (trigger, key-manager,
+request-manager, issuing, readiness, revision-manager). Only the holder of the
+leader-election Lease works; the others wait to take over.
 
 Flags:
 ${KUBE_CLIENT_HELP}  --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets

@@ -1,4 +1,5 @@
 import { randomInt, randomUUID } from 'node:crypto';
+import { quoted as echoed } from '../api/echoed-value.js';
 import { apiVersionOf, type KubeObject, objectKey, type ResourceKind } from '../api/meta.js';
 import { type Clock, systemClock } from '../base/clock.js';
 import { errorMessage } from '../base/error-message.js';
@@ -407,7 +408,7 @@ export class MemoryStore implements ResourceStore {
       if (err instanceof StoreError) throw err;
       throw new StoreError(
         'InternalError',
-        `admission of ${resourceNameOf(kind)} "${object.metadata.name}" failed: ${errorMessage(err)}`,
+        `admission of ${resourceNameOf(kind)} ${echoed(object.metadata.name)} failed: ${errorMessage(err)}`,
       );
     }
     if (errors.length > 0) throw invalidObject(kind, object.metadata.name, errors);

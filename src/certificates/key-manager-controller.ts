@@ -1,10 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import {
   type Certificate,
+  CertificateCondition,
   CertificateKind,
   MANAGED_SECRET_LABEL,
   NEXT_PRIVATE_KEY_LABEL,
 } from '../api/certificate.js';
+import { isConditionTrue } from '../api/conditions.js';
 import { apiVersionOf } from '../api/meta.js';
 import { type Secret, SecretKind, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
 import { defineController } from '../controller/controller-definition.js';
@@ -138,11 +140,13 @@ export const keyManagerController = defineController<CertificateControllersConfi
                 if (isStoreError(err, 'NotFound')) return undefined;
                 throw err;
               });
-            if (fresh?.metadata.uid !== certificate.metadata.uid) return undefined;
-            const created = await store.create(
-              SecretKind,
-              nextKeySecret(fresh as Certificate, privateKey),
-            );
+            if (
+              !fresh ||
+              fresh.metadata.uid !== certificate.metadata.uid ||
+              !isConditionTrue(fresh.status?.conditions, CertificateCondition.Issuing)
+            )
+              return undefined;
+            const created = await store.create(SecretKind, nextKeySecret(fresh, privateKey));
             const event = keyStoredEvent(
               reused,
               reused ? certificate.spec.secretName : created.metadata.name,
@@ -150,7 +154,7 @@ export const keyManagerController = defineController<CertificateControllersConfi
             events.event(certificate, event.type, event.reason, event.message);
             logger.debug({ key, secret: created.metadata.name }, 'stored the next private key');
             // A conflict leaves the Secret unnamed in the status: the next sync adopts it.
-            await writeName(fresh as Certificate, created.metadata.name);
+            await writeName(fresh, created.metadata.name);
             return undefined;
           }
         }

@@ -1,3 +1,5 @@
+import type { KubeObject } from './meta.js';
+
 /** A status condition as cert-manager writes it. */
 export interface Condition {
   type: string;
@@ -7,6 +9,15 @@ export interface Condition {
   lastTransitionTime?: string;
   /** Issuer conditions carry the generation they observed; CertificateRequest ones do not. */
   observedGeneration?: number;
+}
+
+/**
+ * The observedGeneration field of a condition written for object (spread into the
+ * condition): its metadata.generation, or nothing when the object has none.
+ */
+export function observedGenerationOf(object: KubeObject): { observedGeneration?: number } {
+  const generation = object.metadata.generation;
+  return generation === undefined ? {} : { observedGeneration: generation };
 }
 
 /** The condition of that type, if any. */

@@ -11,7 +11,13 @@ import {
   CRReason,
   decodeBytes,
 } from '../api/certificate-request.js';
-import { type Condition, findCondition, formatTimestamp, setCondition } from '../api/conditions.js';
+import {
+  type Condition,
+  findCondition,
+  formatTimestamp,
+  observedGenerationOf,
+  setCondition,
+} from '../api/conditions.js';
 import { errorMessage } from '../base/error-message.js';
 import { publicKeysEqual } from '../pki/keys.js';
 import type { OwnedRequest } from './next-request-plan.js';
@@ -124,9 +130,7 @@ export function failedIssuanceStatus(
         status: 'False',
         reason: failure.reason,
         message: failure.message,
-        ...(certificate.metadata.generation !== undefined
-          ? { observedGeneration: certificate.metadata.generation }
-          : {}),
+        ...observedGenerationOf(certificate),
       },
       now,
     ),

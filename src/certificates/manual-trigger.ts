@@ -4,7 +4,7 @@ import {
   CertificateKind,
   type CertificateStatus,
 } from '../api/certificate.js';
-import { isConditionTrue, setCondition } from '../api/conditions.js';
+import { isConditionTrue, observedGenerationOf, setCondition } from '../api/conditions.js';
 import { formatNamespacedName, type NamespacedName } from '../api/namespaced-name.js';
 import { errorMessage } from '../base/error-message.js';
 import { isStoreError } from '../store/errors.js';
@@ -25,7 +25,6 @@ export const MANUAL_TRIGGER_ATTEMPTS = 5;
  * not True, and kept when it already was True (a re-assertion is no transition).
  */
 export function manuallyTriggeredStatus(certificate: Certificate, now: Date): CertificateStatus {
-  const generation = certificate.metadata.generation;
   return {
     ...certificate.status,
     conditions: setCondition(
@@ -35,7 +34,7 @@ export function manuallyTriggeredStatus(certificate: Certificate, now: Date): Ce
         status: 'True',
         reason: MANUALLY_TRIGGERED_REASON,
         message: MANUALLY_TRIGGERED_MESSAGE,
-        ...(generation === undefined ? {} : { observedGeneration: generation }),
+        ...observedGenerationOf(certificate),
       },
       now,
     ),

@@ -1,5 +1,5 @@
 import { CertificateCondition, CertificateKind } from '../api/certificate.js';
-import { setCondition } from '../api/conditions.js';
+import { observedGenerationOf, setCondition } from '../api/conditions.js';
 import { defineController } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { certificateCaches } from './certificate-caches.js';
@@ -46,9 +46,7 @@ export const readinessController = defineController<CertificateControllersConfig
               status: 'False',
               reason: INVALID_SPEC_REASON,
               message,
-              ...(certificate.metadata.generation !== undefined
-                ? { observedGeneration: certificate.metadata.generation }
-                : {}),
+              ...observedGenerationOf(certificate),
             },
             at,
           );

@@ -1,6 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { CertificateCondition, type CertificateStatus } from '../api/certificate.js';
-import { type Condition, formatTimestamp, setCondition } from '../api/conditions.js';
+import {
+  type Condition,
+  formatTimestamp,
+  observedGenerationOf,
+  setCondition,
+} from '../api/conditions.js';
 import { secretValue, TLS_CERT_KEY } from '../api/secret.js';
 import { certificateRenewalTime, type PolicyInput, readinessViolation } from './policy-chains.js';
 
@@ -29,8 +34,7 @@ export function readinessStatus(input: PolicyInput): CertificateStatus {
         reason: READY_REASON,
         message: READY_MESSAGE,
       };
-  if (certificate.metadata.generation !== undefined)
-    ready.observedGeneration = certificate.metadata.generation;
+  Object.assign(ready, observedGenerationOf(certificate));
   const {
     notBefore: _notBefore,
     notAfter: _notAfter,

@@ -1,5 +1,5 @@
 import { type Certificate, CertificateCondition, CertificateKind } from '../api/certificate.js';
-import { setCondition } from '../api/conditions.js';
+import { observedGenerationOf, setCondition } from '../api/conditions.js';
 import { defineController, keyOf } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { type CertificateCaches, certificateCaches } from './certificate-caches.js';
@@ -85,9 +85,7 @@ export const triggerController = defineController<CertificateControllersConfig>(
                 status: 'True',
                 reason: decision.reason,
                 message: decision.message,
-                ...(certificate.metadata.generation !== undefined
-                  ? { observedGeneration: certificate.metadata.generation }
-                  : {}),
+                ...observedGenerationOf(certificate),
               },
               at,
             );

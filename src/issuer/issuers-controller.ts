@@ -1,4 +1,4 @@
-import { setCondition } from '../api/conditions.js';
+import { observedGenerationOf, setCondition } from '../api/conditions.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import { objectKey, type ResourceKind } from '../api/meta.js';
 import { type Secret, SecretKind } from '../api/secret.js';
@@ -56,9 +56,7 @@ function issuerReadinessController(
             issuer.status?.conditions,
             {
               ...readiness.condition,
-              ...(issuer.metadata.generation !== undefined
-                ? { observedGeneration: issuer.metadata.generation }
-                : {}),
+              ...observedGenerationOf(issuer),
             },
             now(),
           );

@@ -180,18 +180,8 @@ async function renewCertificate(values: RenewFlags, out: CommandOutput): Promise
   // No progress file for a Certificate: the answer comes in one piece.
   const text = await plugin.ask(target, () => undefined);
   if (text === undefined) return 1;
-  let result: ReturnType<typeof parseCertificateResult>;
-  try {
-    result = parseCertificateResult(text);
-  } catch (err) {
-    out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${errorMessage(err)}\n`);
-    return 1;
-  }
-  if (!result.ok) {
-    out.stderr.write(`cert-csi renew: ${result.error}\n`);
-    return 1;
-  }
-  return printTriggered(out, result.triggered);
+  const result = readAnswer(out, text, parseCertificateResult);
+  return typeof result === 'number' ? result : printTriggered(out, result.triggered);
 }
 
 // client-node costs ~0.6 s to load: only the cluster form pays for it.
@@ -371,11 +361,15 @@ function printOutcome(out: CommandOutput, outcome: RenewOutcome, printed: Set<st
   }
 }
 
-// Prints one line per volume; 0 only when the plugin renewed everything it was asked to.
-function report(out: CommandOutput, text: string, printed: Set<string>): number {
-  let result: ReturnType<typeof parseRenewResult>;
+// The plugin's answer when it says ok; otherwise what is wrong is printed and 1 returned.
+function readAnswer<Ok extends { ok: true }>(
+  out: CommandOutput,
+  text: string,
+  parse: (text: string) => Ok | { ok: false; error: string },
+): Ok | 1 {
+  let result: Ok | { ok: false; error: string };
   try {
-    result = parseRenewResult(text);
+    result = parse(text);
   } catch (err) {
     out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${errorMessage(err)}\n`);
     return 1;
@@ -384,6 +378,13 @@ function report(out: CommandOutput, text: string, printed: Set<string>): number 
     out.stderr.write(`cert-csi renew: ${result.error}\n`);
     return 1;
   }
+  return result;
+}
+
+// Prints one line per volume; 0 only when the plugin renewed everything it was asked to.
+function report(out: CommandOutput, text: string, printed: Set<string>): number {
+  const result = readAnswer(out, text, parseRenewResult);
+  if (typeof result === 'number') return result;
   printOutcome(out, result, printed);
   if (result.renewed.length === 0 && result.failed.length === 0) {
     out.stdout.write('no volumes to renew\n');

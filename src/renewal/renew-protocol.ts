@@ -176,13 +176,9 @@ export function formatRenewResult(result: RenewResult | CertificateResult): stri
 
 /** Parses a result file; throws an Error saying what is wrong. */
 export function parseRenewResult(text: string): RenewResult {
-  const value: unknown = JSON.parse(text);
-  if (!isObject(value)) throw new Error('result is not a JSON object');
-  if (value.ok === false) {
-    if (typeof value.error !== 'string') throw new Error('result error must be a string');
-    return { ok: false, error: value.error };
-  }
-  if (value.ok !== true) throw new Error('result ok must be true or false');
+  const envelope = parseResultEnvelope(text);
+  if (!envelope.ok) return envelope;
+  const { value } = envelope;
   const list = (key: string): Fields[] => {
     const v = value[key];
     if (!Array.isArray(v) || !v.every(isObject)) throw new Error(`result ${key} must be a list`);
@@ -206,6 +202,15 @@ export function parseRenewResult(text: string): RenewResult {
 
 /** Parses the result file of a CertificateTarget; throws an Error saying what is wrong. */
 export function parseCertificateResult(text: string): CertificateResult {
+  const envelope = parseResultEnvelope(text);
+  if (!envelope.ok) return envelope;
+  return { ok: true, triggered: parseTriggered(envelope.value.triggered) };
+}
+
+// What every result file has: `ok`, and the error when it is false.
+function parseResultEnvelope(
+  text: string,
+): { ok: false; error: string } | { ok: true; value: Fields } {
   const value: unknown = JSON.parse(text);
   if (!isObject(value)) throw new Error('result is not a JSON object');
   if (value.ok === false) {
@@ -213,7 +218,7 @@ export function parseCertificateResult(text: string): CertificateResult {
     return { ok: false, error: value.error };
   }
   if (value.ok !== true) throw new Error('result ok must be true or false');
-  return { ok: true, triggered: parseTriggered(value.triggered) };
+  return { ok: true, value };
 }
 
 function parseTriggered(value: unknown): CertificateTriggered {

@@ -1,7 +1,3 @@
-import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { CertificateKind } from '../../src/api/certificate.js';
 import { SecretKind } from '../../src/api/secret.js';
@@ -12,30 +8,15 @@ import {
   createCaClusterIssuer,
   startCertificateStack,
 } from '../support/certificate-stack.js';
-import { tlsSecret, withTempDir } from '../support/issuer-fixtures.js';
+import { tlsSecret } from '../support/issuer-fixtures.js';
 
-const run = promisify(execFile);
 const NS = 'apps';
 // ASCII: Java's legacy PBE (LegacyRC2, the default profile) refuses other passwords.
 const P12_PASSWORD = 'p12-secret-password';
 const JKS_PASSWORD = 'jks-literal';
 
-async function keytoolJks(jks: Buffer, password: string): Promise<string> {
-  return withTempDir(async (dir) => {
-    const path = join(dir, 'keystore.jks');
-    await writeFile(path, jks);
-    const { stdout } = await run('keytool', [
-      '-list',
-      '-storetype',
-      'JKS',
-      '-keystore',
-      path,
-      '-storepass',
-      password,
-    ]);
-    return stdout;
-  });
-}
+const keytoolJks = (jks: Buffer, password: string) =>
+  keytoolList(jks, password, { storetype: 'JKS', verbose: false });
 
 t.test('keystores: PKCS#12 from a password Secret, JKS from a literal password', async (t) => {
   const stack = await startCertificateStack(t);

@@ -17,28 +17,13 @@ import { DataRoot } from '../../src/volume/data-root.js';
 import { type IssuedLeaf, issuedLeaf, revisionRequest } from '../certificates/fixtures.js';
 import { runCli } from '../support/cli-process.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
+import { runInProcess } from '../support/in-process-command.js';
 import { tlsSecret } from '../support/issuer-fixtures.js';
 import { startPlugin } from '../support/plugin-harness.js';
 import { tempDir } from '../support/temp-dir.js';
 
 // Child processes start slowly on a busy 2-core machine; the in-process cases stay fast.
 t.setTimeout(300_000);
-
-type Run = typeof runRenew;
-
-/** Runs a command in this process, capturing what it prints (same code as the CLI, no spawn). */
-async function inProcess(
-  run: Run,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
-}
 
 const leaf: IssuedLeaf = await issuedLeaf('web.sandbox.svc', ['web.sandbox.svc']);
 
@@ -121,7 +106,7 @@ t.test(
       server.requests.filter((r) => r.resource === 'certificates' && r.subresource === 'status')
         .length;
 
-    const renew = await inProcess(runRenew, [
+    const renew = await runInProcess(runRenew, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -149,7 +134,7 @@ t.test(
     t.equal(statusWrites(), 1, 'one status write');
 
     // Already issuing: written again (reason and message), the transition time kept, a note.
-    const again = await inProcess(runRenew, [
+    const again = await runInProcess(runRenew, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -166,7 +151,7 @@ t.test(
     // A Conflict (someone wrote in between) is retried on a fresh read.
     server.conflictOnNextStatusUpdates(2);
     const writes = statusWrites();
-    const contended = await inProcess(runRenew, [
+    const contended = await runInProcess(runRenew, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -177,7 +162,7 @@ t.test(
 
     // Unknown: exit 1, the name in the message, nothing written.
     const beforeUnknown = statusWrites();
-    const unknown = await inProcess(runRenew, [
+    const unknown = await runInProcess(runRenew, [
       '--certificate',
       'sandbox/nope',
       '--kubeconfig',
@@ -190,7 +175,7 @@ t.test(
 
     // Someone the cluster does not allow: exit 1 with the API's reason.
     const nodeKubeconfig = await cluster.kubeconfigFile(NODE_TOKEN);
-    const forbidden = await inProcess(runRenew, [
+    const forbidden = await runInProcess(runRenew, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -202,7 +187,7 @@ t.test(
       /^cert-csi renew: failed to trigger issuance of Certificate sandbox\/web: .*forbidden/i,
     );
 
-    const status = await inProcess(runStatus, [
+    const status = await runInProcess(runStatus, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -231,7 +216,7 @@ t.test(
     ]) {
       t.ok(lines.includes(line), line);
     }
-    const json = await inProcess(runStatus, [
+    const json = await runInProcess(runStatus, [
       '--certificate',
       'sandbox/web',
       '--kubeconfig',
@@ -247,7 +232,7 @@ t.test(
       secret: { found: true, privateKey: 'matches', hasCA: true },
       requests: { currentRevision: 1, nextRevision: 2, current: { name: 'web-1' } },
     });
-    const missing = await inProcess(runStatus, [
+    const missing = await runInProcess(runStatus, [
       '--certificate',
       'sandbox/nope',
       '--kubeconfig',
@@ -286,7 +271,7 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
   const before = await seedCertificate(plugin.store);
   const root = plugin.dataRoot.root;
 
-  const renew = await inProcess(runRenew, ['--certificate', 'sandbox/web', '--data-root', root]);
+  const renew = await runInProcess(runRenew, ['--certificate', 'sandbox/web', '--data-root', root]);
   t.equal(renew.code, 0, renew.stderr);
   t.equal(renew.stdout, TRIGGERED);
   t.equal(renew.stderr, '');
@@ -298,17 +283,17 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
   });
   t.same(await readdir(renewDirOf(plugin.dataRoot)), [], 'request and result files are gone');
 
-  const again = await inProcess(runRenew, ['--certificate', 'sandbox/web', '--data-root', root]);
+  const again = await runInProcess(runRenew, ['--certificate', 'sandbox/web', '--data-root', root]);
   t.equal(again.code, 0);
   t.match(again.stderr, /^note: Certificate sandbox\/web was already being issued/);
 
-  const unknown = await inProcess(runRenew, ['--certificate', 'other/web', '--data-root', root]);
+  const unknown = await runInProcess(runRenew, ['--certificate', 'other/web', '--data-root', root]);
   t.equal(unknown.code, 1);
   t.equal(unknown.stdout, '');
   t.equal(unknown.stderr, 'cert-csi renew: Certificate other/web not found\n');
 
   // Read-only from the state dir while the plugin runs and holds the dir's lock.
-  const status = await inProcess(runStatus, [
+  const status = await runInProcess(runStatus, [
     '--certificate',
     'sandbox/web',
     '--state-dir',
@@ -324,7 +309,7 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
   ]) {
     t.ok(lines.includes(line), line);
   }
-  const json = await inProcess(runStatus, [
+  const json = await runInProcess(runStatus, [
     '--certificate',
     'sandbox/web',
     '--state-dir',
@@ -339,7 +324,7 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
       ['Issuing', 'ManuallyTriggered'],
     ],
   );
-  const missing = await inProcess(runStatus, [
+  const missing = await runInProcess(runStatus, [
     '--certificate',
     'sandbox/nope',
     '--state-dir',
@@ -350,14 +335,14 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
 
   // With the plugin stopped, status still reads the dir; renew has nobody to ask.
   await plugin.stop();
-  const stopped = await inProcess(runStatus, [
+  const stopped = await runInProcess(runStatus, [
     '--certificate',
     'sandbox/web',
     '--state-dir',
     stateDir,
   ]);
   t.equal(stopped.stdout, status.stdout, 'the same, from the files alone');
-  const noAnswer = await inProcess(runRenew, [
+  const noAnswer = await runInProcess(runRenew, [
     '--certificate',
     'sandbox/web',
     '--data-root',
@@ -428,7 +413,7 @@ t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
     ],
   ];
   for (const [args, message] of renewCases) {
-    const result = await inProcess(runRenew, args);
+    const result = await runInProcess(runRenew, args);
     t.equal(result.code, 2, args.join(' '));
     t.match(result.stderr, message, args.join(' '));
     t.match(result.stderr, /Usage: cert-csi renew/);
@@ -467,7 +452,7 @@ t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
     ],
   ];
   for (const [args, message] of statusCases) {
-    const result = await inProcess(runStatus, args);
+    const result = await runInProcess(runStatus, args);
     t.equal(result.code, 2, args.join(' '));
     t.match(result.stderr, message, args.join(' '));
     t.match(result.stderr, /Usage: cert-csi status/);
@@ -478,7 +463,7 @@ t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
 t.test(
   'help: renew and status document --certificate, both places and the exit codes',
   async (t) => {
-    const renew = await inProcess(runRenew, ['--help']);
+    const renew = await runInProcess(runRenew, ['--help']);
     t.equal(renew.code, 0);
     for (const text of [
       '--certificate NAMESPACE/NAME',
@@ -492,7 +477,7 @@ t.test(
     ]) {
       t.ok(renew.stdout.includes(text), `renew: ${text}`);
     }
-    const status = await inProcess(runStatus, ['--help']);
+    const status = await runInProcess(runStatus, ['--help']);
     t.equal(status.code, 0);
     for (const text of [
       '--certificate NAMESPACE/NAME',

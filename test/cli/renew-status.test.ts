@@ -18,6 +18,7 @@ import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { makeVolume } from '../renewal/renew-fixtures.js';
 import { runCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
+import { runInProcess } from '../support/in-process-command.js';
 import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -32,22 +33,6 @@ async function dataRoot(t: Test): Promise<DataRoot> {
   const root = new DataRoot(join(await tempDir(t, 'cert-csi-renew-'), 'volumes'));
   await root.ensure();
   return root;
-}
-
-type Run = typeof runRenew;
-
-/** Runs a command in this process, capturing what it prints (same code as the CLI, no spawn). */
-async function inProcess(
-  run: Run,
-  args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const code = await run(args, {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-  });
-  return { code, stdout, stderr };
 }
 
 /** Runs the plugin's side in this process with handle standing in for the volume manager. */
@@ -140,12 +125,12 @@ t.test('renew: the new certificate is reported well within 2 s', async (t) => {
   const { renewedAt, handle } = renewer(root, id);
   await plugin(t, root, handle);
   const started = Date.now();
-  const renew = await inProcess(runRenew, ['--data-root', root.root, '--volume-id', id]);
+  const renew = await runInProcess(runRenew, ['--data-root', root.root, '--volume-id', id]);
   const elapsed = Date.now() - started;
   t.equal(renew.code, 0, renew.stderr);
   t.ok(elapsed < 2000, `answered in ${elapsed} ms`);
   t.equal(renewedAt.length, 1);
-  const status = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  const status = await runInProcess(runStatus, ['--data-root', root.root, '--json']);
   const [row] = JSON.parse(status.stdout) as VolumeStatus[];
   t.equal(row?.notAfter, (await readMetadata(root, id)).notAfter, 'status --json shows it');
 });
@@ -200,7 +185,7 @@ t.test('renew --all prints each volume as soon as it is done', async (t) => {
 t.test('renew --all with no volumes says so and succeeds', async (t) => {
   const root = await dataRoot(t);
   await plugin(t, root, async () => ({ renewed: [], failed: [] }));
-  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all']);
+  const renew = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
   t.equal(renew.code, 0);
   t.equal(renew.stdout, 'no volumes to renew\n');
 });
@@ -210,7 +195,7 @@ t.test('an unknown volume id is refused by the plugin: exit 1 with its message',
   await plugin(t, root, async () => {
     throw new Error('unknown volume id "csi-nope"');
   });
-  const renew = await inProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-nope']);
+  const renew = await runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-nope']);
   t.equal(renew.code, 1);
   t.match(renew.stderr, /cert-csi renew: unknown volume id "csi-nope"/);
 });
@@ -226,7 +211,7 @@ t.test('an answer that cannot be parsed exits 1', async (t) => {
     }
   });
   t.teardown(() => watcher.close());
-  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all']);
+  const renew = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
   t.equal(renew.code, 1);
   t.match(renew.stderr, /unreadable answer from the plugin: result ok must be true or false/);
 });
@@ -243,7 +228,13 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
     await slow;
     return { renewed: [], failed: [] };
   });
-  const renew = await inProcess(runRenew, ['--data-root', root.root, '--all', '--timeout', '2s']);
+  const renew = await runInProcess(runRenew, [
+    '--data-root',
+    root.root,
+    '--all',
+    '--timeout',
+    '2s',
+  ]);
   t.ok(taken, 'the plugin took the request');
   t.equal(renew.code, 1);
   t.match(renew.stderr, /the plugin took the request but did not answer within 2s/);
@@ -272,13 +263,13 @@ t.test('a request or result that cannot be handled is an error, not a wait', asy
   // A dir where the request should go: the rename onto it fails.
   const unwritable = await dataRoot(t);
   await mkdir(join(renewDirOf(unwritable), 'fixed.request'), { recursive: true });
-  await t.rejects(inProcess(runMocked, ['--data-root', unwritable.root, '--all']), {
+  await t.rejects(runInProcess(runMocked, ['--data-root', unwritable.root, '--all']), {
     code: 'EISDIR',
   });
   // A dir where the result should be: reading it fails at once.
   const unreadable = await dataRoot(t);
   await mkdir(join(renewDirOf(unreadable), 'fixed.result'), { recursive: true });
-  await t.rejects(inProcess(runMocked, ['--data-root', unreadable.root, '--all']), {
+  await t.rejects(runInProcess(runMocked, ['--data-root', unreadable.root, '--all']), {
     code: 'EISDIR',
   });
 });
@@ -298,7 +289,7 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
     [['--data-root', r, '--all'], /\.\.renew does not exist: is cert-csi node running/],
   ];
   for (const [args, message] of cases) {
-    const result = await inProcess(runRenew, args);
+    const result = await runInProcess(runRenew, args);
     t.equal(result.code, 2, args.join(' '));
     t.match(result.stderr, message, args.join(' '));
     t.match(result.stderr, /Usage: cert-csi renew/);
@@ -306,12 +297,12 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
 });
 
 t.test('help: renew and status document their flags', async (t) => {
-  const renew = await inProcess(runRenew, ['--help']);
+  const renew = await runInProcess(runRenew, ['--help']);
   t.equal(renew.code, 0);
   for (const flag of ['--data-root', '--volume-id', '--all', '--timeout', 'default 2m']) {
     t.match(renew.stdout, flag);
   }
-  const status = await inProcess(runStatus, ['-h']);
+  const status = await runInProcess(runStatus, ['-h']);
   t.equal(status.code, 0);
   for (const flag of ['--data-root', '--json', 'corrupt']) t.match(status.stdout, flag);
 });
@@ -325,7 +316,7 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
   });
   await root.ensureVolume('csi-c');
   await writeFile(join(root.volumeDir('csi-c'), 'metadata.json.corrupt-20260101'), '{');
-  const status = await inProcess(runStatus, ['--data-root', root.root]);
+  const status = await runInProcess(runStatus, ['--data-root', root.root]);
   t.equal(status.code, 0, status.stderr);
   const lines = status.stdout.trimEnd().split('\n');
   t.match(lines[0], /^VOLUME +POD +ISSUER +STATE +NOT AFTER +NEXT RENEWAL +LAST ERROR$/);
@@ -334,7 +325,7 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
   t.ok((lines[2]?.split('issuer not ready')[1]?.length ?? 0) < 60, 'the error is truncated');
   t.match(lines[3], /^csi-c +- +- +corrupt +- +- +metadata\.json\.corrupt-20260101$/);
 
-  const json = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  const json = await runInProcess(runStatus, ['--data-root', root.root, '--json']);
   const rows = JSON.parse(json.stdout) as VolumeStatus[];
   t.same(
     rows.map((r) => [r.volumeId, r.state]),
@@ -349,23 +340,23 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
 
 t.test('status: empty and missing data roots, bad flags', async (t) => {
   const root = await dataRoot(t);
-  const empty = await inProcess(runStatus, ['--data-root', root.root]);
+  const empty = await runInProcess(runStatus, ['--data-root', root.root]);
   t.equal(empty.code, 0);
   t.equal(empty.stdout, `no volumes in ${root.root}\n`);
-  const relativeRoot = await inProcess(runStatus, [
+  const relativeRoot = await runInProcess(runStatus, [
     '--data-root',
     relative(process.cwd(), root.root),
   ]);
   t.equal(relativeRoot.stdout, `no volumes in ${root.root}\n`, 'a relative root is resolved');
-  const emptyJson = await inProcess(runStatus, ['--data-root', root.root, '--json']);
+  const emptyJson = await runInProcess(runStatus, ['--data-root', root.root, '--json']);
   t.equal(emptyJson.stdout, '[]\n');
-  const missing = await inProcess(runStatus, ['--data-root', join(root.root, 'absent')]);
+  const missing = await runInProcess(runStatus, ['--data-root', join(root.root, 'absent')]);
   t.equal(missing.code, 2);
   t.match(missing.stderr, /does not exist or is not a directory/);
-  const noFlag = await inProcess(runStatus, []);
+  const noFlag = await runInProcess(runStatus, []);
   t.equal(noFlag.code, 2);
   t.match(noFlag.stderr, /--data-root is required/);
-  const unknown = await inProcess(runStatus, ['--data-root', root.root, '--verbose']);
+  const unknown = await runInProcess(runStatus, ['--data-root', root.root, '--verbose']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /Unknown option '--verbose'/);
 });

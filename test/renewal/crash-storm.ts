@@ -23,6 +23,7 @@ import { errnoCode } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
 import { isValidVolumeId } from '../../src/volume/volume-id.js';
 import { type NodeProcess, startNode } from '../support/cli-process.js';
+import { runInProcess } from '../support/in-process-command.js';
 import { NodeLog } from '../support/node-log.js';
 import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
@@ -786,12 +787,11 @@ async function finalRound(
   const published = volumes.filter((v) => v.state === 'published');
   // `cert-csi status --json`, run in this process (a child would cost seconds of start-up).
   const statusCommand = async (): Promise<VolumeStatus[]> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runStatus(['--data-root', dataRoot.root, '--json'], {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: (text: string) => (stderr += text) },
-    });
+    const { code, stdout, stderr } = await runInProcess(runStatus, [
+      '--data-root',
+      dataRoot.root,
+      '--json',
+    ]);
     if (code !== 0) throw new Error(`cert-csi status exited with ${code}: ${stderr}`);
     return JSON.parse(stdout) as VolumeStatus[];
   };

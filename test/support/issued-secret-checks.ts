@@ -1,15 +1,9 @@
-import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { type Secret, secretValue } from '../../src/api/secret.js';
 import { decodePrivateKey, publicKeysEqual } from '../../src/pki/keys.js';
-import { opensslPkcs12 } from '../pki/fixtures/keystore-tools.js';
-import { opensslVerify, withTempDir } from './issuer-fixtures.js';
-
-const run = promisify(execFile);
+import { keytoolList, opensslPkcs12 } from '../pki/fixtures/keystore-tools.js';
+import { opensslVerify } from './issuer-fixtures.js';
 
 /** The keystore password of the leaf Certificates the end-to-end tests create. */
 export const E2E_KEYSTORE_PASSWORD = 'changeme';
@@ -62,19 +56,11 @@ export async function checkIssuedSecret(t: Test, secret: Secret, caPem: string):
     info.includes(new X509Certificate(chain).toString().trim()),
     'openssl pkcs12 shows the leaf',
   );
-  await withTempDir(async (dir) => {
-    const path = join(dir, 'keystore.jks');
-    await writeFile(path, Buffer.from(secret.data?.['keystore.jks'] ?? '', 'base64'));
-    const { stdout } = await run('keytool', [
-      '-list',
-      '-storetype',
-      'JKS',
-      '-keystore',
-      path,
-      '-storepass',
-      E2E_KEYSTORE_PASSWORD,
-    ]);
-    t.match(stdout, /certificate, .*PrivateKeyEntry/, 'keytool -list: the key entry');
-    t.match(stdout, /ca, .*trustedCertEntry/, 'keytool -list: the CA');
-  });
+  const stdout = await keytoolList(
+    Buffer.from(secret.data?.['keystore.jks'] ?? '', 'base64'),
+    E2E_KEYSTORE_PASSWORD,
+    { storetype: 'JKS', verbose: false },
+  );
+  t.match(stdout, /certificate, .*PrivateKeyEntry/, 'keytool -list: the key entry');
+  t.match(stdout, /ca, .*trustedCertEntry/, 'keytool -list: the CA');
 }

@@ -157,11 +157,12 @@ export const issuingController = defineController<CertificateControllersConfig>(
       const stored = caches.storedKey(secret);
       if (!keyPem || !certificatePem || stored.state !== 'key') return;
       const caPem = secretValue(secret, CA_CERT_KEY) ?? '';
+      const requestIssuer = issuerOfSecret(secret);
       let content: ReturnType<typeof issuedSecretContent>;
       try {
         content = issuedSecretContent({
           certificate,
-          requestIssuer: issuerOfSecret(secret),
+          requestIssuer,
           keyPem,
           certificatePem,
           caPem,
@@ -190,7 +191,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
         keyPem,
         certificatePem,
         caPem,
-        requestIssuer: issuerOfSecret(secret),
+        requestIssuer,
         now: now(),
       });
       if (written)

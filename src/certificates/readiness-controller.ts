@@ -7,8 +7,8 @@ import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
 } from './certificate-controllers-config.js';
+import { policyInputOf } from './policy-input.js';
 import { readinessStatus } from './readiness-status.js';
-import { policyInputOf } from './trigger-controller.js';
 
 /** The Ready reason of a Certificate a cluster without cert-manager's webhook let in invalid. */
 export const INVALID_SPEC_REASON = 'InvalidSpec';

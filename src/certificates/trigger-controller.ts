@@ -1,40 +1,14 @@
-import { type Certificate, CertificateCondition, CertificateKind } from '../api/certificate.js';
+import { CertificateCondition, CertificateKind } from '../api/certificate.js';
 import { observedGenerationOf, setCondition } from '../api/conditions.js';
 import { defineController, keyOf } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
-import { type CertificateCaches, certificateCaches } from './certificate-caches.js';
+import { certificateCaches } from './certificate-caches.js';
 import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
 } from './certificate-controllers-config.js';
-import type { PolicyInput } from './policy-chains.js';
-import { gatherRequests } from './request-gatherer.js';
-import { requestMismatches } from './request-match.js';
+import { policyInputOf } from './policy-input.js';
 import { triggerDecision } from './trigger-decision.js';
-
-/** What the trigger and readiness policies read for a Certificate, gathered from the caches. */
-export async function policyInputOf(
-  caches: CertificateCaches,
-  certificate: Certificate,
-  now: Date,
-): Promise<PolicyInput & { nextRequestChanged: boolean }> {
-  const { current, next } = gatherRequests(certificate, caches.ownedRequests(certificate));
-  const currentCsr = current ? await caches.decodedCsr(current) : undefined;
-  let nextRequestChanged = false;
-  if (next) {
-    const csr = await caches.decodedCsr(next);
-    nextRequestChanged =
-      csr instanceof Error || requestMismatches(next.spec, csr, certificate.spec).length > 0;
-  }
-  return {
-    certificate,
-    secret: caches.secretOf(certificate),
-    currentRequest: current,
-    currentCsr,
-    now,
-    nextRequestChanged,
-  };
-}
 
 /**
  * cert-manager's trigger (reference §1.1): sets Issuing=True when the trigger chain finds a

@@ -8,7 +8,7 @@ export const PodKind: ResourceKind = {
   namespaced: true,
 };
 
-/** The part of a Pod cert-csi reads: its identity (events and ownerReferences name it). */
+/** The part of a Pod cert-csi reads: its identity (events and ownerReferences name it) and placement. */
 export interface Pod extends KubeObject {
   spec?: { nodeName?: string; serviceAccountName?: string };
 }

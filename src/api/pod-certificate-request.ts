@@ -1,0 +1,70 @@
+import type { Condition } from './conditions.js';
+import type { KubeObject, ResourceKind } from './meta.js';
+
+/** Kubernetes' PodCertificateRequest as served in 1.35 and 1.36 (reference pod-certificates.md §1). */
+export const PodCertificateRequestKind: ResourceKind = {
+  group: 'certificates.k8s.io',
+  version: 'v1beta1',
+  kind: 'PodCertificateRequest',
+  plural: 'podcertificaterequests',
+  namespaced: true,
+};
+
+/** What kubelet asks for; every field is immutable after create. Byte fields are base64. */
+export interface PodCertificateRequestSpec {
+  signerName: string;
+  podName: string;
+  podUID: string;
+  serviceAccountName: string;
+  serviceAccountUID: string;
+  nodeName: string;
+  nodeUID: string;
+  maxExpirationSeconds?: number;
+  /** DER SubjectPublicKeyInfo (1.34/1.35 kubelets; deprecated in 1.36). */
+  pkixPublicKey?: string;
+  /** The pod UID signed with the subject key (1.34/1.35 kubelets). */
+  proofOfPossession?: string;
+  /** An empty DER PKCS#10 request signed by the subject key (1.36+ kubelets). */
+  stubPKCS10Request?: string;
+  unverifiedUserAnnotations?: Record<string, string>;
+}
+
+/** The signer's answer: exactly one terminal condition, and the chain with its times when issued. */
+export interface PodCertificateRequestStatus {
+  conditions?: Condition[];
+  certificateChain?: string;
+  notBefore?: string;
+  beginRefreshAt?: string;
+  notAfter?: string;
+}
+
+export interface PodCertificateRequest extends KubeObject {
+  spec: PodCertificateRequestSpec;
+  status?: PodCertificateRequestStatus;
+}
+
+/** The three terminal condition types; a request carries at most one of them. */
+export const PCR_CONDITION_ISSUED = 'Issued';
+export const PCR_CONDITION_DENIED = 'Denied';
+export const PCR_CONDITION_FAILED = 'Failed';
+export const PCR_TERMINAL_CONDITIONS: readonly string[] = [
+  PCR_CONDITION_ISSUED,
+  PCR_CONDITION_DENIED,
+  PCR_CONDITION_FAILED,
+];
+
+/** API-defined reasons. */
+export const PCR_REASON_UNSUPPORTED_KEY_TYPE = 'UnsupportedKeyType';
+export const PCR_REASON_INVALID_USER_ANNOTATIONS = 'InvalidUnverifiedUserAnnotations';
+
+/** The API server's default and bounds of spec.maxExpirationSeconds (1 h to 91 days). */
+export const PCR_DEFAULT_MAX_EXPIRATION_SECONDS = 86_400;
+export const PCR_MIN_EXPIRATION_SECONDS = 3_600;
+export const PCR_MAX_EXPIRATION_SECONDS = 7_862_400;
+
+/** The terminal condition of a request, if it has one. */
+export function terminalConditionOf(request: PodCertificateRequest): Condition | undefined {
+  return request.status?.conditions?.find(
+    (c) => PCR_TERMINAL_CONDITIONS.includes(c.type) && c.status === 'True',
+  );
+}

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { quoted } from '../api/echoed-value.js';
+import { PCR_MIN_EXPIRATION_SECONDS } from '../api/pod-certificate-request.js';
 import { checkLeaderElectionTiming } from '../controller/leader-election.js';
+import { trustDomainProblem } from '../issuer/podcertificaterequests/pod-certificate-profile.js';
 import { createLogger, isLogLevel } from '../observability/logger.js';
 import { loadKubeConfig } from '../store/kubernetes/kube-config.js';
 import { startController } from './controller.js';
@@ -48,6 +50,20 @@ export async function runController(
   };
   checkLeaderElectionTiming(timing);
   const signingWorkers = positiveInteger('--signing-workers', values['signing-workers']);
+  const trustDomain = values['trust-domain'];
+  const trustDomainError = trustDomainProblem(trustDomain);
+  if (trustDomainError) {
+    throw new Error(`--trust-domain: ${quoted(trustDomain)} ${trustDomainError}`);
+  }
+  const podCertificateMaxDurationMs = flagDuration(
+    '--pod-certificate-max-duration',
+    values['pod-certificate-max-duration'],
+  );
+  if (podCertificateMaxDurationMs < PCR_MIN_EXPIRATION_SECONDS * 1000) {
+    throw new Error(
+      `--pod-certificate-max-duration: ${quoted(values['pod-certificate-max-duration'])} is shorter than 1h, the shortest pod certificate the API server accepts`,
+    );
+  }
   const enabled = controllerSelection(
     values.controllers,
     values['disable-approval'] ? ['-certificaterequests-approver'] : [],
@@ -68,6 +84,8 @@ export async function runController(
     clusterResourceNamespace,
     enabled,
     signingWorkers,
+    trustDomain,
+    podCertificateMaxDurationMs,
     logger,
     ...(leaderElect === 'true'
       ? {

@@ -1,5 +1,8 @@
 import type { ParseArgsConfig } from 'node:util';
-import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack-config.js';
+import {
+  DEFAULT_CLUSTER_RESOURCE_NAMESPACE,
+  DEFAULT_TRUST_DOMAIN,
+} from '../issuer/stack-config.js';
 import { LOG_LEVELS } from '../observability/logger.js';
 import { CONTROLLERS_HELP } from './controller-names.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
@@ -12,6 +15,7 @@ export const CONTROLLER_DEFAULTS = {
   retryPeriod: '2s',
   logLevel: 'info',
   signingWorkers: '4',
+  podCertificateMaxDuration: '720h',
 } as const;
 
 /** The flags of `cert-csi controller`, as node:util parseArgs options (the manifests test reads them). */
@@ -31,6 +35,11 @@ export const CONTROLLER_OPTIONS = {
   controllers: { type: 'string', multiple: true },
   'disable-approval': { type: 'boolean', default: false },
   'signing-workers': { type: 'string', default: CONTROLLER_DEFAULTS.signingWorkers },
+  'trust-domain': { type: 'string', default: DEFAULT_TRUST_DOMAIN },
+  'pod-certificate-max-duration': {
+    type: 'string',
+    default: CONTROLLER_DEFAULTS.podCertificateMaxDuration,
+  },
   'log-level': { type: 'string', default: CONTROLLER_DEFAULTS.logLevel },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -39,9 +48,11 @@ export const CONTROLLER_HELP = `Usage: cert-csi controller [flags]
 
 Runs the controller stack against a Kubernetes cluster: the issuer controllers
 (approver, CA and SelfSigned CertificateRequest signers, Issuer and ClusterIssuer
-readiness) and cert-manager's Certificate controllers (trigger, key-manager,
-request-manager, issuing, readiness, revision-manager). Only the holder of the
-leader-election Lease works; the others wait to take over.
+readiness), cert-manager's Certificate controllers (trigger, key-manager,
+request-manager, issuing, readiness, revision-manager), and the signer of
+Kubernetes PodCertificateRequests with its ClusterTrustBundles (when the cluster
+serves them). Only the holder of the leader-election Lease works; the others
+wait to take over.
 
 Flags:
 ${KUBE_CLIENT_HELP}  --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
@@ -62,6 +73,11 @@ ${CONTROLLERS_HELP}  --disable-approval             do not approve requests; lea
                                  (cert-manager's, approver-policy): the same as
                                  --controllers=*,-certificaterequests-approver
   --signing-workers N            requests signed at once (default ${CONTROLLER_DEFAULTS.signingWorkers})
+  --trust-domain NAME            trust domain of the SPIFFE ID in pod certificates
+                                 (default ${DEFAULT_TRUST_DOMAIN})
+  --pod-certificate-max-duration DURATION
+                                 longest pod certificate, at least 1h; a request may ask
+                                 for less (default ${CONTROLLER_DEFAULTS.podCertificateMaxDuration})
   --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})
   -h, --help                     show this help
 `;

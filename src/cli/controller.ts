@@ -4,6 +4,7 @@ import { startControllers } from '../controller/controller-manager.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { LeaderElector } from '../controller/leader-election.js';
 import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
+import { servedControllers } from './served-apis.js';
 import { stackConfig, stackControllers } from './stack-controllers.js';
 
 export interface ControllerOptions {
@@ -17,6 +18,10 @@ export interface ControllerOptions {
   /** The controllers to run (see selectControllers). */
   enabled: ReadonlySet<string>;
   signingWorkers: number;
+  /** SPIFFE trust domain of pod certificates (the stack's default when unset). */
+  trustDomain?: string;
+  /** Longest pod certificate (the stack's default when unset). */
+  podCertificateMaxDurationMs?: number;
   logger: Logger;
   /** Elect a leader on this Lease; without it the controllers run at once. */
   leaderElection?: {
@@ -62,14 +67,19 @@ export function startController(options: ControllerOptions): Controller {
 
   // Runs the controllers until signal aborts.
   const work = async (signal: AbortSignal) => {
+    const enabled = await servedControllers(store, options.enabled, logger);
     const started = startControllers({
       store,
       controllers: stackControllers,
-      enabled: options.enabled,
+      enabled,
       config: stackConfig({
         clusterResourceNamespace: options.clusterResourceNamespace,
         signingWorkers: options.signingWorkers,
         ownIssuerTypesOnly: true,
+        ...(options.trustDomain ? { trustDomain: options.trustDomain } : {}),
+        ...(options.podCertificateMaxDurationMs
+          ? { podCertificateMaxDurationMs: options.podCertificateMaxDurationMs }
+          : {}),
       }),
       events,
       logger: logger.child({ source: 'controllers' }),

@@ -118,12 +118,12 @@ export async function signWithCA(
     return { kind: 'requestInvalid', cause };
   }
   try {
-    const leafPem = await signCertificate(
-      request.subject,
-      certificateTemplate(request, issuer),
-      prepared.signer,
-      context.now,
-    );
+    const template = certificateTemplate(request, issuer);
+    const signerCertificate = prepared.pair.certificates[0];
+    if (request.boundedByIssuer && signerCertificate) {
+      template.notAfterLimit = new Date(signerCertificate.validTo);
+    }
+    const leafPem = await signCertificate(request.subject, template, prepared.signer, context.now);
     const [root, ...rest] = prepared.pair.certificates;
     if (root && rest.length === 0 && isSelfSignedRoot(root)) {
       // Signed just now by this root: the chain is the leaf and ca.crt the root, with no

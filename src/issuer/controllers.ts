@@ -2,13 +2,20 @@ import type { ControllerDefinition } from '../controller/controller-definition.j
 import { approver } from './certificaterequests/approver.js';
 import { caRequestSigner, selfSignedRequestSigner } from './certificaterequests/request-signer.js';
 import { clusterIssuersController, issuersController } from './issuers-controller.js';
+import { podCertificateSigner } from './podcertificaterequests/pod-certificate-signer.js';
+import { trustBundlePublisher } from './podcertificaterequests/trust-bundle-publisher.js';
 import type { IssuerStackConfig } from './stack-config.js';
 
-/** The issuer stack's controllers, under cert-manager's names; all on by default. */
+/**
+ * The issuer stack's controllers, under cert-manager's names where it has them (the pod
+ * certificate signer and its trust bundles are ours); all on by default.
+ */
 export const issuerControllers: readonly ControllerDefinition<IssuerStackConfig>[] = [
   approver,
   caRequestSigner,
   selfSignedRequestSigner,
   issuersController,
   clusterIssuersController,
+  podCertificateSigner,
+  trustBundlePublisher,
 ];

@@ -24,6 +24,12 @@ export interface SigningRequest {
   usages: readonly string[];
   /** Whether isCA adds `cert sign` (CertificateRequests: yes; Kubernetes CSRs: no). */
   certSignForCA: boolean;
+  /**
+   * Whether the certificate must not outlive the CA that signs it (pod certificates: a
+   * PodCertificateRequest's times are checked by the API server). cert-manager's APIs do not
+   * clamp (reference cert-manager.md §8).
+   */
+  boundedByIssuer?: boolean;
 }
 
 /**

@@ -5,6 +5,11 @@ import { createIssuerSigners, type IssuerSigners } from './issuer-signers.js';
 /** cert-manager's default namespace of ClusterIssuer Secrets. */
 export const DEFAULT_CLUSTER_RESOURCE_NAMESPACE = 'kube-system';
 
+/** The SPIFFE trust domain of pod certificates unless --trust-domain says otherwise. */
+export const DEFAULT_TRUST_DOMAIN = 'cluster.local';
+/** The longest pod certificate unless --pod-certificate-max-duration says otherwise: 720h. */
+export const DEFAULT_POD_CERTIFICATE_MAX_DURATION_MS = 720 * 3600 * 1000;
+
 /** What the issuer controllers share: one value per process, given to every controller. */
 export interface IssuerStackConfig {
   /** Namespace of ClusterIssuer Secrets. */
@@ -20,6 +25,10 @@ export interface IssuerStackConfig {
    * CA or SelfSigned issuer, so cert-manager or external issuers can own the other types.
    */
   ownIssuerTypesOnly: boolean;
+  /** Trust domain of the SPIFFE ID a pod certificate carries. */
+  trustDomain: string;
+  /** Upper bound of a pod certificate's lifetime, below the request's maxExpirationSeconds. */
+  podCertificateMaxDurationMs: number;
   /** Keys held in this process for in-flight requests (the embedded node plugin's). */
   privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
 }
@@ -33,6 +42,9 @@ export function issuerStackConfig(options: Partial<IssuerStackConfig> = {}): Iss
     signers: options.signers ?? createIssuerSigners(),
     signingWorkers: options.signingWorkers ?? 4,
     ownIssuerTypesOnly: options.ownIssuerTypesOnly ?? false,
+    trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN,
+    podCertificateMaxDurationMs:
+      options.podCertificateMaxDurationMs ?? DEFAULT_POD_CERTIFICATE_MAX_DURATION_MS,
     ...(options.privateKeyFor ? { privateKeyFor: options.privateKeyFor } : {}),
   };
 }

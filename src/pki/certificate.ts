@@ -34,6 +34,8 @@ export interface CertificateTemplate {
   crlDistributionPoints?: string[];
   ocspServers?: string[];
   issuingCertificateURLs?: string[];
+  /** The latest notAfter allowed (a CA's own notAfter, for pod certificates); none by default. */
+  notAfterLimit?: Date;
 }
 
 /** A CA signer: its certificate PEM (the first certificate is the signer) and private key. */
@@ -164,7 +166,12 @@ async function issue(input: IssueInput): Promise<string> {
     issuer: new x509.Name(input.issuerDer),
     // No backdating, like cert-manager; DER times have whole seconds.
     notBefore: input.now,
-    notAfter: new Date(input.now.getTime() + durationMs),
+    notAfter: new Date(
+      Math.min(
+        input.now.getTime() + durationMs,
+        input.template.notAfterLimit?.getTime() ?? Number.POSITIVE_INFINITY,
+      ),
+    ),
     publicKey: input.spkiDer,
     signingKey: privateKey,
     signingAlgorithm,

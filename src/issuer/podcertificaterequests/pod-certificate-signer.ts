@@ -1,0 +1,297 @@
+import type { KeyObject } from 'node:crypto';
+import { shortened } from '../../api/echoed-value.js';
+import { type Issuer, isIssuerReady, issuerTypeOf } from '../../api/issuer.js';
+import { signerNameOfIssuer } from '../../api/issuer-signer-name.js';
+import { type Namespace, NamespaceKind } from '../../api/namespace.js';
+import { type Pod, PodKind } from '../../api/pod.js';
+import {
+  PCR_CONDITION_DENIED,
+  PCR_CONDITION_FAILED,
+  PCR_REASON_INVALID_USER_ANNOTATIONS,
+  PCR_REASON_UNSUPPORTED_KEY_TYPE,
+  type PodCertificateRequest,
+  PodCertificateRequestKind,
+  type PodCertificateRequestStatus,
+  terminalConditionOf,
+} from '../../api/pod-certificate-request.js';
+import { type Secret, SecretKind } from '../../api/secret.js';
+import { errorMessage } from '../../base/error-message.js';
+import {
+  type ControllerWatch,
+  defineController,
+  keyOf,
+  watchInformer,
+} from '../../controller/controller-definition.js';
+import { SelectorInformers } from '../../controller/selector-informers.js';
+import { writeStatusIfChanged } from '../../controller/status-writer.js';
+import { certificateTimes } from '../../pki/chain.js';
+import { PodKeyError, verifiedPodCertificateKey } from '../../pki/pod-certificate-key.js';
+import { isStoreError } from '../../store/errors.js';
+import type { Informer } from '../../store/informer.js';
+import { resourceNamespaceOf } from '../issuer-lookup.js';
+import { isOwnIssuerType } from '../issuer-signers.js';
+import type { IssuerStackConfig } from '../stack-config.js';
+import {
+  issuerVerdict,
+  podMismatch,
+  REASON_CA_EXPIRES,
+  REASON_INVALID_REQUEST,
+} from './pod-certificate-policy.js';
+import { podSigningRequest, spiffeIdOf } from './pod-certificate-profile.js';
+import { issuedPodStatus, refusedPodStatus } from './pod-certificate-status.js';
+import { beginRefreshAt, podCertificateWindow } from './pod-certificate-times.js';
+import { signerIssuers } from './signer-issuers.js';
+
+/** The controller's name, as `--controllers` selects it. */
+export const POD_CERTIFICATE_SIGNER = 'podcertificaterequests-issuer';
+
+/** Queue keys name the signer too, so a sync finds the one informer that holds the request. */
+function requestKey(signerName: string, request: PodCertificateRequest): string {
+  return `${signerName} ${keyOf(request)}`;
+}
+
+/**
+ * The PodCertificateRequest signer (reference pod-certificates.md §4): for every CA or
+ * SelfSigned Issuer and ClusterIssuer it watches the requests naming that issuer's signer
+ * (a `spec.signerName` field selector each, never a full list), and answers each once:
+ * Issued, Denied or Failed. Problems that can pass (issuer not ready, CA Secret missing) leave
+ * the request pending; the issuer and Secret watches look at it again when they change.
+ */
+export const podCertificateSigner = defineController<IssuerStackConfig>({
+  name: POD_CERTIFICATE_SIGNER,
+  workers: (config) => config.signingWorkers,
+  setup({ store, informers, logger, now, clock, config }) {
+    const { issuers, clusterIssuers, issuerOf, signersOfSecret } = signerIssuers(
+      informers,
+      config.clusterResourceNamespace,
+    );
+    const secrets = informers.informer<Secret>(SecretKind);
+    const namespaces = informers.informer<Namespace>(NamespaceKind);
+    const requests = new SelectorInformers<PodCertificateRequest>(
+      store,
+      PodCertificateRequestKind,
+      'spec.signerName',
+      {
+        clock,
+        onError: (err) => logger.warn({ err: err.message }, 'list or watch failed, will retry'),
+      },
+    );
+
+    const pendingOf = (signerName: string, namespace?: string): string[] =>
+      (requests.get(signerName)?.list(namespace) ?? [])
+        .filter((request) => !terminalConditionOf(request))
+        .map((request) => requestKey(signerName, request));
+
+    // An issuer of ours gets an informer for its signer name; any change to it (readiness, the
+    // namespace annotation) looks at its pending requests again.
+    const issuerWatch = (informer: Informer<Issuer>): ControllerWatch => ({
+      subscribe(enqueue) {
+        const track = (issuer: Issuer) => {
+          const signerName = signerNameOfIssuer(issuer);
+          if (!isOwnIssuerType(issuerTypeOf(issuer)) || issuer.metadata.deletionTimestamp) {
+            requests.remove(signerName);
+            return;
+          }
+          requests.ensure(signerName);
+          for (const key of pendingOf(signerName)) enqueue(key);
+        };
+        const removals = [
+          informer.on('add', track),
+          informer.on('update', (_old, current) => track(current)),
+          informer.on('delete', (issuer) => requests.remove(signerNameOfIssuer(issuer))),
+        ];
+        return () => {
+          for (const remove of removals) remove();
+          requests.stop();
+        };
+      },
+    });
+    const requestWatch: ControllerWatch = {
+      subscribe: (enqueue) =>
+        requests.onChange((signerName, request) => enqueue(requestKey(signerName, request))),
+    };
+    // A namespace's labels decide ClusterIssuer policy; a CA Secret's return unblocks signing.
+    const namespaceWatch = watchInformer(
+      namespaces,
+      (namespace) =>
+        requests.values().flatMap((signerName) => pendingOf(signerName, namespace.metadata.name)),
+      { deletes: true },
+    );
+    const secretWatch = watchInformer(
+      secrets,
+      (secret) => signersOfSecret(secret).flatMap((signerName) => pendingOf(signerName)),
+      { deletes: true },
+    );
+
+    const write = async (request: PodCertificateRequest, status: PodCertificateRequestStatus) => {
+      try {
+        return await writeStatusIfChanged(store, PodCertificateRequestKind, request, status);
+      } catch (err) {
+        // A notBefore refused as outside the API server's window means the clocks disagree:
+        // retrying signs again with fresh times. Any other refusal will not heal by itself.
+        if (!isStoreError(err, 'Invalid') || err.message.includes('status.notBefore')) throw err;
+        return writeStatusIfChanged(
+          store,
+          PodCertificateRequestKind,
+          request,
+          refusedPodStatus(
+            PCR_CONDITION_FAILED,
+            'CertificateRejected',
+            `the API server refused the issued certificate: ${shortened(err.message)}`,
+            now(),
+          ),
+        );
+      }
+    };
+    const refuse = async (
+      request: PodCertificateRequest,
+      type: typeof PCR_CONDITION_DENIED | typeof PCR_CONDITION_FAILED,
+      reason: string,
+      message: string,
+    ) => {
+      if (await write(request, refusedPodStatus(type, reason, message, now()))) {
+        logger.warn({ request: keyOf(request), signer: request.spec.signerName, reason }, message);
+      }
+    };
+
+    return {
+      watches: [
+        issuerWatch(issuers),
+        issuerWatch(clusterIssuers),
+        requestWatch,
+        namespaceWatch,
+        secretWatch,
+      ],
+      async sync(key) {
+        const space = key.indexOf(' ');
+        const signerName = key.slice(0, space);
+        const request = requests.get(signerName)?.getByKey(key.slice(space + 1));
+        if (!request || request.metadata.deletionTimestamp || terminalConditionOf(request)) {
+          return undefined;
+        }
+        const issuer = issuerOf(signerName);
+        if (!issuer) return undefined;
+        const { spec } = request;
+        const namespace = request.metadata.namespace ?? '';
+
+        let publicKey: KeyObject;
+        try {
+          ({ publicKey } = await verifiedPodCertificateKey(spec, spec.podUID));
+        } catch (err) {
+          if (!(err instanceof PodKeyError)) throw err;
+          if (err.problem === 'badProof') {
+            await refuse(request, PCR_CONDITION_FAILED, REASON_INVALID_REQUEST, err.message);
+          } else {
+            await refuse(
+              request,
+              PCR_CONDITION_DENIED,
+              PCR_REASON_UNSUPPORTED_KEY_TYPE,
+              err.message,
+            );
+          }
+          return undefined;
+        }
+        const userKeys = Object.keys(spec.unverifiedUserAnnotations ?? {});
+        if (userKeys.length > 0) {
+          await refuse(
+            request,
+            PCR_CONDITION_DENIED,
+            PCR_REASON_INVALID_USER_ANNOTATIONS,
+            `cert-csi reads no user annotations: remove ${shortened(userKeys.sort().join(', '))} from the podCertificate source's userAnnotations`,
+          );
+          return undefined;
+        }
+        const namespaceObject = namespaces.get(namespace);
+        const verdict = issuerVerdict(
+          request,
+          issuer,
+          namespaceObject ? (namespaceObject.metadata.labels ?? {}) : undefined,
+        );
+        if (verdict.step === 'deny') {
+          await refuse(request, PCR_CONDITION_DENIED, verdict.reason, verdict.message);
+          return undefined;
+        }
+        if (verdict.step === 'wait') {
+          logger.debug({ request: keyOf(request) }, verdict.message);
+          return undefined;
+        }
+        let pod: Pod | undefined;
+        try {
+          pod = await store.get<Pod>(PodKind, spec.podName, namespace);
+        } catch (err) {
+          if (!isStoreError(err, 'NotFound')) throw err;
+        }
+        const mismatch = podMismatch(spec, namespace, pod);
+        if (mismatch) {
+          await refuse(request, PCR_CONDITION_FAILED, REASON_INVALID_REQUEST, mismatch);
+          return undefined;
+        }
+        if (!isIssuerReady(issuer)) {
+          logger.debug({ request: keyOf(request), signer: signerName }, 'issuer not ready');
+          return undefined;
+        }
+        const signer = config.signers.get('ca');
+        /* c8 ignore next */
+        if (!signer) return undefined;
+        const window = podCertificateWindow(
+          now(),
+          spec.maxExpirationSeconds,
+          config.podCertificateMaxDurationMs,
+        );
+        const spiffeId = spiffeIdOf(config.trustDomain, namespace, spec.serviceAccountName);
+        const signed = await signer(
+          issuer,
+          {
+            read: async () =>
+              podSigningRequest({ publicKey, spiffeId, durationMs: window.durationMs }),
+          },
+          {
+            secret: (secretNamespace, name) => secrets.get(name, secretNamespace),
+            resourceNamespace: (own) => resourceNamespaceOf(own, config.clusterResourceNamespace),
+            now: window.notBefore,
+          },
+        );
+        if (signed.kind === 'caSecretMissing' || signed.kind === 'caSecretInvalid') {
+          // The Secret watch brings the request back when the Secret changes.
+          logger.warn(
+            { request: keyOf(request), signer: signerName, secret: signed.secret.name },
+            signed.kind === 'caSecretMissing'
+              ? 'CA Secret not found: waiting for it'
+              : 'CA Secret unusable: waiting for it to change',
+          );
+          return undefined;
+        }
+        if (signed.kind !== 'issued') {
+          const cause = 'cause' in signed ? `: ${errorMessage(signed.cause)}` : '';
+          throw new Error(
+            `signing pod certificate request ${keyOf(request)} for signer "${signerName}" failed (${signed.kind})${cause}`,
+          );
+        }
+        const { notBefore, notAfter } = certificateTimes(signed.chainPem);
+        const refreshAt = beginRefreshAt(notBefore, notAfter);
+        if (!refreshAt) {
+          await refuse(
+            request,
+            PCR_CONDITION_FAILED,
+            REASON_CA_EXPIRES,
+            `the CA of signer "${signerName}" expires at ${notAfter.toISOString()}: a certificate would last less than the 1h minimum`,
+          );
+          return undefined;
+        }
+        const status = issuedPodStatus(
+          signed.chainPem,
+          { notBefore, beginRefreshAt: refreshAt, notAfter },
+          `issued ${spiffeId}`,
+          now(),
+        );
+        if (await write(request, status)) {
+          logger.info(
+            { request: keyOf(request), signer: signerName, spiffeId },
+            'pod certificate issued',
+          );
+        }
+        return undefined;
+      },
+    };
+  },
+});

@@ -1,0 +1,131 @@
+import { type KeyObject, randomUUID } from 'node:crypto';
+import type { Namespace } from '../../src/api/namespace.js';
+import { type Pod, PodKind } from '../../src/api/pod.js';
+import type { PodCertificateRequest } from '../../src/api/pod-certificate-request.js';
+import { generatePrivateKey, type KeySpec, spkiOf } from '../../src/pki/keys.js';
+import {
+  createStubPkcs10Request,
+  type PodCertificateKeyType,
+  signPodUid,
+} from '../../src/pki/pod-certificate-key.js';
+import type { ResourceStore } from '../../src/store/resource-store.js';
+
+/** How kubelet puts the key in a request: 1.34/1.35 (pkixPublicKey + proof) or 1.36 (stub CSR). */
+export type KeyMaterialForm = '1.35' | '1.36';
+
+const KEY_SPECS: Record<PodCertificateKeyType, KeySpec> = {
+  RSA3072: { algorithm: 'RSA', size: 3072 },
+  RSA4096: { algorithm: 'RSA', size: 4096 },
+  ECDSAP256: { algorithm: 'ECDSA', size: 256 },
+  ECDSAP384: { algorithm: 'ECDSA', size: 384 },
+  ECDSAP521: { algorithm: 'ECDSA', size: 521 },
+  ED25519: { algorithm: 'Ed25519' },
+};
+
+const keys = new Map<PodCertificateKeyType, Promise<KeyObject>>();
+
+/**
+ * A private key of a kubelet key type. kubelet makes a new one per request; tests share one
+ * per type (RSA 4096 takes seconds to generate), which changes nothing the signer sees.
+ */
+export function kubeletKey(type: PodCertificateKeyType): Promise<KeyObject> {
+  let key = keys.get(type);
+  if (!key) {
+    key = generatePrivateKey(KEY_SPECS[type]);
+    keys.set(type, key);
+  }
+  return key;
+}
+
+/** A scheduled pod with fresh UIDs for itself, its service account and its node. */
+export interface PodIdentity {
+  namespace: string;
+  name: string;
+  uid: string;
+  serviceAccount: string;
+  serviceAccountUid: string;
+  node: string;
+  nodeUid: string;
+}
+
+/** A pod identity with random UIDs. */
+export function podIdentity(
+  namespace: string,
+  name: string,
+  options: { serviceAccount?: string; node?: string } = {},
+): PodIdentity {
+  return {
+    namespace,
+    name,
+    uid: randomUUID(),
+    serviceAccount: options.serviceAccount ?? 'default',
+    serviceAccountUid: randomUUID(),
+    node: options.node ?? 'node-1',
+    nodeUid: randomUUID(),
+  };
+}
+
+/**
+ * Creates the pod of identity in store and returns the identity with the UID the store gave
+ * it (stores assign UIDs), as kubelet reads it before it asks.
+ */
+export async function createPod(store: ResourceStore, identity: PodIdentity): Promise<PodIdentity> {
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: identity.name, namespace: identity.namespace },
+    spec: { nodeName: identity.node, serviceAccountName: identity.serviceAccount },
+  };
+  const created = await store.create(PodKind, pod);
+  return { ...identity, uid: created.metadata.uid ?? '' };
+}
+
+/** A Namespace with labels. */
+export function namespaceObject(name: string, labels: Record<string, string> = {}): Namespace {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels } };
+}
+
+/**
+ * A PodCertificateRequest exactly as kubelet creates it (reference pod-certificates.md §3.3,
+ * §6.3): generateName `req-`, an owner reference to the pod, the seven identity fields,
+ * maxExpirationSeconds, and the key in the given form.
+ */
+export async function kubeletRequest(
+  identity: PodIdentity,
+  signerName: string,
+  keyType: PodCertificateKeyType,
+  form: KeyMaterialForm,
+  options: { maxExpirationSeconds?: number; userAnnotations?: Record<string, string> } = {},
+): Promise<{ request: PodCertificateRequest; key: KeyObject }> {
+  const key = await kubeletKey(keyType);
+  const material =
+    form === '1.36'
+      ? { stubPKCS10Request: (await createStubPkcs10Request(key)).toString('base64') }
+      : {
+          pkixPublicKey: spkiOf(key).toString('base64'),
+          proofOfPossession: signPodUid(key, identity.uid).toString('base64'),
+        };
+  const request: PodCertificateRequest = {
+    apiVersion: 'certificates.k8s.io/v1beta1',
+    kind: 'PodCertificateRequest',
+    metadata: {
+      name: '',
+      generateName: 'req-',
+      namespace: identity.namespace,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: identity.name, uid: identity.uid }],
+    },
+    spec: {
+      signerName,
+      podName: identity.name,
+      podUID: identity.uid,
+      serviceAccountName: identity.serviceAccount,
+      serviceAccountUID: identity.serviceAccountUid,
+      nodeName: identity.node,
+      nodeUID: identity.nodeUid,
+      maxExpirationSeconds: options.maxExpirationSeconds ?? 86_400,
+      ...material,
+      ...(options.userAnnotations ? { unverifiedUserAnnotations: options.userAnnotations } : {}),
+    },
+  };
+  return { request, key };
+}

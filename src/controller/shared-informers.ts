@@ -7,8 +7,9 @@ import type { ListOptions, ResourceStore } from '../store/resource-store.js';
 export interface SharedInformersOptions {
   clock?: Clock;
   /**
-   * What this process lists of a kind, by `plural.group` (e.g. a node plugin lists only its
-   * own node's CertificateRequests); kinds not named are listed whole.
+   * What this process lists of a kind, by `plural.group`: a namespace, a label and a field
+   * selector (e.g. a node plugin lists only its own node's CertificateRequests, a signer only
+   * the PodCertificateRequests of its signerName); kinds not named are listed whole.
    */
   scopes?: ReadonlyMap<string, ListOptions>;
   /** Told about list/watch failures (retried anyway) and handler exceptions. */

@@ -1,5 +1,6 @@
 /** The Kubernetes Status reasons the store reports; the Kubernetes backend maps HTTP codes onto them. */
 export type StoreErrorReason =
+  | 'BadRequest'
   | 'NotFound'
   | 'AlreadyExists'
   | 'Conflict'
@@ -9,6 +10,8 @@ export type StoreErrorReason =
   | 'InternalError';
 
 const httpCodes: Record<StoreErrorReason, number> = {
+  // A request the server cannot parse (a malformed selector), as opposed to an Invalid object.
+  BadRequest: 400,
   NotFound: 404,
   AlreadyExists: 409,
   Conflict: 409,

@@ -10,6 +10,11 @@ export interface InformerOptions {
   /** Watch one namespace; omitted watches all of them. */
   namespace?: string;
   labelSelector?: string;
+  /**
+   * List and watch only the objects this selects (`spec.signerName=x`): an object that stops
+   * matching leaves the cache (delete), one that starts matching enters it (add).
+   */
+  fieldSelector?: string;
   /** Every resyncMs, fire update(obj, obj) for every cached object; omitted: never. */
   resyncMs?: number;
   clock?: Clock;
@@ -86,6 +91,7 @@ export class Informer<T extends KubeObject> {
     this.listOptions = {
       ...(options.namespace !== undefined ? { namespace: options.namespace } : {}),
       ...(options.labelSelector !== undefined ? { labelSelector: options.labelSelector } : {}),
+      ...(options.fieldSelector !== undefined ? { fieldSelector: options.fieldSelector } : {}),
     };
   }
 

@@ -53,7 +53,8 @@ const INTEGER = /^-?[0-9]+$/;
 /**
  * Parses Kubernetes label selector syntax (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`,
  * `a`, `!a`, `a>1`, `a<1`; comma means AND) as the API server does, including its
- * validation of keys and values. Bad syntax is a StoreError 'Invalid' naming the bad part.
+ * validation of keys and values. Bad syntax is a StoreError 'BadRequest' (HTTP 400, as the
+ * API server answers a list or watch with one) naming the bad part.
  */
 export function parseLabelSelector(text: string): LabelSelector {
   const requirements = new SelectorParser(text).parse();
@@ -223,7 +224,7 @@ class SelectorParser {
   }
 
   private invalid(detail: string): never {
-    throw new StoreError('Invalid', `invalid label selector "${this.text}": ${detail}`);
+    throw new StoreError('BadRequest', `invalid label selector "${this.text}": ${detail}`);
   }
 
   private lex(): Token[] {

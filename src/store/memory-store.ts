@@ -8,9 +8,10 @@ import type { AdmissionHook } from './admission.js';
 import { ChangeHistory, type ChangeRecord } from './change-history.js';
 import { CommitSequencer } from './commit-sequencer.js';
 import { isStoreError, StoreError } from './errors.js';
+import { parseFieldSelector } from './field-selector.js';
 import { jsonEqual, toJsonCopy } from './json-value.js';
 import { parseLabelSelector } from './label-selector.js';
-import { MemoryWatch, type WatchFilter } from './memory-watch.js';
+import { MemoryWatch, selects, type WatchFilter } from './memory-watch.js';
 import { byNamespaceAndName } from './object-order.js';
 import {
   alreadyExists,
@@ -71,10 +72,10 @@ type Fields = Record<string, unknown>;
 
 /**
  * An in-process ResourceStore with the API server's semantics: one resourceVersion counter
- * for every kind, optimistic concurrency, generateName, a status subresource, label
- * selectors and watches that resume from a resourceVersion. With persistence every change
- * is durable before its promise resolves and before anyone can see it; changes become
- * visible (to get, list and watches) strictly in resourceVersion order.
+ * for every kind, optimistic concurrency, generateName, a status subresource, label and
+ * field selectors and watches that resume from a resourceVersion. With persistence every
+ * change is durable before its promise resolves and before anyone can see it; changes
+ * become visible (to get, list and watches) strictly in resourceVersion order.
  */
 export class MemoryStore implements ResourceStore {
   private readonly objects = new Map<string, Map<string, KubeObject>>();
@@ -138,7 +139,12 @@ export class MemoryStore implements ResourceStore {
     return structuredClone(found) as T;
   }
 
-  /** Copies of the matching objects sorted by namespace and name, and the current resourceVersion. */
+  /**
+   * Copies of the matching objects sorted by namespace and name, and the current
+   * resourceVersion. A field selector may name metadata.name, metadata.namespace or any
+   * dotted path into the object (a missing field is ''): unlike the API server, the store
+   * knows no per-kind lists of field labels, so it refuses none.
+   */
   async list<T extends KubeObject>(
     kind: ResourceKind,
     options: ListOptions = {},
@@ -146,12 +152,14 @@ export class MemoryStore implements ResourceStore {
     if (!this.loaded) await this.loading;
     checkKind(kind);
     const scope = checkNamespace(kind, options.namespace, false);
-    const selector = parseLabelSelector(options.labelSelector ?? '');
+    const filter = {
+      selector: parseLabelSelector(options.labelSelector ?? ''),
+      fields: parseFieldSelector(options.fieldSelector ?? ''),
+    };
     const items = [...this.bucket(kind).values()]
       .filter(
         (item) =>
-          (scope === undefined || item.metadata.namespace === scope) &&
-          selector.matches(item.metadata.labels),
+          (scope === undefined || item.metadata.namespace === scope) && selects(filter, item),
       )
       .sort(byNamespaceAndName)
       .map((item) => structuredClone(item) as T);
@@ -257,6 +265,9 @@ export class MemoryStore implements ResourceStore {
    * first; if some are no longer held, onError gets Gone. Without one, the matching objects
    * come first as ADDED events, as an API server watch starts; "0" (the API server's "any")
    * replays from the very start while the history holds it all, else starts like none.
+   * With selectors, an object that starts matching comes as ADDED and one that stops as
+   * DELETED (its last matching state at the change's resourceVersion), as from the API
+   * server; field selectors as on list.
    */
   watch<T extends KubeObject>(
     kind: ResourceKind,
@@ -272,11 +283,17 @@ export class MemoryStore implements ResourceStore {
         resource: resourceNameOf(kind),
         namespace: checkNamespace(kind, options.namespace, false),
         selector: parseLabelSelector(options.labelSelector ?? ''),
+        fields: parseFieldSelector(options.fieldSelector ?? ''),
       };
       fromRv = options.resourceVersion ? parseResourceVersion(options.resourceVersion) : undefined;
     } catch (err) {
       const failed = new MemoryWatch(
-        { resource: '', namespace: undefined, selector: parseLabelSelector('') },
+        {
+          resource: '',
+          namespace: undefined,
+          selector: parseLabelSelector(''),
+          fields: parseFieldSelector(''),
+        },
         generic,
         () => undefined,
       );

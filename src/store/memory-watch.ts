@@ -1,14 +1,24 @@
 import type { KubeObject } from '../api/meta.js';
 import type { ChangeRecord } from './change-history.js';
 import { StoreError } from './errors.js';
+import type { FieldSelector } from './field-selector.js';
 import type { LabelSelector } from './label-selector.js';
 import type { Watch, WatchEvent, WatchHandlers } from './resource-store.js';
 
-/** What a watch selects: one resource, optionally one namespace, and a label selector. */
+/** What a watch selects: one resource, optionally one namespace, a label and a field selector. */
 export interface WatchFilter {
   resource: string;
   namespace: string | undefined;
   selector: LabelSelector;
+  fields: FieldSelector;
+}
+
+/** True when object passes both selectors of filter (the namespace is checked apart). */
+export function selects(
+  filter: Pick<WatchFilter, 'selector' | 'fields'>,
+  object: KubeObject,
+): boolean {
+  return filter.selector.matches(object.metadata.labels) && filter.fields.matches(object);
 }
 
 type Delivery = { event: WatchEvent<KubeObject> } | { error: Error };
@@ -61,7 +71,7 @@ export class MemoryWatch implements Watch {
         object.metadata.namespace !== this.filter.namespace
       )
         continue;
-      if (!this.filter.selector.matches(object.metadata.labels)) continue;
+      if (!selects(this.filter, object)) continue;
       this.enqueue({ event: { type: 'ADDED', object: structuredClone(object) } });
     }
   }
@@ -82,14 +92,15 @@ export class MemoryWatch implements Watch {
   }
 
   // A selector watch sees an object enter (ADDED) and leave (DELETED, with its previous
-  // content and the change's resourceVersion), as the API server's watch cache reports it.
+  // content and the change's resourceVersion), as the API server's watch cache reports it;
+  // label and field selectors alike, since every change carries the state before it (a
+  // replay from history too).
   private toEvent(record: ChangeRecord): WatchEvent<KubeObject> | undefined {
-    const selector = this.filter.selector;
     const before =
       record.type === 'DELETED'
-        ? selector.matches(record.object.metadata.labels)
-        : record.previous !== undefined && selector.matches(record.previous.metadata.labels);
-    const after = record.type !== 'DELETED' && selector.matches(record.object.metadata.labels);
+        ? selects(this.filter, record.object)
+        : record.previous !== undefined && selects(this.filter, record.previous);
+    const after = record.type !== 'DELETED' && selects(this.filter, record.object);
     if (after) {
       return { type: before ? 'MODIFIED' : 'ADDED', object: structuredClone(record.object) };
     }

@@ -6,6 +6,12 @@ export interface ListOptions {
   namespace?: string;
   /** Kubernetes label selector syntax: `a=b,c!=d,e in (f,g),!h`. */
   labelSelector?: string;
+  /**
+   * Kubernetes field selector syntax: `spec.signerName=x,metadata.name!=y` (a missing field
+   * is ''). Which fields a kind offers is the backend's business: the API server refuses
+   * the ones it does not index (BadRequest), the memory store accepts any dotted path.
+   */
+  fieldSelector?: string;
 }
 
 /** The result of a list: the objects and the store's resourceVersion at the time of the list. */
@@ -46,7 +52,7 @@ export interface Watch {
 /**
  * The API the controllers and the node plugin use, with Kubernetes semantics:
  * resourceVersion optimistic concurrency, generateName, a separate status write,
- * label selectors, and watches that resume from a resourceVersion.
+ * label and field selectors, and watches that resume from a resourceVersion.
  */
 export interface ResourceStore {
   get<T extends KubeObject>(kind: ResourceKind, name: string, namespace?: string): Promise<T>;

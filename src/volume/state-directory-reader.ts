@@ -35,13 +35,17 @@ export class StateDirectoryReader implements Pick<ResourceStore, 'get' | 'list'>
     return withKind<T>(kind, object);
   }
 
-  /** Lists one namespace (or a cluster-scoped kind); label selectors are not supported. */
+  /** Lists one namespace (or a cluster-scoped kind); label and field selectors are not supported. */
   async list<T extends KubeObject>(
     kind: ResourceKind,
     options: ListOptions = {},
   ): Promise<ListResult<T>> {
+    // Refused rather than ignored: a caller would take the whole list for the selection.
     if (options.labelSelector !== undefined) {
       throw new StoreError('Invalid', 'the state dir reader does not support label selectors');
+    }
+    if (options.fieldSelector !== undefined) {
+      throw new StoreError('Invalid', 'the state dir reader does not support field selectors');
     }
     const namespace = checkNamespace(kind, options.namespace, true);
     const objects = await this.dir.readObjects({

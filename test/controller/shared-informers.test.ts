@@ -62,6 +62,29 @@ t.test('a scope limits what the process lists of one kind', async (t) => {
   );
 });
 
+t.test('a scope may select by field too: the informer lists and watches with it', async (t) => {
+  const memory = new MemoryStore();
+  await memory.create(WidgetKind, widget('mine', 'ns', { spec: { colour: 'blue' } }));
+  await memory.create(WidgetKind, widget('other', 'ns', { spec: { colour: 'red' } }));
+  const store = new FaultyStore(memory);
+  const informers = new SharedInformers(store, {
+    scopes: new Map([['widgets.example.cert-csi.io', { fieldSelector: 'spec.colour=blue' }]]),
+  });
+  t.teardown(() => informers.stop());
+  const widgets = informers.informer<Widget>(WidgetKind);
+  informers.start();
+  await informers.waitForSync();
+  t.same(
+    widgets.list().map((w) => w.metadata.name),
+    ['mine'],
+  );
+  t.same(
+    store.watchCalls.map((options) => options.fieldSelector),
+    ['spec.colour=blue'],
+    'the watch selects too',
+  );
+});
+
 t.test(
   'aborting a wait for a cache that cannot sync stops the informers and rejects',
   async (t) => {

@@ -10,6 +10,7 @@ import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import { type Lease, LeaseKind } from '../../src/api/lease.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { KubeObject } from '../../src/api/meta.js';
+import { type Namespace, NamespaceKind } from '../../src/api/namespace.js';
 import { type Pod, PodKind } from '../../src/api/pod.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { EventWriter } from '../../src/controller/event-writer.js';
@@ -19,6 +20,7 @@ import { KubernetesStore, toStoreError } from '../../src/store/kubernetes/kubern
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { rejection, until } from '../support/eventually.js';
 import { FakeApiServer } from '../support/fake-api-server.js';
+import { builtinKind, certCsiKinds } from '../support/fake-api-server-kinds.js';
 
 async function serve(
   t: { teardown(fn: () => unknown): void },
@@ -134,7 +136,7 @@ t.test('cluster-scoped kinds and leases go through the same generic path', async
   t.equal(renewed.spec.renewTime, '2026-11-21T10:00:00.000000Z', 'microsecond times kept as sent');
 });
 
-t.test('core kinds: Secrets, Pods (get), Events (create); other verbs are refused', async (t) => {
+t.test('core kinds: Secrets, Pods, Events (create); other verbs are refused', async (t) => {
   const { store, server } = await serve(t);
   const secret = await store.create<Secret>(SecretKind, {
     apiVersion: 'v1',
@@ -161,9 +163,13 @@ t.test('core kinds: Secrets, Pods (get), Events (create); other verbs are refuse
   });
   const pod = await store.get<Pod>(PodKind, 'p', 'ns1');
   t.equal(pod.metadata.name, 'p');
-  await t.rejects(store.list(PodKind), /does not list pods/);
+  t.same(
+    (await store.list(PodKind)).items.map((p) => p.metadata.name),
+    ['p'],
+  );
   await t.rejects(store.delete(PodKind, 'p', 'ns1'), /does not delete pods/);
   await t.rejects(store.get(KubeEventKind, 'e', 'ns1'), /does not get events/);
+  await t.rejects(store.list(KubeEventKind), /does not list events/);
   await t.rejects(store.get(SecretKind, 'ca'), /secrets needs a namespace/);
 
   const events = new EventWriter({
@@ -194,6 +200,136 @@ t.test('core kinds: Secrets, Pods (get), Events (create); other verbs are refuse
   });
 });
 
+t.test('Pods by node and Namespaces: field selectors reach list and watch', async (t) => {
+  const { store, server } = await serve(t, {
+    kinds: [...certCsiKinds, builtinKind(NamespaceKind)],
+  });
+  const pod = (name: string, namespace: string, nodeName?: string): Pod => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace, labels: { app: name } },
+    ...(nodeName ? { spec: { nodeName } } : {}),
+  });
+  await server.store.create(PodKind, pod('a', 'ns1', 'node-1'));
+  await server.store.create(PodKind, pod('b', 'ns1', 'node-2'));
+  await server.store.create(PodKind, pod('c', 'ns2', 'node-1'));
+  await server.store.create(PodKind, pod('pending', 'ns2'));
+  const keys = (items: KubeObject[]) =>
+    items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort();
+  t.same(
+    keys((await store.list(PodKind, { fieldSelector: 'spec.nodeName=node-1' })).items),
+    ['ns1/a', 'ns2/c'],
+    'every namespace, one node',
+  );
+  t.same(
+    keys(
+      (await store.list(PodKind, { namespace: 'ns1', fieldSelector: 'spec.nodeName=node-1' }))
+        .items,
+    ),
+    ['ns1/a'],
+    'one namespace, one node',
+  );
+  t.same(
+    keys((await store.list(PodKind, { fieldSelector: 'spec.nodeName=' })).items),
+    ['ns2/pending'],
+    'unscheduled',
+  );
+  t.same(
+    keys(
+      (
+        await store.list(PodKind, {
+          fieldSelector: 'spec.nodeName!=node-2',
+          labelSelector: 'app in (a,pending)',
+        })
+      ).items,
+    ),
+    ['ns1/a', 'ns2/pending'],
+    'with a label selector',
+  );
+  t.match(
+    server.requests.at(-1),
+    { path: '/api/v1/pods', fieldSelector: 'spec.nodeName!=node-2' },
+    'sent as the fieldSelector parameter',
+  );
+  const refused = await rejection(store.list(PodKind, { fieldSelector: 'spec.hostname=x' }));
+  t.match(
+    refused,
+    {
+      name: 'StoreError',
+      reason: 'BadRequest',
+      message: /field label not supported: spec.hostname/,
+    },
+    'a field the API server does not index: 400',
+  );
+  const custom = await store.list(CertificateRequestKind, { fieldSelector: 'metadata.name=x' });
+  t.same(custom.items, []);
+  t.equal(server.requests.at(-1)?.fieldSelector, 'metadata.name=x', 'custom resources too');
+
+  await server.store.create<Namespace>(NamespaceKind, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns1', labels: { 'cert-csi.io/pod-certificates': 'on' } },
+  });
+  await server.store.create<Namespace>(NamespaceKind, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns2' },
+  });
+  const ns1 = await store.get<Namespace>(NamespaceKind, 'ns1');
+  t.match(ns1, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns1', labels: { 'cert-csi.io/pod-certificates': 'on' } },
+  });
+  t.equal(typeof ns1.metadata.creationTimestamp, 'string', 'timestamps are strings, not Dates');
+  t.ok(isStoreError(await rejection(store.get(NamespaceKind, 'nope')), 'NotFound'));
+  const namespaces = await store.list<Namespace>(NamespaceKind);
+  t.same(
+    namespaces.items.map((n) => n.metadata.name),
+    ['ns1', 'ns2'],
+  );
+  t.equal(namespaces.items[0]?.kind, 'Namespace');
+  t.same(
+    (await store.list(NamespaceKind, { fieldSelector: 'metadata.name!=ns1' })).items.map(
+      (n) => n.metadata.name,
+    ),
+    ['ns2'],
+  );
+  t.same(
+    (await store.list(NamespaceKind, { labelSelector: 'cert-csi.io/pod-certificates' })).items.map(
+      (n) => n.metadata.name,
+    ),
+    ['ns1'],
+  );
+
+  const events: string[] = [];
+  const watch = store.watch<Pod>(
+    PodKind,
+    { resourceVersion: namespaces.resourceVersion, fieldSelector: 'spec.nodeName=node-1' },
+    { onEvent: (e) => events.push(`${e.type} ${e.object.metadata.name}`), onError: t.fail },
+  );
+  t.teardown(() => watch.stop());
+  const nsEvents: string[] = [];
+  const nsWatch = store.watch<Namespace>(
+    NamespaceKind,
+    { resourceVersion: namespaces.resourceVersion },
+    { onEvent: (e) => nsEvents.push(`${e.type} ${e.object.metadata.name}`), onError: t.fail },
+  );
+  t.teardown(() => nsWatch.stop());
+  await server.store.create(PodKind, pod('d', 'ns1', 'node-2'));
+  await server.store.create(PodKind, pod('e', 'ns1', 'node-1'));
+  await server.store.create<Namespace>(NamespaceKind, {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: 'ns3' },
+  });
+  await until(() => events.length >= 1 && nsEvents.length >= 1, { what: 'watch events' });
+  t.same(events, ['ADDED e'], 'the pod watch sees its node only');
+  t.same(nsEvents, ['ADDED ns3'], 'Namespaces are watched like any cluster-scoped kind');
+  const watched = server.requests.find((r) => r.watch && r.resource === 'pods');
+  t.match(watched, { path: '/api/v1/pods', fieldSelector: 'spec.nodeName=node-1' });
+});
+
 t.test('API errors become StoreErrors with the reason and the server message', async (t) => {
   const { store, server } = await serve(t);
   server.failRequests({ status: 500, times: 1 });
@@ -214,8 +350,14 @@ t.test('API errors become StoreErrors with the reason and the server message', a
     const err = await rejection(store.list(CertificateRequestKind));
     t.ok(isStoreError(err, 'Invalid'), 'rejected as expected');
   }
+  server.failRequests({ status: 400, times: 1 });
+  {
+    const err = await rejection(store.list(CertificateRequestKind));
+    t.ok(isStoreError(err, 'BadRequest') && err.code === 400, '400 is BadRequest');
+  }
   // A watch refused before it streams has only its HTTP status to tell why.
   for (const [status, reason] of [
+    [400, 'BadRequest'],
     [403, 'Forbidden'],
     [410, 'Gone'],
     [500, 'InternalError'],

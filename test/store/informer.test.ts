@@ -115,6 +115,36 @@ t.test('namespace and label selector options', async (t) => {
   informer.stop();
 });
 
+t.test('a field selector caches only matching objects and drops one that stops', async (t) => {
+  const store = new MemoryStore();
+  const painted = (name: string, colour: string, labels: Record<string, string> = {}) =>
+    widget(name, 'x', { metadata: { name, labels }, spec: { colour } });
+  await store.create(WidgetKind, painted('a', 'blue'));
+  await store.create(WidgetKind, painted('b', 'red'));
+  const informer = new Informer<Widget>(store, WidgetKind, { fieldSelector: 'spec.colour=blue' });
+  const log = record(informer);
+  informer.start();
+  await informer.waitForSync();
+  t.same(
+    informer.list().map((w) => w.metadata.name),
+    ['a'],
+    'listed: only the matching object',
+  );
+  await store.update(WidgetKind, painted('b', 'blue')); // rv 3: b starts matching
+  await store.update(WidgetKind, painted('a', 'red')); // rv 4: a stops matching
+  await store.update(WidgetKind, painted('a', 'red', { l: '1' })); // rv 5: a changes outside
+  await store.create(WidgetKind, painted('c', 'green')); // rv 6: never matches
+  await settle();
+  t.same(log, ['add x/a 1', 'add x/b 3', 'delete x/a']);
+  t.same(
+    informer.list().map((w) => w.metadata.name),
+    ['b'],
+    'the one that stopped matching was dropped, the one that started was added',
+  );
+  t.equal(informer.get('a', 'x'), undefined);
+  informer.stop();
+});
+
 t.test('a Gone watch relists and fires the differences', async (t) => {
   const inner = new MemoryStore({ historySize: 3 });
   const store = new FaultyStore(inner);

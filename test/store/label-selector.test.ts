@@ -73,7 +73,7 @@ t.test('comma means AND, whitespace is tolerated', async (t) => {
   t.notOk(parseLabelSelector('app=web,tier=back').matches(labels));
 });
 
-t.test('invalid selectors are Invalid errors naming the bad part', async (t) => {
+t.test('invalid selectors are BadRequest errors naming the bad part', async (t) => {
   const cases: Array<[string, RegExp]> = [
     ['app=web,', /found the end of the selector at position 8, expected a label key/],
     [',app', /found "," at position 0, expected a label key/],
@@ -101,7 +101,8 @@ t.test('invalid selectors are Invalid errors naming the bad part', async (t) => 
     } catch (err) {
       error = err;
     }
-    t.ok(isStoreError(error, 'Invalid'), `${text}: Invalid`);
+    t.ok(isStoreError(error, 'BadRequest'), `${text}: BadRequest`);
+    t.equal((error as { code?: number }).code, 400, `${text}: HTTP 400`);
     t.match((error as Error).message, message, text);
     t.match((error as Error).message, `invalid label selector "${text}"`);
   }

@@ -193,6 +193,49 @@ t.test('label selector watches see objects enter and leave', async (t) => {
   replayed.watch.stop();
 });
 
+t.test('field selector watches see objects enter and leave, as label ones do', async (t) => {
+  const store = new MemoryStore();
+  const blue = collect(store, { fieldSelector: 'spec.colour=blue' });
+  const blueWeb = collect(store, { fieldSelector: 'spec.colour=blue', labelSelector: 'app=web' });
+  const painted = (colour: string, size: number, app = 'web') =>
+    widget('w', 'default', { metadata: { name: 'w', labels: { app } }, spec: { colour, size } });
+  await store.create(WidgetKind, painted('red', 1)); // rv 1: not selected
+  await store.update(WidgetKind, painted('blue', 2)); // rv 2: enters
+  await store.update(WidgetKind, painted('blue', 3)); // rv 3: stays
+  await store.update(WidgetKind, painted('red', 4)); // rv 4: leaves
+  await store.update(WidgetKind, painted('red', 5)); // rv 5: still out
+  await store.update(WidgetKind, painted('blue', 6)); // rv 6: enters again
+  await store.update(WidgetKind, painted('blue', 7, 'db')); // rv 7: leaves the labels only
+  await store.delete(WidgetKind, 'w', 'default'); // rv 8: deleted while selected by colour
+  await store.create(WidgetKind, painted('red', 9)); // rv 9
+  await store.delete(WidgetKind, 'w', 'default'); // rv 10: deleted while not selected
+  await flush();
+  const colourEvents = [
+    { type: 'ADDED', key: 'default/w', rv: '2', size: 2 },
+    { type: 'MODIFIED', key: 'default/w', rv: '3', size: 3 },
+    { type: 'DELETED', key: 'default/w', rv: '4', size: 3 },
+    { type: 'ADDED', key: 'default/w', rv: '6', size: 6 },
+  ];
+  t.same(
+    blue.events,
+    [
+      ...colourEvents,
+      { type: 'MODIFIED', key: 'default/w', rv: '7', size: 7 },
+      { type: 'DELETED', key: 'default/w', rv: '8', size: 7 },
+    ],
+    'leaving: DELETED with the last matching state at the change, as the API server sends it',
+  );
+  t.same(
+    blueWeb.events,
+    [...colourEvents, { type: 'DELETED', key: 'default/w', rv: '7', size: 6 }],
+    'with a label selector too, both must hold',
+  );
+  const replayed = collect(store, { fieldSelector: 'spec.colour=blue', resourceVersion: '3' });
+  await flush();
+  t.same(replayed.events, blue.events.slice(2), 'replay applies the same transitions');
+  for (const watch of [blue, blueWeb, replayed]) watch.watch.stop();
+});
+
 t.test('Gone for a resourceVersion older than the history', async (t) => {
   const store = new MemoryStore({ historySize: 5 });
   for (let i = 0; i < 10; i++) await store.create(GadgetKind, gadget(`g${i}`));
@@ -338,18 +381,19 @@ t.test('a resourceVersion from the future waits for it', async (t) => {
   ahead.watch.stop();
 });
 
-t.test('invalid watch options end the watch with Invalid, asynchronously', async (t) => {
+t.test('invalid watch options end the watch with an error, asynchronously', async (t) => {
   const store = new MemoryStore();
-  for (const options of [
-    { resourceVersion: 'abc' },
-    { resourceVersion: '-1' },
-    { labelSelector: 'a in b' },
-  ] as WatchOptions[]) {
+  for (const [options, reason] of [
+    [{ resourceVersion: 'abc' }, 'Invalid'],
+    [{ resourceVersion: '-1' }, 'Invalid'],
+    [{ labelSelector: 'a in b' }, 'BadRequest'],
+    [{ fieldSelector: 'spec.size' }, 'BadRequest'],
+  ] as const) {
     const bad = collect(store, options);
     t.same(bad.errors, []);
     await flush();
     t.equal(bad.errors.length, 1, JSON.stringify(options));
-    t.ok(isStoreError(bad.errors[0], 'Invalid'));
+    t.ok(isStoreError(bad.errors[0], reason), `${JSON.stringify(options)}: ${reason}`);
   }
   const errors: Error[] = [];
   store.watch(

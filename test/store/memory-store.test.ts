@@ -427,7 +427,35 @@ t.test(
     t.same((await store.list(ThingKind)).items, [], 'an unknown kind is empty');
     await t.rejects(store.list(WidgetKind, { labelSelector: 'app in web' }), {
       name: 'StoreError',
-      reason: 'Invalid',
+      reason: 'BadRequest',
+      code: 400,
+    });
+    // Any dotted path is a field label here: the store knows no per-kind lists.
+    t.same(
+      names((await store.list(WidgetKind, { fieldSelector: 'metadata.namespace=ns-b' })).items),
+      ['ns-b/a', 'ns-b/b'],
+    );
+    t.same(
+      names(
+        (
+          await store.list(WidgetKind, {
+            fieldSelector: 'metadata.name!=z,metadata.labels.app=web',
+            labelSelector: 'app',
+          })
+        ).items,
+      ),
+      ['ns-a-x/a', 'ns-b/b'],
+    );
+    t.same(
+      names((await store.list(WidgetKind, { namespace: 'ns-a', fieldSelector: 'spec.x=' })).items),
+      ['ns-a/z'],
+      'a missing field is empty',
+    );
+    await t.rejects(store.list(WidgetKind, { fieldSelector: 'metadata.name' }), {
+      name: 'StoreError',
+      reason: 'BadRequest',
+      code: 400,
+      message: "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
     });
     const listed = await store.list<Widget>(WidgetKind);
     (listed.items[0] as Widget).metadata.name = 'changed';

@@ -1,108 +1,26 @@
-import type { KubeObject } from '../../src/api/meta.js';
+import { isStoreError } from '../../src/store/errors.js';
+import {
+  type FieldRequirement,
+  type FieldSelector,
+  parseFieldSelector as parseSelector,
+} from '../../src/store/field-selector.js';
 import { badRequest } from './fake-api-server-status.js';
 
-/** One `field=value` or `field!=value` term. */
-export interface FieldRequirement {
-  field: string;
-  equals: boolean;
-  value: string;
-}
+export type { FieldRequirement, FieldSelector };
 
-/** A parsed field selector; every term must hold. */
-export interface FieldSelector {
-  requirements: readonly FieldRequirement[];
-  matches(object: KubeObject): boolean;
-  /** The name a `metadata.name=` term pins, which RBAC treats as a named request. */
-  exactName(): string | undefined;
-}
-
+// Every kind offers these on the API server, besides its own labels.
 const BASE_LABELS = ['metadata.name', 'metadata.namespace'];
 
 /**
- * Parses the API server's field selector syntax (`a=b,c==d,e!=f`, with `\,` `\=` `\\`
- * escapes) against the labels a kind supports; anything else is a 400 as upstream.
+ * Parses a field selector against the labels a kind supports (metadata.name,
+ * metadata.namespace and extraLabels); anything else is a 400, as upstream.
  */
 export function parseFieldSelector(text: string, extraLabels: readonly string[]): FieldSelector {
-  const requirements: FieldRequirement[] = [];
-  for (const term of splitUnescaped(text, ',')) {
-    if (term === '') continue;
-    const requirement = parseTerm(term, text);
-    if (!BASE_LABELS.includes(requirement.field) && !extraLabels.includes(requirement.field)) {
-      throw badRequest(`field label not supported: ${requirement.field}`);
-    }
-    requirements.push(requirement);
+  try {
+    return parseSelector(text, [...BASE_LABELS, ...extraLabels]);
+  } catch (err) {
+    // The request handlers answer ApiStatusErrors; the parser's refusals are 400s.
+    if (isStoreError(err, 'BadRequest')) throw badRequest(err.message);
+    throw err;
   }
-  return {
-    requirements,
-    matches: (object) =>
-      requirements.every((r) => (fieldValue(object, r.field) === r.value) === r.equals),
-    exactName: () => requirements.find((r) => r.field === 'metadata.name' && r.equals)?.value,
-  };
-}
-
-function parseTerm(term: string, whole: string): FieldRequirement {
-  // The first operator wins, trying `!=` then `==` then `=` at each position, as upstream.
-  for (let i = 0; i < term.length; i++) {
-    if (term[i] === '\\') {
-      i++;
-      continue;
-    }
-    for (const operator of ['!=', '==', '=']) {
-      if (term.startsWith(operator, i)) {
-        const field = term.slice(0, i);
-        if (field === '') break;
-        return {
-          field,
-          equals: operator !== '!=',
-          value: unescapeValue(term.slice(i + operator.length), whole),
-        };
-      }
-    }
-  }
-  throw badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
-}
-
-function splitUnescaped(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let start = 0;
-  for (let i = 0; i < text.length; i++) {
-    if (text[i] === '\\') i++;
-    else if (text[i] === separator) {
-      parts.push(text.slice(start, i));
-      start = i + 1;
-    }
-  }
-  parts.push(text.slice(start));
-  return parts;
-}
-
-function unescapeValue(value: string, whole: string): string {
-  let out = '';
-  for (let i = 0; i < value.length; i++) {
-    const char = value[i] as string;
-    if (char === '\\') {
-      const next = value[i + 1];
-      if (next !== '\\' && next !== ',' && next !== '=') {
-        throw badRequest(`invalid field selector: '${whole}': invalid escape sequence`);
-      }
-      out += next;
-      i++;
-    } else if (char === '=' || char === ',') {
-      throw badRequest(`invalid field selector: '${whole}': unescaped ${char} in value`);
-    } else {
-      out += char;
-    }
-  }
-  return out;
-}
-
-/** The value a field label selects on; a missing field counts as '' (e.g. an unscheduled pod). */
-function fieldValue(object: KubeObject, label: string): string {
-  let value: unknown = object;
-  for (const part of label.split('.')) {
-    if (typeof value !== 'object' || value === null) return '';
-    value = (value as Record<string, unknown>)[part];
-  }
-  if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : String(value);
 }

@@ -85,6 +85,10 @@ t.test('get and list refuse names that are not names before touching a path', as
     reason: 'Invalid',
     message: /label selectors/,
   });
+  await t.rejects(
+    reader.list(CertificateRequestKind, { namespace: 'x', fieldSelector: 'metadata.name=a' }),
+    { reason: 'Invalid', message: /field selectors/ },
+  );
 });
 
 t.test('list: one namespace, in name order; what is not an object file is skipped', async (t) => {

@@ -122,6 +122,7 @@ function reasonOf(code: number, statusReason: string | undefined): StoreErrorRea
     case 401:
       return 'Forbidden';
     case 400:
+      return 'BadRequest';
     case 422:
       return 'Invalid';
     default:
@@ -181,7 +182,8 @@ export function collectionPath(kind: ResourceKind, namespace?: string): string {
 /**
  * A ResourceStore over a Kubernetes API server through @kubernetes/client-node: custom
  * resources (cert-manager.io, coordination.k8s.io) through CustomObjectsApi, core Secrets,
- * Pods and Events through CoreV1Api. Every request waits for the client-side rate limit.
+ * Pods, Namespaces and Events through CoreV1Api. Every request waits for the client-side
+ * rate limit.
  * A watch reopens itself from its last resourceVersion when the server closes it; an
  * expired resourceVersion (410) or a failed connection is reported to the caller, whose
  * informer relists or retries with backoff.
@@ -223,6 +225,8 @@ export class KubernetesStore implements ResourceStore {
             )
           : this.custom.getClusterCustomObject(params, call);
       }
+      // The one cluster-scoped core kind read: a Namespace, for its labels.
+      if (kind.plural === 'namespaces') return this.core.readNamespace({ name }, call);
       const ns = need(namespace, kind);
       switch (kind.plural) {
         case 'secrets':
@@ -239,8 +243,11 @@ export class KubernetesStore implements ResourceStore {
     kind: ResourceKind,
     options: ListOptions = {},
   ): Promise<ListResult<T>> {
-    const { namespace, labelSelector } = options;
-    const selector = labelSelector ? { labelSelector } : {};
+    const { namespace, labelSelector, fieldSelector } = options;
+    const selector = {
+      ...(labelSelector ? { labelSelector } : {}),
+      ...(fieldSelector ? { fieldSelector } : {}),
+    };
     const body = (await this.call(`list ${resourceNameOf(kind)}`, async (call) => {
       if (kind.group !== '') {
         const params = { ...this.customParams(kind), ...selector };
@@ -248,10 +255,20 @@ export class KubernetesStore implements ResourceStore {
           ? this.custom.listNamespacedCustomObject({ ...params, namespace }, call)
           : this.custom.listClusterCustomObject(params, call);
       }
-      if (kind.plural !== 'secrets') throw unsupported('list', kind);
-      return namespace
-        ? this.core.listNamespacedSecret({ namespace, ...selector }, call)
-        : this.core.listSecretForAllNamespaces(selector, call);
+      switch (kind.plural) {
+        case 'secrets':
+          return namespace
+            ? this.core.listNamespacedSecret({ namespace, ...selector }, call)
+            : this.core.listSecretForAllNamespaces(selector, call);
+        case 'pods':
+          return namespace
+            ? this.core.listNamespacedPod({ namespace, ...selector }, call)
+            : this.core.listPodForAllNamespaces(selector, call);
+        case 'namespaces':
+          return this.core.listNamespace(selector, call);
+        default:
+          throw unsupported('list', kind);
+      }
     })) as { metadata?: { resourceVersion?: string }; items?: unknown[] };
     return {
       items: (body.items ?? []).map((item) => withKind<T>(kind, item)),
@@ -485,6 +502,7 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
     };
     if (this.resourceVersion) query.resourceVersion = this.resourceVersion;
     if (this.options.labelSelector) query.labelSelector = this.options.labelSelector;
+    if (this.options.fieldSelector) query.fieldSelector = this.options.fieldSelector;
     const current = () => connection === this.connection && !this.stopped;
     // Whatever a connection reports once it is stopped, failed or superseded is ignored.
     const whileCurrent =

@@ -1,4 +1,5 @@
 import type { Test } from 'tap';
+import { type Certificate, CertificateKind } from '../../../src/api/certificate.js';
 import {
   type CertificateRequest,
   CertificateRequestKind,
@@ -8,7 +9,7 @@ import { type Lease, LeaseKind } from '../../../src/api/lease.js';
 import type { KubeObject, ResourceKind } from '../../../src/api/meta.js';
 import { type Secret, SecretKind } from '../../../src/api/secret.js';
 import { StoreError, type StoreErrorReason } from '../../../src/store/errors.js';
-import type { ResourceStore } from '../../../src/store/resource-store.js';
+import type { ListOptions, ResourceStore } from '../../../src/store/resource-store.js';
 import { isNewerResourceVersion } from '../../../src/store/resource-version.js';
 import { rejection } from '../../support/eventually.js';
 import type { StoreBackend } from './backend.js';
@@ -49,6 +50,41 @@ function request(name: string, options: RequestOptions = {}): CertificateRequest
       duration: options.duration ?? '1h0m0s',
     },
   };
+}
+
+interface CertificateOptions {
+  namespace?: string;
+  labels?: Record<string, string>;
+  issuerGroup?: string;
+}
+
+/**
+ * A Certificate: its CRD offers spec.issuerRef.{group,kind,name} as field labels, so every
+ * backend (the API server too) can select on a field an update changes.
+ */
+function certificate(name: string, issuer: string, options: CertificateOptions = {}): Certificate {
+  return {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: {
+      name,
+      namespace: options.namespace ?? NS,
+      ...(options.labels ? { labels: options.labels } : {}),
+    },
+    spec: {
+      secretName: `${name}-tls`,
+      issuerRef: {
+        name: issuer,
+        kind: 'Issuer',
+        ...(options.issuerGroup ? { group: options.issuerGroup } : {}),
+      },
+    },
+  };
+}
+
+/** The Certificate issued by another issuer. */
+function reissued(obj: Certificate, issuer: string): Certificate {
+  return { ...obj, spec: { ...obj.spec, issuerRef: { ...obj.spec.issuerRef, name: issuer } } };
 }
 
 /** A ClusterIssuer: a cluster-scoped custom resource with a status subresource. */
@@ -123,10 +159,20 @@ async function expectError(
 async function listedNames(
   store: ResourceStore,
   kind: ResourceKind,
-  options: { namespace?: string; labelSelector?: string } = {},
+  options: ListOptions = {},
 ): Promise<string[]> {
   const listed = await store.list(kind, options);
   return listed.items.map((item) => item.metadata.name).sort();
+}
+
+/** `namespace/name` of listed objects, sorted. */
+async function listedKeys(
+  store: ResourceStore,
+  kind: ResourceKind,
+  options: ListOptions = {},
+): Promise<string[]> {
+  const listed = await store.list(kind, options);
+  return listed.items.map((item) => `${item.metadata.namespace}/${item.metadata.name}`).sort();
 }
 
 const createCase: ConformanceCase = async (t, backend) => {
@@ -601,10 +647,12 @@ const listSelectorCase: ConformanceCase = async (t, backend) => {
     ['other', 'web'],
     'a selector across namespaces',
   );
+  // The API server refuses a selector it cannot parse as a bad request (400), not as an
+  // invalid object (422).
   await expectError(
     t,
     store.list(CertificateRequestKind, { labelSelector: 'tier in web' }),
-    'Invalid',
+    'BadRequest',
     'a malformed selector',
   );
   const from = (await store.list(CertificateRequestKind)).resourceVersion;
@@ -613,7 +661,11 @@ const listSelectorCase: ConformanceCase = async (t, backend) => {
     resourceVersion: from,
   });
   const err = await malformed.waitForError();
-  t.match(err, { name: 'StoreError', reason: 'Invalid' }, 'a watch with one ends Invalid');
+  t.match(
+    err,
+    { name: 'StoreError', reason: 'BadRequest', code: 400 },
+    'a watch with one ends BadRequest',
+  );
   t.same(malformed.seen, []);
 };
 
@@ -701,6 +753,141 @@ const watchSelectorCase: ConformanceCase = async (t, backend) => {
   const bare = watches.get('!tier') as WatchRecorder;
   t.same(bare.events[1]?.object, a3, 'entering by losing a label');
   for (const watch of watches.values()) watch.stop();
+};
+
+const listFieldSelectorCase: ConformanceCase = async (t, backend) => {
+  const store = await backend.open(t);
+  await store.create(CertificateKind, certificate('a', 'ca', { labels: { tier: 'web' } }));
+  await store.create(
+    CertificateKind,
+    certificate('b', 'other', { labels: { tier: 'web' }, issuerGroup: 'cert-manager.io' }),
+  );
+  await store.create(CertificateKind, certificate('c', 'ca', { labels: { tier: 'db' } }));
+  await store.create(CertificateKind, certificate('a', 'ca', { namespace: OTHER_NS }));
+  const expectations: Array<[ListOptions, string[]]> = [
+    [{ fieldSelector: '' }, ['a', 'b', 'c']],
+    [{ fieldSelector: 'spec.issuerRef.name=ca' }, ['a', 'c']],
+    [{ fieldSelector: 'spec.issuerRef.name==ca' }, ['a', 'c']],
+    [{ fieldSelector: 'spec.issuerRef.name!=ca' }, ['b']],
+    [{ fieldSelector: 'spec.issuerRef.name=nothing' }, []],
+    [{ fieldSelector: 'spec.issuerRef.group=' }, ['a', 'c']],
+    [{ fieldSelector: 'spec.issuerRef.name=ca,spec.issuerRef.kind=Issuer' }, ['a', 'c']],
+    [{ fieldSelector: 'spec.issuerRef.name=ca', labelSelector: 'tier=web' }, ['a']],
+    [{ fieldSelector: 'spec.issuerRef.name!=ca', labelSelector: 'tier=web' }, ['b']],
+    [{ fieldSelector: 'spec.issuerRef.name=ca', labelSelector: 'tier=cache' }, []],
+    [{ fieldSelector: 'metadata.name=b' }, ['b']],
+    [{ fieldSelector: 'metadata.name!=b,metadata.namespace=conformance' }, ['a', 'c']],
+  ];
+  for (const [options, names] of expectations) {
+    t.same(
+      await listedNames(store, CertificateKind, { namespace: NS, ...options }),
+      names,
+      `list ${JSON.stringify(options)}`,
+    );
+  }
+  t.same(
+    await listedKeys(store, CertificateKind, { fieldSelector: 'metadata.name=a' }),
+    [`${NS}/a`, `${OTHER_NS}/a`].sort(),
+    'a field selector across namespaces',
+  );
+  t.same(
+    await listedKeys(store, CertificateKind, {
+      fieldSelector: `metadata.name=a,metadata.namespace!=${NS}`,
+    }),
+    [`${OTHER_NS}/a`],
+  );
+  for (const fieldSelector of ['spec.issuerRef.name', 'metadata.name=a=b', '=a']) {
+    await expectError(
+      t,
+      store.list(CertificateKind, { fieldSelector }),
+      'BadRequest',
+      `the malformed field selector "${fieldSelector}"`,
+    );
+  }
+  const from = (await store.list(CertificateKind)).resourceVersion;
+  const malformed = new WatchRecorder(t, store, CertificateKind, {
+    fieldSelector: 'spec.issuerRef.name',
+    resourceVersion: from,
+  });
+  const err = await malformed.waitForError();
+  t.match(
+    err,
+    { name: 'StoreError', reason: 'BadRequest', code: 400 },
+    'a watch with one ends BadRequest',
+  );
+  t.same(malformed.seen, []);
+};
+
+const watchFieldSelectorCase: ConformanceCase = async (t, backend) => {
+  const store = await backend.open(t);
+  const from = (await store.list(CertificateKind)).resourceVersion;
+  const byIssuer = { resourceVersion: from, fieldSelector: 'spec.issuerRef.name=ca' };
+  const live = new WatchRecorder(t, store, CertificateKind, byIssuer);
+  const both = new WatchRecorder(t, store, CertificateKind, {
+    ...byIssuer,
+    labelSelector: 'tier=web',
+  });
+  const a1 = await store.create(
+    CertificateKind,
+    certificate('a', 'ca', { labels: { tier: 'web' } }),
+  );
+  const b1 = await store.create(
+    CertificateKind,
+    certificate('b', 'other', { labels: { tier: 'web' } }),
+  );
+  const c1 = await store.create(
+    CertificateKind,
+    certificate('c', 'ca', { labels: { tier: 'db' } }),
+  );
+  // b enters the field selection, then a leaves it and changes again outside it.
+  const b2 = await store.update(CertificateKind, reissued(b1, 'ca'));
+  const a2 = await store.update(CertificateKind, reissued(a1, 'other'));
+  await store.update(CertificateKind, relabelled(a2, { tier: 'web', x: '1' }));
+  // c enters and b leaves the label selection while both stay in the field selection.
+  await store.update(CertificateKind, relabelled(c1, { tier: 'web' }));
+  await store.update(CertificateKind, relabelled(b2, { tier: 'db' }));
+  await store.delete(CertificateKind, 'b', NS);
+  await store.delete(CertificateKind, 'c', NS);
+  // Matched by every watch, and last: once a watch has it, it has everything before it.
+  await store.create(CertificateKind, certificate('z', 'ca', { labels: { tier: 'web' } }));
+  // Started after every change, this one replays them from the history.
+  const replayed = new WatchRecorder(t, store, CertificateKind, byIssuer);
+
+  const fieldOnly = [
+    'ADDED a',
+    'ADDED c',
+    'ADDED b',
+    'DELETED a',
+    'MODIFIED c',
+    'MODIFIED b',
+    'DELETED b',
+    'DELETED c',
+    'ADDED z',
+  ];
+  const expected: Array<[string, WatchRecorder, string[]]> = [
+    ['field selector', live, fieldOnly],
+    ['field selector, replayed from history', replayed, fieldOnly],
+    [
+      'field and label selector',
+      both,
+      ['ADDED a', 'ADDED b', 'DELETED a', 'ADDED c', 'DELETED b', 'DELETED c', 'ADDED z'],
+    ],
+  ];
+  for (const [name, watch, events] of expected) {
+    const summaries = events.map((e) => e.replace(' ', ` ${NS}/`));
+    await watch.waitFor(summaries.at(-1) as string);
+    t.same(watch.seen, summaries, `watch with a ${name}`);
+    t.same(watch.errors, []);
+  }
+  for (const watch of [live, replayed]) {
+    t.same(watch.events[2]?.object, b2, 'entering by an update: ADDED with the new state');
+    const left = watch.events[3]?.object as KubeObject;
+    t.equal(left.metadata.name, 'a');
+    // The API server sends the last matching state (MemoryStore does too); only the
+    // resourceVersion is common to every backend, as the fake API server lacks that state.
+    t.equal(rvOf(left), rvOf(a2), 'leaving by an update: DELETED at the change');
+  }
+  for (const watch of [live, both, replayed]) watch.stop();
 };
 
 const scopeCase: ConformanceCase = async (t, backend) => {
@@ -840,10 +1027,18 @@ export const conformanceCases: ReadonlyArray<readonly [string, ConformanceCase]>
   ],
   ['a watch from a resourceVersion older than the history is Gone (410)', goneCase],
   [
-    'label selectors on list: =, ==, !=, in, notin, exists, !exists; a malformed one is Invalid',
+    'label selectors on list: =, ==, !=, in, notin, exists, !exists; a malformed one is BadRequest',
     listSelectorCase,
   ],
   ['label selectors on watch: objects enter and leave the selection', watchSelectorCase],
+  [
+    'field selectors on list: =, ==, !=, with a label selector; a malformed one is BadRequest',
+    listFieldSelectorCase,
+  ],
+  [
+    'field selectors on watch: an update that makes an object match is ADDED, one that stops it DELETED',
+    watchFieldSelectorCase,
+  ],
   ['namespaced and cluster-scoped kinds', scopeCase],
   [
     'a namespace sent with a cluster-scoped object is dropped, as the API server does',

@@ -50,8 +50,20 @@ export function checkNamespace(
   return namespace;
 }
 
-/** Rejects a name that is not a DNS-1123 subdomain, as the API server does for most kinds. */
+/**
+ * Rejects a name the API server would: a DNS-1123 subdomain for most kinds; a path segment
+ * name for ClusterTrustBundles, whose signer-linked names hold `:` (`example.com:x:primary`).
+ */
 export function checkName(kind: ResourceKind, name: string, field = 'metadata.name'): void {
+  if (kind.group === 'certificates.k8s.io' && kind.plural === 'clustertrustbundles') {
+    if (name === '' || name === '.' || name === '..' || /[/%]/.test(name)) {
+      throw new StoreError(
+        'Invalid',
+        `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: may not be '.' or '..' and may not contain '/' or '%'`,
+      );
+    }
+    return;
+  }
   if (!isDns1123Subdomain(name)) {
     throw new StoreError(
       'Invalid',

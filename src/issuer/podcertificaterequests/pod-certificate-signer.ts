@@ -166,7 +166,12 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
         const space = key.indexOf(' ');
         const signerName = key.slice(0, space);
         const request = requests.get(signerName)?.getByKey(key.slice(space + 1));
-        if (!request || request.metadata.deletionTimestamp || terminalConditionOf(request)) {
+        if (
+          !request ||
+          request.spec.signerName !== signerName ||
+          request.metadata.deletionTimestamp ||
+          terminalConditionOf(request)
+        ) {
           return undefined;
         }
         const issuer = issuerOf(signerName);

@@ -10,7 +10,7 @@ import {
 import { SecretKind } from '../../src/api/secret.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
-import { encodePrivateKey, generatePrivateKey, spkiOf } from '../../src/pki/keys.js';
+import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
 import { until } from '../support/eventually.js';
 import { issuer, makeCA, type TestCA, tlsSecret } from '../support/issuer-fixtures.js';
@@ -18,7 +18,6 @@ import { startHarness } from '../support/issuer-stack-harness.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
 import {
   createPod,
-  kubeletKey,
   kubeletRequest,
   namespaceObject,
   podIdentity,
@@ -272,9 +271,7 @@ t.test(
       message:
         'ClusterIssuer "pods" does not serve pods of namespace "shop": it has no cert-csi.io/pod-certificate-namespaces annotation',
     });
-    const bundles = await store.list(
-      (await import('../../src/api/cluster-trust-bundle.js')).ClusterTrustBundleKind,
-    );
+    const bundles = await store.list(ClusterTrustBundleKind);
     t.same(bundles.items, [], 'no trust bundle for a signer that serves no pod');
   },
 );
@@ -339,8 +336,6 @@ t.test(
     // Removing the opt-in withdraws the bundle; it is published again when the opt-in returns.
     const ci = await store.get<Issuer>(ClusterIssuerKind, 'pods');
     await store.update(ClusterIssuerKind, { ...ci, metadata: { ...ci.metadata, annotations: {} } });
-    const { waitForNoObjects } = await import('../support/wait-for-object.js');
-    const { ClusterTrustBundleKind } = await import('../../src/api/cluster-trust-bundle.js');
     await waitForNoObjects(store, ClusterTrustBundleKind, {});
     const again = await store.get<Issuer>(ClusterIssuerKind, 'pods');
     await store.update(ClusterIssuerKind, {

@@ -29,7 +29,8 @@ export async function servedControllers(
   for (const { controller, kind } of OPTIONAL_APIS) {
     if (!enabled.has(controller)) continue;
     try {
-      await store.list(kind, { labelSelector: 'cert-csi.io/api-probe=none' });
+      // A selection no object has: the probe reads nothing, and lists no signer's requests.
+      await store.list(kind, { fieldSelector: 'spec.signerName=cert-csi.io/api-probe' });
     } catch (err) {
       if (!isStoreError(err, 'NotFound')) continue;
       served.delete(controller);

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, posix } from 'node:path';
 import { parseArgs } from 'node:util';
 import t from 'tap';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind, issuerTypeOf } from '../../src/api/issuer.js';
+import { signerNameOfIssuer } from '../../src/api/issuer-signer-name.js';
 import type { ResourceKind } from '../../src/api/meta.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
 import {
@@ -21,7 +22,13 @@ import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-comm
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { failedStatus, issuedStatus } from '../../src/issuer/certificaterequests/request-status.js';
 import { issuerReadiness } from '../../src/issuer/issuer-readiness.js';
+import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
+import {
+  TRUST_BUNDLE_LABEL,
+  trustBundleNameOf,
+} from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { LOG_LEVELS } from '../../src/observability/logger.js';
+import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { KEY_USAGE_NAMES } from '../../src/pki/usages.js';
 import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -1067,5 +1074,69 @@ t.test(
       [],
       "the requestmanager's spec",
     );
+  },
+);
+
+t.test(
+  'the pod certificate example in README.md uses the bootstrap CA and its trust bundle',
+  async (t) => {
+    const readme = await readFile(join(deployDir, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+    const podText = blocks.find((block) => block.includes('podCertificate:'));
+    if (!podText) throw new Error('no pod certificate example in README.md');
+    type Projected = {
+      podCertificate?: {
+        signerName: string;
+        keyType: string;
+        maxExpirationSeconds: number;
+        credentialBundlePath: string;
+      };
+      clusterTrustBundle?: {
+        signerName: string;
+        labelSelector: { matchLabels: Record<string, string> };
+        path: string;
+      };
+    };
+    const pod = parse(podText) as {
+      spec: { volumes: Array<{ projected?: { sources: Projected[] } }> };
+    };
+    const sources = pod.spec.volumes.flatMap((v) => v.projected?.sources ?? []);
+    const certificate = sources.find((s) => s.podCertificate)?.podCertificate;
+    const bundle = sources.find((s) => s.clusterTrustBundle)?.clusterTrustBundle;
+    if (!certificate || !bundle) throw new Error('both projections expected');
+    const issuer = named<Issuer & KubeDoc>('ClusterIssuer', 'cert-csi-ca');
+    t.equal(certificate.signerName, signerNameOfIssuer(issuer), "the bootstrap CA's signer name");
+    t.ok(
+      (POD_CERTIFICATE_KEY_TYPES as readonly string[]).includes(certificate.keyType),
+      'a key type kubelet makes and the signer accepts',
+    );
+    t.ok(certificate.maxExpirationSeconds >= 3600, 'at least the API minimum');
+    t.equal(bundle.signerName, certificate.signerName, 'trusts the same signer');
+    t.same(bundle.labelSelector.matchLabels, { [TRUST_BUNDLE_LABEL]: 'true' }, 'our bundle label');
+    t.match(
+      readme,
+      `kubectl annotate clusterissuer cert-csi-ca ${POD_CERTIFICATE_NAMESPACES_ANNOTATION}=`,
+      'the opt-in names the annotation the signer reads',
+    );
+    t.match(readme, trustBundleNameOf(certificate.signerName), "the bundle's name");
+
+    const role = named<Role>('ClusterRole', 'cert-csi-controller');
+    const group = 'certificates.k8s.io';
+    for (const verb of ['list', 'watch']) {
+      t.ok(grants(role, group, 'podcertificaterequests', verb), `${verb} requests`);
+    }
+    t.ok(grants(role, group, 'podcertificaterequests/status', 'update'), 'answer requests');
+    for (const verb of ['sign', 'attest']) {
+      for (const name of ['issuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/*']) {
+        t.ok(grants(role, group, 'signers', verb, name), `${verb} ${name}`);
+      }
+      t.notOk(grants(role, group, 'signers', verb, 'example.com/*'), `no ${verb} for others`);
+    }
+    for (const verb of ['create', 'update', 'delete', 'list', 'watch']) {
+      t.ok(grants(role, group, 'clustertrustbundles', verb), `${verb} clustertrustbundles`);
+    }
+    t.ok(grants(role, '', 'pods', 'get'), 'read the pod a request names');
+    t.notOk(grants(role, '', 'pods', 'list'), 'but not every pod');
+    t.ok(grants(role, '', 'namespaces', 'watch'), "cache the namespaces' labels");
   },
 );

@@ -25,6 +25,8 @@ const CERTIFICATE_CONTROLLERS = [
   'certificates-revision-manager',
 ];
 
+const POD_CERTIFICATE_CONTROLLERS = ['podcertificaterequests-issuer', 'clustertrustbundles-publisher'];
+
 t.test('both commands document --controllers and every controller name', async (t) => {
   t.same(KNOWN_CONTROLLERS, [
     'certificaterequests-approver',
@@ -32,6 +34,7 @@ t.test('both commands document --controllers and every controller name', async (
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...POD_CERTIFICATE_CONTROLLERS,
     ...CERTIFICATE_CONTROLLERS,
   ]);
   for (const help of [NODE_HELP, CONTROLLER_HELP]) {
@@ -87,6 +90,7 @@ t.test('embedded mode runs only the selected controllers', async (t) => {
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...POD_CERTIFICATE_CONTROLLERS,
     ...CERTIFICATE_CONTROLLERS,
   ]);
   // Nobody signs for the CA issuer: that publish waits (until the plugin stops at teardown).

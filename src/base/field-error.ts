@@ -13,14 +13,19 @@ function formatValue(value: FieldValue): string {
 // Kubernetes' field.Error strings (k8s.io/apimachinery/pkg/util/validation/field), so messages
 // read as the API server's and cert-manager's webhook's do.
 
-/** `path: Required value: detail`. */
+/** `path: Required value: detail`, or `path: Required value` without a detail, as Go prints it. */
 export function requiredField(path: string, detail: string): string {
-  return `${path}: Required value: ${detail}`;
+  return detail === '' ? `${path}: Required value` : `${path}: Required value: ${detail}`;
 }
 
 /** `path: Invalid value: value: detail`. */
 export function invalidField(path: string, value: FieldValue, detail: string): string {
   return `${path}: Invalid value: ${formatValue(value)}: ${detail}`;
+}
+
+/** `path: Invalid value: detail`: a value apimachinery leaves out (field.OmitValueType). */
+export function invalidFieldOmitted(path: string, detail: string): string {
+  return `${path}: Invalid value: ${detail}`;
 }
 
 /** `path: Forbidden: detail`. */

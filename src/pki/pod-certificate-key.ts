@@ -1,5 +1,6 @@
 import { constants, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
 import { createCsr, parseCsr } from './csr.js';
+import { childrenOf, rawOf, readSingle, Tag } from './der.js';
 import { PkiError } from './errors.js';
 import { keySpecOf } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
@@ -107,6 +108,45 @@ export async function verifiedPodCertificateKey(
     );
   }
   return { publicKey, keyType };
+}
+
+/**
+ * The public key a request asks for, without checking any signature: the stub PKCS#10
+ * request's SubjectPublicKeyInfo, or pkixPublicKey. For checks after create, where the API
+ * server has verified the proof already (a status write's leaf must carry this key). Throws
+ * PodKeyError('missing') when the chosen encoding does not parse.
+ */
+export function requestedPublicKey(material: PodKeyMaterial): KeyObject {
+  if (material.stubPKCS10Request) {
+    const der = Buffer.from(material.stubPKCS10Request, 'base64');
+    let spki: Uint8Array;
+    try {
+      // CertificationRequest { CertificationRequestInfo { version, subject, spki, [0] attributes }, ... }
+      const [info] = childrenOf(der, readSingle(der), Tag.SEQUENCE, 'certificate request');
+      if (!info) throw new PkiError('malformed DER: empty certificate request');
+      const [, , key] = childrenOf(der, info, Tag.SEQUENCE, 'certification request info');
+      if (key?.tag !== Tag.SEQUENCE) throw new PkiError('malformed DER: missing public key');
+      spki = rawOf(der, key);
+    } catch (err) {
+      throw new PodKeyError('missing', `stubPKCS10Request: ${(err as Error).message}`);
+    }
+    return spkiKey(spki, 'stubPKCS10Request');
+  }
+  if (!material.pkixPublicKey) {
+    throw new PodKeyError(
+      'missing',
+      'the request carries neither stubPKCS10Request nor pkixPublicKey',
+    );
+  }
+  return spkiKey(Buffer.from(material.pkixPublicKey, 'base64'), 'pkixPublicKey');
+}
+
+function spkiKey(der: Uint8Array, field: string): KeyObject {
+  try {
+    return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
+  } catch {
+    throw new PodKeyError('missing', `${field} does not hold a DER SubjectPublicKeyInfo`);
+  }
 }
 
 async function stubRequestKey(stub: string): Promise<KeyObject> {

@@ -1,11 +1,45 @@
 import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
+import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { KubeEventKind } from '../../src/api/kube-event.js';
 import { LeaseKind } from '../../src/api/lease.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
+import { NamespaceKind } from '../../src/api/namespace.js';
 import { PodKind } from '../../src/api/pod.js';
+import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import {
+  clusterTrustBundleStrategy,
+  podCertificateRequestStrategy,
+} from './fake-api-server-certificates.js';
+
+/** What a kind's strategy may know about a write besides the objects. */
+export interface WriteContext {
+  /** The API server's clock. */
+  now: Date;
+  /** Who is writing. */
+  user: string;
+  /**
+   * Whether the writer may do verb on the `signers` resource named signerName or
+   * `<domain>/*` (certauthorization.IsAuthorizedForSignerName); always true without RBAC
+   * and for the server's admin identity.
+   */
+  allowedOnSigner(verb: string, signerName: string): boolean;
+}
+
+/**
+ * A kind's registry strategy and admission plugins, for kinds whose writes the generic
+ * semantics do not cover: each returns the object to store (defaulted, with what the server
+ * keeps copied in) or throws an ApiStatusError (422 for field errors, 403 from an admission
+ * plugin). update and updateStatus get the stored object at the written resourceVersion.
+ */
+export interface KindStrategy {
+  create(object: KubeObject, context: WriteContext): Promise<KubeObject>;
+  update(object: KubeObject, stored: KubeObject, context: WriteContext): KubeObject;
+  /** The status subresource's strategy; without one, status writes are stored as sent. */
+  updateStatus?(object: KubeObject, stored: KubeObject, context: WriteContext): KubeObject;
+}
 
 /** A kind the fake API server serves, with the per-kind behaviour of the real server. */
 export interface ServedKind {
@@ -20,6 +54,8 @@ export interface ServedKind {
   fieldLabels: readonly string[];
   /** What the API server does to every written object of the kind before storing it. */
   normalize: (object: KubeObject) => KubeObject;
+  /** Defaulting, validation and admission beyond the generic semantics, for kinds that have them. */
+  strategy?: KindStrategy;
 }
 
 /**
@@ -74,6 +110,19 @@ export const certCsiKinds: readonly ServedKind[] = [
     fieldLabels: ['spec.nodeName', 'spec.serviceAccountName', 'status.phase'],
   }),
   builtinKind(LeaseKind),
+  builtinKind(NamespaceKind, { fieldLabels: ['status.phase'] }),
+  // PodCertificateRequests and ClusterTrustBundles refuse unconditional updates.
+  builtinKind(PodCertificateRequestKind, {
+    statusSubresource: true,
+    requireResourceVersionOnUpdate: true,
+    fieldLabels: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
+    strategy: podCertificateRequestStrategy,
+  }),
+  builtinKind(ClusterTrustBundleKind, {
+    requireResourceVersionOnUpdate: true,
+    fieldLabels: ['spec.signerName'],
+    strategy: clusterTrustBundleStrategy,
+  }),
   builtinKind(KubeEventKind, {
     fieldLabels: [
       'involvedObject.kind',

@@ -1,4 +1,5 @@
 import type { ResourceKind } from '../../src/api/meta.js';
+import { invalidObject } from '../../src/store/object-rules.js';
 
 /** The details of a metav1.Status; kind is the resource (plural) for most errors, as upstream. */
 export interface StatusDetails {
@@ -133,6 +134,61 @@ export function invalid(
   details.causes = [{ reason: 'FieldValueInvalid', message, field }];
   return new ApiStatusError(
     failure(422, `${groupKind} "${name}" is invalid: ${message}`, 'Invalid', details),
+  );
+}
+
+// field.ErrorType's String() and its CauseType, for the causes of a 422.
+const FIELD_ERROR_REASONS: Readonly<Record<string, string>> = {
+  'Required value': 'FieldValueRequired',
+  'Invalid value': 'FieldValueInvalid',
+  Forbidden: 'FieldValueForbidden',
+  'Too long': 'FieldValueTooLong',
+  'Unsupported value': 'FieldValueNotSupported',
+  'Duplicate value': 'FieldValueDuplicate',
+};
+
+/**
+ * 422 Invalid for field errors in their string form (`spec.x: Invalid value: "y": detail`), as
+ * apierrors.NewInvalid builds it: the message as invalidObject words it, and one cause per
+ * error with its field, its reason and the error without the field.
+ */
+export function invalidFields(
+  kind: ResourceKind,
+  name: string,
+  errors: readonly string[],
+): ApiStatusError {
+  const causes = [...new Set(errors)].map((error) => {
+    const match =
+      /^(.*?): (Required value|Invalid value|Forbidden|Too long|Unsupported value|Duplicate value)\b/.exec(
+        error,
+      );
+    const field = match?.[1] ?? '';
+    return {
+      reason: FIELD_ERROR_REASONS[match?.[2] ?? ''] ?? 'FieldValueInvalid',
+      message: field === '' ? error : error.slice(field.length + 2),
+      field,
+    };
+  });
+  const details: StatusDetails = { name, kind: kind.kind };
+  if (kind.group !== '') details.group = kind.group;
+  details.causes = causes;
+  return new ApiStatusError(
+    failure(422, invalidObject(kind, name, errors).message, 'Invalid', details),
+  );
+}
+
+/**
+ * 403 from an admission plugin (admission.NewForbidden): `<resource> "<name>" is forbidden:
+ * <why>`, e.g. the ClusterTrustBundleAttest plugin's refusal.
+ */
+export function admissionForbidden(kind: ResourceKind, name: string, why: string): ApiStatusError {
+  return new ApiStatusError(
+    failure(
+      403,
+      `${qualifiedResource(kind.group, kind.plural)} "${name}" is forbidden: ${why}`,
+      'Forbidden',
+      objectDetails(kind.group, kind.plural, name),
+    ),
   );
 }
 

@@ -3,12 +3,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { stringify as toYaml } from 'yaml';
+import {
+  SIGNERS_RESOURCE,
+  signerAuthorizationNames,
+} from '../../src/admission/signer-authorization.js';
 import { apiVersionOf, type KubeObject } from '../../src/api/meta.js';
 import { StoreError } from '../../src/store/errors.js';
 import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { conflict as storeConflict } from '../../src/store/object-rules.js';
 import { type FieldSelector, parseFieldSelector } from './fake-api-server-field-selector.js';
-import { certCsiKinds, type ServedKind } from './fake-api-server-kinds.js';
+import { certCsiKinds, type ServedKind, type WriteContext } from './fake-api-server-kinds.js';
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -53,6 +58,8 @@ export interface FakeApiServerOptions {
   rbac?: RbacAuthorizer;
   /** The kinds served; the ones cert-csi uses by default. */
   kinds?: readonly ServedKind[];
+  /** The server's clock in epoch milliseconds (PodCertificateRequest status checks); Date.now by default. */
+  now?: () => number;
 }
 
 /** One request as the server saw it. */
@@ -128,6 +135,13 @@ const NOT_FOUND_MESSAGE = 'the server could not find the requested resource';
 const COLLECTION_VERBS = new Set(['list', 'watch', 'create']);
 const OBJECT_VERBS = new Set(['get', 'watch', 'update', 'patch', 'delete']);
 const STATUS_VERBS = new Set(['get', 'update', 'patch']);
+// What the server keeps whatever a write says; a strategy sees them as stored.
+const SERVER_OWNED_METADATA = [
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'resourceVersion',
+] as const;
 
 /**
  * An HTTP server with the Kubernetes API semantics of the kinds cert-csi uses, backed by a
@@ -151,6 +165,7 @@ export class FakeApiServer {
   private readonly watches = new Set<WatchStream>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly requestWaiters = new Set<(entry: RequestLogEntry) => void>();
+  private readonly now: () => number;
   private faults: Fault[] = [];
   private latencyMs = 0;
   private statusConflicts = 0;
@@ -164,6 +179,7 @@ export class FakeApiServer {
   ) {
     this.store = store;
     this.rbac = options.rbac;
+    this.now = options.now ?? Date.now;
     const { port } = server.address() as AddressInfo;
     this.url = `http://127.0.0.1:${port}`;
     for (const served of options.kinds ?? certCsiKinds) {
@@ -401,7 +417,7 @@ export class FakeApiServer {
         return;
       }
       const route = this.route(apiPath, entry.verb);
-      await this.serve(route, entry, body, req, res);
+      await this.serve(route, entry, body, req, res, identity);
     } catch (err) {
       this.sendStatus(res, entry, statusOf(err));
     }
@@ -473,6 +489,7 @@ export class FakeApiServer {
     body: unknown,
     req: IncomingMessage,
     res: ServerResponse,
+    identity: Identity,
   ): Promise<void> {
     const { served, path } = route;
     const name = path.name ?? '';
@@ -490,11 +507,11 @@ export class FakeApiServer {
         case 'watch':
           return await this.watch(route, entry, res);
         case 'create':
-          return this.sendJson(res, entry, 201, await this.create(route, body));
+          return this.sendJson(res, entry, 201, await this.create(route, body, identity));
         case 'update':
-          return this.sendJson(res, entry, 200, await this.update(route, body));
+          return this.sendJson(res, entry, 200, await this.update(route, body, identity));
         case 'patch':
-          return this.sendJson(res, entry, 200, await this.patch(route, body, req));
+          return this.sendJson(res, entry, 200, await this.patch(route, body, req, identity));
         default: // delete: route lets no other verb through
           return this.sendJson(res, entry, 200, await this.remove(route, body));
       }
@@ -589,19 +606,23 @@ export class FakeApiServer {
     stream.start(current.items.filter((item) => Number(item.metadata.resourceVersion) <= since));
   }
 
-  private async create(route: Route, body: unknown): Promise<KubeObject> {
+  private async create(route: Route, body: unknown, identity: Identity): Promise<KubeObject> {
     const { served, path } = route;
     const object = checkObject(body);
     matchRequestNamespace(served, path, object);
     const normalized = served.normalize(object);
     try {
-      return await this.store.create(served.kind, normalized);
+      // The strategy validates before storage, as the API server does.
+      const admitted = served.strategy
+        ? await served.strategy.create(normalized, this.writeContext(identity))
+        : normalized;
+      return await this.store.create(served.kind, admitted);
     } catch (err) {
       throw fromStoreError(err, served, object.metadata.name ?? '');
     }
   }
 
-  private async update(route: Route, body: unknown): Promise<KubeObject> {
+  private async update(route: Route, body: unknown, identity: Identity): Promise<KubeObject> {
     const { served, path } = route;
     const name = path.name as string;
     const object = this.checkTarget(route, checkObject(body));
@@ -615,12 +636,75 @@ export class FakeApiServer {
     }
     if (path.subresource === 'status') {
       this.takeStatusConflict(route);
-      return this.store.updateStatus(served.kind, object);
+      return this.write(route, object, identity, 'status');
     }
-    return this.store.update(served.kind, served.normalize(object));
+    return this.write(route, served.normalize(object), identity, 'object');
   }
 
-  private async patch(route: Route, body: unknown, req: IncomingMessage): Promise<KubeObject> {
+  /**
+   * Stores an update or a status write. A kind with a strategy has it decide on the stored
+   * object at the written resourceVersion (a different one is a Conflict before any
+   * validation, as upstream), with the server-owned metadata filled in from storage.
+   */
+  private async write(
+    route: Route,
+    object: KubeObject,
+    identity: Identity,
+    target: 'object' | 'status',
+  ): Promise<KubeObject> {
+    const { served, path } = route;
+    const strategy = served.strategy;
+    let admitted = object;
+    if (strategy) {
+      const name = path.name as string;
+      const stored = await this.store.get(served.kind, name, path.namespace);
+      const given = object.metadata.resourceVersion;
+      if (given && given !== stored.metadata.resourceVersion) {
+        throw storeConflict(
+          served.kind,
+          path.namespace,
+          name,
+          given,
+          stored.metadata.resourceVersion,
+        );
+      }
+      const metadata = { ...object.metadata };
+      for (const field of SERVER_OWNED_METADATA) {
+        if (stored.metadata[field] !== undefined)
+          Object.assign(metadata, { [field]: stored.metadata[field] });
+      }
+      const filled = { ...object, metadata };
+      const context = this.writeContext(identity);
+      if (target === 'object') admitted = strategy.update(filled, stored, context);
+      else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
+    }
+    return target === 'status'
+      ? this.store.updateStatus(served.kind, admitted)
+      : this.store.update(served.kind, admitted);
+  }
+
+  /** The clock and the writer's signer permissions, for a kind's strategy. */
+  private writeContext(identity: Identity): WriteContext {
+    return {
+      now: new Date(this.now()),
+      user: identity.username,
+      allowedOnSigner: (verb, signerName) => {
+        const rbac = this.rbac;
+        if (!rbac || identity.admin) return true;
+        // The exact name first, then the domain's wildcard, as kube-apiserver asks.
+        return signerAuthorizationNames(signerName).some(
+          (name) => rbac.authorize({ user: identity, verb, ...SIGNERS_RESOURCE, name }).allowed,
+        );
+      },
+    };
+  }
+
+  private async patch(
+    route: Route,
+    body: unknown,
+    req: IncomingMessage,
+    identity: Identity,
+  ): Promise<KubeObject> {
     const { served, path } = route;
     const contentType = String(req.headers['content-type']).replace(/;.*$/, '').trim();
     if (contentType !== MERGE_PATCH && contentType !== JSON_PATCH) {
@@ -657,9 +741,9 @@ export class FakeApiServer {
       }
       try {
         if (path.subresource === 'status') {
-          return await this.store.updateStatus(served.kind, object);
+          return await this.write(route, object, identity, 'status');
         }
-        return await this.store.update(served.kind, served.normalize(object));
+        return await this.write(route, served.normalize(object), identity, 'object');
       } catch (err) {
         // Like the API server, retry a patch that did not ask for a resourceVersion when a
         // concurrent write got in between the read and the write.

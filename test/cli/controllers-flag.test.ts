@@ -25,7 +25,10 @@ const CERTIFICATE_CONTROLLERS = [
   'certificates-revision-manager',
 ];
 
-const POD_CERTIFICATE_CONTROLLERS = ['podcertificaterequests-issuer', 'clustertrustbundles-publisher'];
+const POD_CERTIFICATE_CONTROLLERS = [
+  'podcertificaterequests-issuer',
+  'clustertrustbundles-publisher',
+];
 
 t.test('both commands document --controllers and every controller name', async (t) => {
   t.same(KNOWN_CONTROLLERS, [

@@ -202,7 +202,9 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
       name: 'a bad proof of possession',
       build: async () => {
         const { request } = await kubeletRequest(shop, CLUSTER_SIGNER, 'ECDSAP384', '1.35');
-        request.spec.podUID = `${request.spec.podUID.slice(0, -1)}0`;
+        // Signed for the pod's UID, presented with another one.
+        const last = request.spec.podUID.endsWith('0') ? '1' : '0';
+        request.spec.podUID = `${request.spec.podUID.slice(0, -1)}${last}`;
         return request;
       },
       type: 'Failed',

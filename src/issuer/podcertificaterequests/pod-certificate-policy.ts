@@ -20,6 +20,8 @@ export const REASON_POLICY_DENIED = 'PolicyDenied';
 export const REASON_UNSUPPORTED_ISSUER = 'UnsupportedIssuer';
 /** Failed: the request does not describe a live pod, or its key is not proven. */
 export const REASON_INVALID_REQUEST = 'InvalidRequest';
+/** Failed: the API server refused the issued status for a reason a retry cannot cure. */
+export const REASON_CERTIFICATE_REJECTED = 'CertificateRejected';
 /** Failed: no certificate within the API server's bounds can be made (the CA expires too soon). */
 export const REASON_CA_EXPIRES = 'CAExpiresTooSoon';
 

@@ -22,8 +22,8 @@ import {
   keyOf,
   watchInformer,
 } from '../../controller/controller-definition.js';
+import { RecentWrites } from '../../controller/recent-writes.js';
 import { SelectorInformers } from '../../controller/selector-informers.js';
-import { writeStatusIfChanged } from '../../controller/status-writer.js';
 import { certificateTimes } from '../../pki/chain.js';
 import { PodKeyError, verifiedPodCertificateKey } from '../../pki/pod-certificate-key.js';
 import { isStoreError } from '../../store/errors.js';
@@ -35,6 +35,7 @@ import {
   issuerVerdict,
   podMismatch,
   REASON_CA_EXPIRES,
+  REASON_CERTIFICATE_REJECTED,
   REASON_INVALID_REQUEST,
 } from './pod-certificate-policy.js';
 import { podSigningRequest, spiffeIdOf } from './pod-certificate-profile.js';
@@ -67,6 +68,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
     );
     const secrets = informers.informer<Secret>(SecretKind);
     const namespaces = informers.informer<Namespace>(NamespaceKind);
+    const written = new RecentWrites<PodCertificateRequest>();
     const requests = new SelectorInformers<PodCertificateRequest>(
       store,
       PodCertificateRequestKind,
@@ -123,24 +125,43 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
       { deletes: true },
     );
 
+    // One status write answers a request; what it returned stands in for the cache until
+    // the cache has it, so a second sync never answers (or signs) it again.
     const write = async (request: PodCertificateRequest, status: PodCertificateRequestStatus) => {
       try {
-        return await writeStatusIfChanged(store, PodCertificateRequestKind, request, status);
+        const answered = await store.updateStatus(PodCertificateRequestKind, {
+          ...request,
+          status,
+        });
+        written.remember(keyOf(request), answered);
+        return true;
       } catch (err) {
-        // A notBefore refused as outside the API server's window means the clocks disagree:
-        // retrying signs again with fresh times. Any other refusal will not heal by itself.
-        if (!isStoreError(err, 'Invalid') || err.message.includes('status.notBefore')) throw err;
-        return writeStatusIfChanged(
-          store,
-          PodCertificateRequestKind,
-          request,
-          refusedPodStatus(
-            PCR_CONDITION_FAILED,
-            'CertificateRejected',
-            `the API server refused the issued certificate: ${shortened(err.message)}`,
-            now(),
-          ),
-        );
+        if (!isStoreError(err, 'NotFound')) throw err;
+        written.forget(keyOf(request));
+        return false;
+      }
+    };
+    // The API server checks an issued status against the request (§1.6). A notBefore refused
+    // as outside its window means the clocks disagree: a retry signs again with fresh times. A
+    // refused permission is the installation's to fix. Any other refusal will not heal by
+    // itself, and a pending request would leave the pod waiting without a word: Failed.
+    const writeIssued = async (
+      request: PodCertificateRequest,
+      status: PodCertificateRequestStatus,
+    ): Promise<'issued' | 'rejected' | 'gone'> => {
+      try {
+        return (await write(request, status)) ? 'issued' : 'gone';
+      } catch (err) {
+        if (
+          !isStoreError(err, 'Invalid') ||
+          err.message.includes('status.notBefore') ||
+          err.message.includes('not permitted')
+        ) {
+          throw err;
+        }
+        const message = `the API server refused the issued certificate: ${shortened(err.message)}`;
+        await refuse(request, PCR_CONDITION_FAILED, REASON_CERTIFICATE_REJECTED, message);
+        return 'rejected';
       }
     };
     const refuse = async (
@@ -165,7 +186,10 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
       async sync(key) {
         const space = key.indexOf(' ');
         const signerName = key.slice(0, space);
-        const request = requests.get(signerName)?.getByKey(key.slice(space + 1));
+        const objectKey = key.slice(space + 1);
+        const cached = requests.get(signerName)?.getByKey(objectKey);
+        if (!cached) written.forget(objectKey);
+        const request = cached && written.latest(objectKey, cached);
         if (
           !request ||
           request.spec.signerName !== signerName ||
@@ -289,7 +313,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
           `issued ${spiffeId}`,
           now(),
         );
-        if (await write(request, status)) {
+        if ((await writeIssued(request, status)) === 'issued') {
           logger.info(
             { request: keyOf(request), signer: signerName, spiffeId },
             'pod certificate issued',

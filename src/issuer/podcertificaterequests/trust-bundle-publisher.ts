@@ -7,6 +7,7 @@ import { type Issuer, issuerTypeOf } from '../../api/issuer.js';
 import { isNamespacedIssuer, signerNameOfIssuer } from '../../api/issuer-signer-name.js';
 import { type Secret, SecretKind } from '../../api/secret.js';
 import { defineController, watchInformer } from '../../controller/controller-definition.js';
+import { RecentWrites } from '../../controller/recent-writes.js';
 import { isStoreError } from '../../store/errors.js';
 import { readCAKeyPair } from '../ca-issuer.js';
 import { resourceNamespaceOf } from '../issuer-lookup.js';
@@ -51,6 +52,7 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
     );
     const secrets = informers.informer<Secret>(SecretKind);
     const bundles = informers.informer<ClusterTrustBundle>(ClusterTrustBundleKind);
+    const written = new RecentWrites<ClusterTrustBundle>();
     const signerOf = (issuer: Issuer) => [signerNameOfIssuer(issuer)];
     const ownBundle = (bundle: ClusterTrustBundle) =>
       bundle.metadata.labels?.[TRUST_BUNDLE_LABEL] === 'true' && bundle.spec.signerName
@@ -63,10 +65,15 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
         watchInformer(clusterIssuers, signerOf, { deletes: true }),
         watchInformer(secrets, signersOfSecret, { deletes: true }),
         watchInformer(bundles, ownBundle, { deletes: true }),
+        {
+          // A bundle deleted by someone must not live on as this controller's last write.
+          subscribe: () =>
+            bundles.on('delete', (bundle) => written.deleted(bundle.metadata.name, bundle)),
+        },
       ],
       async sync(signerName) {
         const name = trustBundleNameOf(signerName);
-        const existing = bundles.get(name);
+        const existing = written.latest(name, bundles.get(name));
         const issuer = issuerOf(signerName);
         if (!issuer || !servesPods(issuer)) {
           if (existing?.metadata.labels?.[TRUST_BUNDLE_LABEL] !== 'true') return undefined;
@@ -75,6 +82,7 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
           } catch (err) {
             if (!isStoreError(err, 'NotFound')) throw err;
           }
+          written.forget(name);
           logger.info(
             { signer: signerName, bundle: name },
             'trust bundle deleted: the issuer no longer serves pods',
@@ -95,12 +103,13 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
         const trustBundle = trustBundleContent([anchor], existing?.spec.trustBundle, now());
         const labels = { ...existing?.metadata.labels, [TRUST_BUNDLE_LABEL]: 'true' };
         if (!existing) {
-          await store.create<ClusterTrustBundle>(ClusterTrustBundleKind, {
+          const created = await store.create<ClusterTrustBundle>(ClusterTrustBundleKind, {
             apiVersion: 'certificates.k8s.io/v1beta1',
             kind: ClusterTrustBundleKind.kind,
             metadata: { name, labels },
             spec: { signerName, trustBundle },
           });
+          written.remember(name, created);
           logger.info({ signer: signerName, bundle: name }, 'trust bundle published');
           return undefined;
         }
@@ -111,11 +120,19 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
         ) {
           return undefined;
         }
-        await store.update<ClusterTrustBundle>(ClusterTrustBundleKind, {
-          ...existing,
-          metadata: { ...existing.metadata, labels },
-          spec: { signerName, trustBundle },
-        });
+        let updated: ClusterTrustBundle;
+        try {
+          updated = await store.update<ClusterTrustBundle>(ClusterTrustBundleKind, {
+            ...existing,
+            metadata: { ...existing.metadata, labels },
+            spec: { signerName, trustBundle },
+          });
+        } catch (err) {
+          // Deleted by someone before the cache showed it: published again on the retry.
+          if (isStoreError(err, 'NotFound')) written.forget(name);
+          throw err;
+        }
+        written.remember(name, updated);
         logger.info({ signer: signerName, bundle: name }, 'trust bundle updated');
         return undefined;
       },

@@ -5,11 +5,22 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
+import {
+  type ClusterTrustBundle,
+  ClusterTrustBundleKind,
+} from '../../src/api/cluster-trust-bundle.js';
 import { isConditionTrue, setCondition } from '../../src/api/conditions.js';
-import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
-import { SecretKind } from '../../src/api/secret.js';
+import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
+import { NamespaceKind } from '../../src/api/namespace.js';
+import {
+  type PodCertificateRequest,
+  PodCertificateRequestKind,
+  terminalConditionOf,
+} from '../../src/api/pod-certificate-request.js';
+import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
+import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { certificateObject, updateCertificate } from '../support/certificate-stack.js';
 import {
@@ -29,16 +40,36 @@ import {
   WaitingLog,
 } from '../support/held-deadlines.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import {
+  createPod,
+  kubeletRequest,
+  namespaceObject,
+  podIdentity,
+} from '../support/pod-certificates.js';
 import { inlineVolumeCall } from '../support/publish-call.js';
-import { waitForObject } from '../support/wait-for-object.js';
+import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
+const CLUSTER_SIGNER = 'clusterissuers.cert-manager.io/cluster-ca';
+const CLUSTER_BUNDLE = 'clusterissuers.cert-manager.io:cluster-ca:primary';
 
 const OUR_ROLES = [
   'ClusterRole/cert-csi-node',
   'ClusterRole/cert-csi-controller',
   'Role/cert-csi/cert-csi-controller:leader-election',
 ];
+
+/**
+ * A request refused for want of a permission: 403, or 422 for a PodCertificateRequest status
+ * write without `sign` (the API server checks it in the status strategy, whose errors are
+ * Invalid; nothing else in the scenario makes that write invalid).
+ */
+function refusedForPermission(r: RequestLogEntry): boolean {
+  return (
+    r.status === 403 ||
+    (r.status === 422 && r.resource === 'podcertificaterequests' && r.subresource === 'status')
+  );
+}
 
 /** Long enough that only a broken scenario reaches it, even on a loaded machine. */
 const STEP_TIMEOUT_MS = 60_000;
@@ -91,14 +122,19 @@ async function everything(
   t: Pick<Test, 'teardown'>,
   cluster: Cluster,
   until?: (refused: RequestLogEntry) => boolean,
-): Promise<{ forbidden: RequestLogEntry[]; issued: boolean; certificates: boolean }> {
+): Promise<{
+  forbidden: RequestLogEntry[];
+  issued: boolean;
+  certificates: boolean;
+  podCertificates: boolean;
+}> {
   const { server } = cluster;
   // Ends the waits on the server's log that are still open when the scenario ends.
   const waits = new AbortController();
   t.teardown(() => waits.abort());
   let refused = false;
   const refusedAsExpected = until
-    ? answered(cluster, (r) => r.status === 403 && until(r), waits.signal).then(() => {
+    ? answered(cluster, (r) => refusedForPermission(r) && until(r), waits.signal).then(() => {
         refused = true;
         // Nothing more to see: the waits on the server's log and the plugin's end now.
         waits.abort();
@@ -123,10 +159,11 @@ async function everything(
     IssuerKind,
     issuer('ca', POD_NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
   );
-  await server.store.create(
-    ClusterIssuerKind,
-    issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } }),
-  );
+  const clusterIssuer = issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } });
+  clusterIssuer.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
+  await server.store.create(ClusterIssuerKind, clusterIssuer);
+  await server.store.create(NamespaceKind, namespaceObject(POD_NAMESPACE));
+  const pod = await createPod(server.store, podIdentity(POD_NAMESPACE, 'pod-cert-app'));
   await server.store.create(
     CertificateKind,
     certificateObject(POD_NAMESPACE, 'web', {
@@ -212,6 +249,60 @@ async function everything(
     },
     () => undefined,
   );
+  // Pod certificates, beside the rest: a kubelet request answered (pods get, sign), the
+  // ClusterIssuer's trust bundle published, updated by a CA rotation (attest) and withdrawn
+  // when the ClusterIssuer opts out.
+  let podCertificates = false;
+  const bundleOf = (predicate: (bundle: ClusterTrustBundle) => boolean) =>
+    waitForObject<ClusterTrustBundle>(
+      server.store,
+      ClusterTrustBundleKind,
+      CLUSTER_BUNDLE,
+      undefined,
+      predicate,
+      STEP_TIMEOUT_MS,
+      waits.signal,
+    );
+  const podCertificating = step(async () => {
+    const { request } = await kubeletRequest(pod, CLUSTER_SIGNER, 'ECDSAP256', '1.36');
+    const created = await server.store.create(PodCertificateRequestKind, request);
+    await waitForObject<PodCertificateRequest>(
+      server.store,
+      PodCertificateRequestKind,
+      created.metadata.name,
+      POD_NAMESPACE,
+      (r) => terminalConditionOf(r)?.type === 'Issued',
+      STEP_TIMEOUT_MS,
+      waits.signal,
+    );
+    const first = await bundleOf(() => true);
+    const next = await makeCA();
+    const stored = await server.store.get<Secret>(SecretKind, 'cluster-ca', 'cert-csi');
+    await server.store.update(SecretKind, {
+      ...stored,
+      data: tlsSecret('cert-csi', 'cluster-ca', {
+        'tls.crt': next.certificatePem,
+        'tls.key': next.keyPem,
+      }).data,
+    });
+    await bundleOf((bundle) => bundle.spec.trustBundle !== first.spec.trustBundle);
+    const current = await server.store.get<Issuer>(ClusterIssuerKind, 'cluster-ca');
+    await server.store.update(ClusterIssuerKind, {
+      ...current,
+      metadata: { ...current.metadata, annotations: {} },
+    });
+    await waitForNoObjects(
+      server.store,
+      ClusterTrustBundleKind,
+      { labelSelector: 'cert-csi.io/trust-bundle=true' },
+      STEP_TIMEOUT_MS,
+    );
+  }).then(
+    (done) => {
+      podCertificates = done !== 'refused';
+    },
+    () => undefined,
+  );
   // A plugin that cannot list its requests never starts: the refusal ends the wait (the
   // start is not an overtaken step: it ends with the abort below).
   const plugin = await Promise.race([starting, refusedAsExpected]);
@@ -260,6 +351,7 @@ async function everything(
     client.close();
   }
   await reissuing;
+  await podCertificating;
   // At least one lease renewal after the start (the leader renews every retry period).
   await step(() =>
     answered(
@@ -274,14 +366,19 @@ async function everything(
   await starting.then((p) => p.stop()).catch(() => undefined);
   await controller.stop();
   await rm(dir, { recursive: true, force: true });
-  return { forbidden: server.requests.filter((r) => r.status === 403), issued, certificates };
+  return {
+    forbidden: server.requests.filter(refusedForPermission),
+    issued,
+    certificates,
+    podCertificates,
+  };
 }
 
 t.test(
   'with exactly the RBAC rules of deploy/daemonset both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
-    const { forbidden, issued, certificates } = await everything(t, cluster);
+    const { forbidden, issued, certificates, podCertificates } = await everything(t, cluster);
     t.same(
       forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
       [],
@@ -289,6 +386,10 @@ t.test(
     );
     t.ok(issued, 'the volume was issued and renewed');
     t.ok(certificates, 'the Certificate was issued and re-issued');
+    t.ok(
+      podCertificates,
+      'a pod certificate was issued, its trust bundle published, rotated and withdrawn',
+    );
     const events = await cluster.server.store.list(
       { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: POD_NAMESPACE },
@@ -331,11 +432,20 @@ t.test(
           const cluster = await startCluster(t);
           cluster.server.rbac = rbac;
           const resources = rule.rule.resources;
+          // `sign` and `attest` on signers are checked by the API server on the writes they
+          // guard: a request's status and a signer-linked trust bundle.
+          const guarded = (r: RequestLogEntry) =>
+            ((verb === undefined || verb === 'sign') &&
+              r.resource === 'podcertificaterequests' &&
+              r.subresource === 'status') ||
+            ((verb === undefined || verb === 'attest') && r.resource === 'clustertrustbundles');
           const matches = (r: RequestLogEntry) =>
-            resources.includes(
-              r.subresource ? `${r.resource}/${r.subresource}` : String(r.resource),
-            ) &&
-            (verb === undefined || r.verb === verb);
+            resources.includes('signers')
+              ? guarded(r)
+              : resources.includes(
+                  r.subresource ? `${r.resource}/${r.subresource}` : String(r.resource),
+                ) &&
+                (verb === undefined || r.verb === verb);
           const { forbidden } = await everything(t, cluster, matches);
           const refused = forbidden.filter(matches);
           t.ok(

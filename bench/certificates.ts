@@ -8,7 +8,7 @@
  *   npm run bench:certificates [-- --certificates 200 --rsa-certificates 50 --workers 4]
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
@@ -48,6 +48,8 @@ import {
   RSA_2048,
   signThroughStore,
   startSigningStack,
+  type Usage,
+  usageMeter,
 } from './signing-stack.js';
 
 const { values } = parseArgs({
@@ -65,25 +67,6 @@ const warmup = Number(values.warmup);
 // The CA behind the ClusterIssuer, the same for every run: only the Certificates' keys change.
 const CA_SPEC = ECDSA_P256;
 const NAMESPACE = 'bench';
-
-/** CPU (every thread of the process) and the main thread's busy share over a span of time. */
-interface Usage {
-  cpuMs: number;
-  /** Event-loop utilization: the share of the span the main thread was busy. */
-  elu: number;
-}
-
-function usageMeter(): () => Usage {
-  const cpu = process.cpuUsage();
-  const elu: EventLoopUtilization = performance.eventLoopUtilization();
-  return () => {
-    const { user, system } = process.cpuUsage(cpu);
-    return {
-      cpuMs: (user + system) / 1000,
-      elu: performance.eventLoopUtilization(elu).utilization,
-    };
-  };
-}
 
 function increment(counts: Map<string, number>, key: string): void {
   counts.set(key, (counts.get(key) ?? 0) + 1);

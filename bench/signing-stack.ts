@@ -1,7 +1,8 @@
 /**
- * What the signing benchmarks share: CSRs, a worker pool, a controller stack with a CA
- * ClusterIssuer on a store, and the CertificateRequest signing rate through it.
+ * What the signing benchmarks share: CSRs, a worker pool, a CPU meter, a controller stack with
+ * a CA ClusterIssuer on a store, and the CertificateRequest signing rate through it.
  */
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import {
   type CertificateRequest,
   CertificateRequestKind,
@@ -26,6 +27,26 @@ export const BENCH_ISSUER = 'bench-ca';
 
 export const ECDSA_P256: KeySpec = { algorithm: 'ECDSA', size: 256 };
 export const RSA_2048: KeySpec = { algorithm: 'RSA', size: 2048 };
+
+/** CPU (every thread of the process) and the main thread's busy share over a span of time. */
+export interface Usage {
+  cpuMs: number;
+  /** Event-loop utilization: the share of the span the main thread was busy. */
+  elu: number;
+}
+
+/** Starts measuring; the function returned gives the usage since. */
+export function usageMeter(): () => Usage {
+  const cpu = process.cpuUsage();
+  const elu: EventLoopUtilization = performance.eventLoopUtilization();
+  return () => {
+    const { user, system } = process.cpuUsage(cpu);
+    return {
+      cpuMs: (user + system) / 1000,
+      elu: performance.eventLoopUtilization(elu).utilization,
+    };
+  };
+}
 
 /** Runs fn over items, width at a time. */
 export async function pool<T>(
@@ -74,8 +95,8 @@ export async function signingFloor(
 }
 
 /**
- * Starts controllers on store with a fresh CA of caSpec behind the ClusterIssuer `bench-ca`,
- * and resolves once the issuer has verified the key pair.
+ * Starts controllers on store with a fresh CA of caSpec behind the ClusterIssuer `bench-ca`
+ * (with issuerAnnotations, if given), and resolves once the issuer has verified the key pair.
  */
 export async function startSigningStack<Config>(options: {
   store: ResourceStore;
@@ -83,6 +104,7 @@ export async function startSigningStack<Config>(options: {
   config: Config;
   caSpec: KeySpec;
   events?: EventRecorder;
+  issuerAnnotations?: Record<string, string>;
 }): Promise<RunningControllers> {
   const { store } = options;
   const stack = await startControllers({
@@ -99,10 +121,9 @@ export async function startSigningStack<Config>(options: {
       'tls.key': ca.keyPem,
     }),
   );
-  await store.create(
-    ClusterIssuerKind,
-    issuer(BENCH_ISSUER, undefined, { ca: { secretName: BENCH_ISSUER } }),
-  );
+  const clusterIssuer = issuer(BENCH_ISSUER, undefined, { ca: { secretName: BENCH_ISSUER } });
+  if (options.issuerAnnotations) clusterIssuer.metadata.annotations = options.issuerAnnotations;
+  await store.create(ClusterIssuerKind, clusterIssuer);
   await new Promise<void>((resolve) => {
     const watch = store.watch(
       ClusterIssuerKind,

@@ -24,6 +24,11 @@ const KEY_SPECS: Record<PodCertificateKeyType, KeySpec> = {
 
 const keys = new Map<PodCertificateKeyType, Promise<KeyObject>>();
 
+/** A fresh private key of a kubelet key type, as kubelet makes for every request. */
+export function newKubeletKey(type: PodCertificateKeyType): Promise<KeyObject> {
+  return generatePrivateKey(KEY_SPECS[type]);
+}
+
 /**
  * A private key of a kubelet key type. kubelet makes a new one per request; tests share one
  * per type (RSA 4096 takes seconds to generate), which changes nothing the signer sees.
@@ -31,7 +36,7 @@ const keys = new Map<PodCertificateKeyType, Promise<KeyObject>>();
 export function kubeletKey(type: PodCertificateKeyType): Promise<KeyObject> {
   let key = keys.get(type);
   if (!key) {
-    key = generatePrivateKey(KEY_SPECS[type]);
+    key = newKubeletKey(type);
     keys.set(type, key);
   }
   return key;
@@ -88,16 +93,21 @@ export function namespaceObject(name: string, labels: Record<string, string> = {
 /**
  * A PodCertificateRequest exactly as kubelet creates it (reference pod-certificates.md §3.3,
  * §6.3): generateName `req-`, an owner reference to the pod, the seven identity fields,
- * maxExpirationSeconds, and the key in the given form.
+ * maxExpirationSeconds, and the key in the given form: options.key (of keyType), or the key
+ * kubeletKey shares among requests.
  */
 export async function kubeletRequest(
   identity: PodIdentity,
   signerName: string,
   keyType: PodCertificateKeyType,
   form: KeyMaterialForm,
-  options: { maxExpirationSeconds?: number; userAnnotations?: Record<string, string> } = {},
+  options: {
+    maxExpirationSeconds?: number;
+    userAnnotations?: Record<string, string>;
+    key?: KeyObject;
+  } = {},
 ): Promise<{ request: PodCertificateRequest; key: KeyObject }> {
-  const key = await kubeletKey(keyType);
+  const key = options.key ?? (await kubeletKey(keyType));
   const material =
     form === '1.36'
       ? { stubPKCS10Request: (await createStubPkcs10Request(key)).toString('base64') }

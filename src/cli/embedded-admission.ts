@@ -1,23 +1,66 @@
+import {
+  validateClusterTrustBundle,
+  validateClusterTrustBundleUpdate,
+} from '../admission/cluster-trust-bundle-rules.js';
+import {
+  validatePodCertificateRequestStatusUpdate,
+  validatePodCertificateRequestUpdate,
+  withPodCertificateRequestDefaults,
+} from '../admission/pod-certificate-request-rules.js';
 import { type Certificate, CertificateKind, type CertificateSpec } from '../api/certificate.js';
+import { type ClusterTrustBundle, ClusterTrustBundleKind } from '../api/cluster-trust-bundle.js';
 import type { KubeObject } from '../api/meta.js';
+import {
+  type PodCertificateRequest,
+  PodCertificateRequestKind,
+} from '../api/pod-certificate-request.js';
 import { validateCertificateSpec } from '../certificates/certificate-validation.js';
 import type { AdmissionHook } from '../store/admission.js';
 import { resourceNameOf } from '../store/object-rules.js';
 
-type Validator = (object: KubeObject) => readonly string[];
+type Validator = (
+  object: KubeObject,
+  old: KubeObject | undefined,
+  write: Parameters<AdmissionHook>[3],
+) => readonly string[];
 
-// What a cluster's webhooks refuse on create and update, per resource (`plural.group`): in
-// embedded mode there is no webhook, so the store runs these itself.
+const certificateRules: Validator = (object, _old, write) =>
+  write === 'status'
+    ? []
+    : validateCertificateSpec((object as Certificate).spec ?? ({} as CertificateSpec));
+
+// The API server's own PodCertificateRequest strategy: spec immutable, status checked against
+// the request (reference pod-certificates.md §1.6). The create check (proof of possession)
+// needs asynchronous crypto, which the store's one-step writes cannot wait for: signers verify
+// it themselves.
+const podCertificateRequestRules: Validator = (object, old, write) => {
+  if (!old || write === 'create') return [];
+  const next = withPodCertificateRequestDefaults(object as PodCertificateRequest);
+  const stored = withPodCertificateRequestDefaults(old as PodCertificateRequest);
+  return write === 'status'
+    ? validatePodCertificateRequestStatusUpdate(next, stored, new Date())
+    : validatePodCertificateRequestUpdate(next, stored);
+};
+
+const clusterTrustBundleRules: Validator = (object, old) => {
+  const bundle = object as ClusterTrustBundle;
+  return old
+    ? validateClusterTrustBundleUpdate(bundle, old as ClusterTrustBundle)
+    : validateClusterTrustBundle(bundle);
+};
+
+// What a cluster refuses on a write, per resource (`plural.group`): in embedded mode there is
+// no webhook and no API server, so the store runs these itself.
 const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
-  [
-    resourceNameOf(CertificateKind),
-    (object) => validateCertificateSpec((object as Certificate).spec ?? ({} as CertificateSpec)),
-  ],
+  [resourceNameOf(CertificateKind), certificateRules],
+  [resourceNameOf(PodCertificateRequestKind), podCertificateRequestRules],
+  [resourceNameOf(ClusterTrustBundleKind), clusterTrustBundleRules],
 ]);
 
 /**
  * The embedded store's admission: cert-manager's webhook validation for Certificates
- * (validateCertificateSpec); every other kind is admitted as written.
+ * (validateCertificateSpec), Kubernetes' rules for PodCertificateRequest updates and status
+ * writes and for ClusterTrustBundles; every other kind is admitted as written.
  */
-export const embeddedAdmission: AdmissionHook = (kind, object) =>
-  validators.get(resourceNameOf(kind))?.(object) ?? [];
+export const embeddedAdmission: AdmissionHook = (kind, object, old, write) =>
+  validators.get(resourceNameOf(kind))?.(object, old, write) ?? [];

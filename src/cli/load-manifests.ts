@@ -113,7 +113,7 @@ function checkManifest(where: string, value: unknown, admit: AdmissionHook): Man
   // As a create: the store checks an update of an existing object again, against it.
   let errors: readonly string[];
   try {
-    errors = admit(kind, structuredClone(loaded), undefined);
+    errors = admit(kind, structuredClone(loaded), undefined, 'create');
   } catch (err) {
     // No CRD schema checks field types here: a list written as a string can trip a validator.
     throw new ManifestError(

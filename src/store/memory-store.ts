@@ -45,9 +45,9 @@ export interface MemoryStoreOptions {
   /** The random part of generated names; tests replace it to force collisions. */
   randomSuffix?: () => string;
   /**
-   * Validating admission of every create and update (not of status writes), as a cluster's
-   * webhooks: field errors refuse the write with `Invalid` and nothing is stored. Objects
-   * loaded from persistence are not admitted again.
+   * Validating admission of every create, update and status write, as a cluster's webhooks
+   * and per-kind rules: field errors refuse the write with `Invalid` and nothing is stored.
+   * Objects loaded from persistence are not admitted again.
    */
   admit?: AdmissionHook;
 }
@@ -183,7 +183,7 @@ export class MemoryStore implements ResourceStore {
         object.metadata.generation = 1;
         // Validation comes before storage, as on the API server: an invalid object is
         // Invalid even when its name is taken.
-        this.admitWrite(kind, object, undefined);
+        this.admitWrite(kind, object, undefined, 'create');
         if (current) throw alreadyExists(kind, scope, name);
         return { type: 'ADDED', object, previous: undefined };
       };
@@ -222,7 +222,7 @@ export class MemoryStore implements ResourceStore {
       copyField(current.metadata, next.metadata, 'resourceVersion');
       for (const field of SYSTEM_METADATA) copyField(current.metadata, next.metadata, field);
       copyField(current, next, 'status');
-      this.admitWrite(kind, next, current);
+      this.admitWrite(kind, next, current, 'update');
       if (jsonEqual(next, current)) return { type: 'UNCHANGED', object: current };
       // Metadata and status edits do not change what the object asks for; anything else does.
       if (!jsonEqual(specOf(next), specOf(current))) {
@@ -243,6 +243,7 @@ export class MemoryStore implements ResourceStore {
       const next = { ...current, metadata: { ...current.metadata } } as KubeObject & Fields;
       copyField(input, next, 'status');
       if (jsonEqual(next, current)) return { type: 'UNCHANGED', object: current };
+      this.admitWrite(kind, next, current, 'status');
       return { type: 'MODIFIED', object: next, previous: current };
     })) as T;
   }
@@ -412,7 +413,12 @@ export class MemoryStore implements ResourceStore {
   }
 
   /** Runs the admission hook on copies; its field errors refuse the write as Invalid. */
-  private admitWrite(kind: ResourceKind, object: KubeObject, old: KubeObject | undefined): void {
+  private admitWrite(
+    kind: ResourceKind,
+    object: KubeObject,
+    old: KubeObject | undefined,
+    write: 'create' | 'update' | 'status',
+  ): void {
     if (!this.admit) return;
     let errors: readonly string[];
     try {
@@ -420,6 +426,7 @@ export class MemoryStore implements ResourceStore {
         kind,
         structuredClone(object),
         old === undefined ? undefined : structuredClone(old),
+        write,
       );
     } catch (err) {
       if (err instanceof StoreError) throw err;

@@ -8,6 +8,7 @@ import {
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
+import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
@@ -46,7 +47,9 @@ async function podStack(
   options: { selector?: string | undefined; ca?: TestCA | null; maxDurationMs?: number } = {},
 ) {
   const logger = recordingLogger();
+  // Embedded mode's admission: every status the signer writes passes the API server's rules.
   const stack = await startHarness(t, {
+    admit: embeddedAdmission,
     logger,
     ...(options.maxDurationMs ? { podCertificateMaxDurationMs: options.maxDurationMs } : {}),
   });
@@ -100,6 +103,7 @@ t.test(
   'a namespaced Issuer serves its own namespace, with the signer limit and trust domain',
   async (t) => {
     const stack = await startHarness(t, {
+      admit: embeddedAdmission,
       trustDomain: 'prod.example',
       podCertificateMaxDurationMs: 2 * 3600_000,
     });

@@ -13,6 +13,7 @@ import { startControllers } from '../../src/controller/controller-manager.js';
 import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import { issuerControllers } from '../../src/issuer/controllers.js';
 import { type IssuerStackConfig, issuerStackConfig } from '../../src/issuer/stack-config.js';
+import type { AdmissionHook } from '../../src/store/admission.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { waitForObject } from './wait-for-object.js';
@@ -48,11 +49,13 @@ export async function startHarness(
     /** The controllers to run, by name; every issuer controller when absent. */
     enabled?: ReadonlySet<string>;
     logger?: Logger;
+    /** The store's admission (embedded mode's, to have every write checked). */
+    admit?: AdmissionHook;
   } = {},
 ): Promise<StackHarness> {
-  const store = new MemoryStore();
+  const { wrap, enabled, logger, admit, ...config } = options;
+  const store = new MemoryStore(admit ? { admit } : {});
   const events = new MemoryEventRecorder();
-  const { wrap, enabled, logger, ...config } = options;
   const stack = await startControllers({
     store: wrap ? wrap(store) : store,
     controllers: issuerControllers,

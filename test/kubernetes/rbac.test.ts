@@ -294,8 +294,9 @@ async function everything(
     await waitForNoObjects(
       server.store,
       ClusterTrustBundleKind,
-      { labelSelector: 'cert-csi.io/trust-bundle=true' },
+      { fieldSelector: `metadata.name=${CLUSTER_BUNDLE}` },
       STEP_TIMEOUT_MS,
+      waits.signal,
     );
   }).then(
     (done) => {

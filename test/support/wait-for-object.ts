@@ -1,5 +1,5 @@
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
-import type { ResourceStore } from '../../src/store/resource-store.js';
+import type { ListOptions, ResourceStore } from '../../src/store/resource-store.js';
 
 /**
  * Resolves with the object once `predicate` holds, learning of changes through a watch
@@ -65,24 +65,36 @@ export async function waitForObject<T extends KubeObject>(
 }
 
 /**
- * Resolves once no object of kind matches namespace and labelSelector, learning of deletions
- * through a watch (no polling). Rejects after timeoutMs naming those still there.
+ * Resolves once no object of kind matches options (namespace, label and field selectors),
+ * learning of deletions through a watch (no polling). Rejects after timeoutMs naming those
+ * still there, or at once when signal aborts.
  */
 export async function waitForNoObjects(
   store: ResourceStore,
   kind: ResourceKind,
-  options: { namespace?: string; labelSelector?: string },
+  options: ListOptions,
   timeoutMs = 10_000,
+  signal?: AbortSignal,
 ): Promise<void> {
   const listed = await store.list(kind, options);
   const left = new Set(listed.items.map((item) => item.metadata.name));
   if (left.size === 0) return;
+  signal?.throwIfAborted();
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const end = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       watch.stop();
+    };
+    const onAbort = () => {
+      end();
+      reject(new Error(`stopped waiting for no ${kind.kind}`));
+    };
+    const timer = setTimeout(() => {
+      end();
       reject(
         new Error(
-          `timed out waiting for no ${kind.kind} in ${options.namespace ?? 'any namespace'} (${options.labelSelector ?? 'all'}); left: ${[...left].join(', ')}`,
+          `timed out waiting for no ${kind.kind} in ${options.namespace ?? 'any namespace'} (${[options.labelSelector, options.fieldSelector].filter(Boolean).join(' ') || 'all'}); left: ${[...left].join(', ')}`,
         ),
       );
     }, timeoutMs);
@@ -94,15 +106,15 @@ export async function waitForNoObjects(
           if (event.type === 'DELETED') left.delete(event.object.metadata.name);
           else left.add(event.object.metadata.name);
           if (left.size > 0) return;
-          clearTimeout(timer);
-          watch.stop();
+          end();
           resolve();
         },
         onError: (err) => {
-          clearTimeout(timer);
+          end();
           reject(err);
         },
       },
     );
+    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }

@@ -206,8 +206,13 @@ t.test(
       'expired previous anchors are dropped',
     );
     t.equal(
-      trustBundleContent([cert(c.certificatePem)], 'garbage', now),
+      trustBundleContent(
+        [cert(c.certificatePem)],
+        '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
+        now,
+      ),
       cert(c.certificatePem).toString(),
+      'a bundle someone garbled is replaced by the current anchor',
     );
     const many = await Promise.all(Array.from({ length: MAX_PREVIOUS_ROOTS + 2 }, () => makeCA()));
     const bundle = trustBundleContent(

@@ -13,7 +13,9 @@ import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcerti
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
+import { StoreError } from '../../src/store/errors.js';
 import { until } from '../support/eventually.js';
+import { FaultyStore } from '../support/faulty-store.js';
 import { issuer, makeCA, type TestCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
@@ -392,3 +394,81 @@ t.test('no certificate outlives its CA; a CA too close to its end fails the requ
       /^the CA of signer "clusterissuers\.cert-manager\.io\/pods" expires at .*: a certificate would last less than the 1h minimum$/,
   });
 });
+
+t.test(
+  'a pod in a namespace not cached yet waits for it, then is judged by its labels',
+  async (t) => {
+    const { store, ask, logger } = await podStack(t, { selector: 'team=payments' });
+    const pod = await createPod(store, podIdentity('payments', 'api-0'));
+    const created = await ask(
+      (await kubeletRequest(pod, CLUSTER_SIGNER, 'ED25519', '1.36')).request,
+    );
+    await until(
+      () =>
+        logger.records.some(([, , msg]) => msg === 'namespace "payments" is not in the cache yet'),
+      { what: 'the signer to wait for the namespace' },
+    );
+    const pending = await store.get<PodCertificateRequest>(
+      PodCertificateRequestKind,
+      created.metadata.name,
+      'payments',
+    );
+    t.same(pending.status ?? {}, {}, 'pending, not denied, while the namespace is unknown');
+    await store.create(NamespaceKind, namespaceObject('payments', { team: 'payments' }));
+    const issued = await answered(store, 'payments', created.metadata.name);
+    t.equal(issued.status?.conditions?.[0]?.type, 'Issued', 'issued once the namespace is seen');
+  },
+);
+
+t.test(
+  'the API server refusing the issued status: clock skew retries, anything else fails',
+  async (t) => {
+    let faulty: FaultyStore | undefined;
+    const stack = await startHarness(t, {
+      admit: embeddedAdmission,
+      wrap: (store) => {
+        faulty = new FaultyStore(store);
+        return faulty;
+      },
+    });
+    const { store } = stack;
+    if (!faulty) throw new Error('no faulty store');
+    await store.create(NamespaceKind, namespaceObject('shop'));
+    await store.create(SecretKind, caSecret('kube-system', 'pods-ca', await makeCA()));
+    await store.create(ClusterIssuerKind, podsClusterIssuer(''));
+    await stack.issuerReason(undefined, 'pods', 'KeyPairVerified');
+    const pod = await createPod(store, podIdentity('shop', 'api-0'));
+
+    faulty.statusErrors.push(
+      new StoreError(
+        'Invalid',
+        'PodCertificateRequest.certificates.k8s.io "req-1" is invalid: status.notBefore: Invalid value: "2026-01-01T00:00:00Z": must be set to within 5 minutes of kube-apiserver\'s current time',
+      ),
+    );
+    const skewed = await store.create(
+      PodCertificateRequestKind,
+      (await kubeletRequest(pod, CLUSTER_SIGNER, 'ED25519', '1.36')).request,
+    );
+    const issued = await answered(store, 'shop', skewed.metadata.name);
+    t.equal(issued.status?.conditions?.[0]?.type, 'Issued', 'signed again with fresh times');
+    t.equal(faulty.statusErrors.length, 0, 'the refusal was met');
+
+    faulty.statusErrors.push(
+      new StoreError(
+        'Invalid',
+        'PodCertificateRequest.certificates.k8s.io "req-2" is invalid: status.certificateChain: Invalid value: "...": leaf certificate has an invalid DNS SAN',
+      ),
+    );
+    const refused = await store.create(
+      PodCertificateRequestKind,
+      (await kubeletRequest(pod, CLUSTER_SIGNER, 'ECDSAP256', '1.36')).request,
+    );
+    const failed = await answered(store, 'shop', refused.metadata.name);
+    t.match(failed.status?.conditions?.[0], {
+      type: 'Failed',
+      reason: 'CertificateRejected',
+      message: /^the API server refused the issued certificate: .*status\.certificateChain/,
+    });
+    t.equal(failed.status?.certificateChain, undefined, 'no chain with Failed');
+  },
+);

@@ -32,7 +32,7 @@ export class SelectorInformers<T extends KubeObject> {
     if (this.stopped) return undefined;
     const existing = this.informers.get(value);
     if (existing) return existing.informer;
-    const options: InformerOptions & { fieldSelector: string } = {
+    const options: InformerOptions = {
       ...this.options,
       fieldSelector: `${this.field}=${escapeFieldValue(value)}`,
     };

@@ -8,6 +8,7 @@ import {
   type PodCertificateRequestStatus,
 } from '../../src/api/pod-certificate-request.js';
 import { encodePem } from '../../src/pki/pem.js';
+import { type ApiStatus, apiError } from './api-error.js';
 import { FakeApiServer, type FakeApiServerOptions, serviceAccountUser } from './fake-api-server.js';
 import {
   issuedStatus,
@@ -87,30 +88,6 @@ metadata: {name: exact-signer}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: exact-signer}
 subjects: [{kind: ServiceAccount, name: exact, namespace: cert-csi}]
 `;
-
-interface ApiStatus {
-  code: number;
-  reason: string;
-  message: string;
-  details?: {
-    name?: string;
-    kind?: string;
-    causes?: Array<{ field: string; reason: string; message: string }>;
-  };
-}
-
-/** The Status of a failed call; fails the test if the call succeeded or failed otherwise. */
-async function apiError(promise: Promise<unknown>, code: number): Promise<ApiStatus> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof k8s.ApiException && err.code === code) {
-      return JSON.parse(err.body as string) as ApiStatus;
-    }
-    throw err;
-  }
-  throw new Error(`expected HTTP ${code}, the call succeeded`);
-}
 
 interface Teardown {
   teardown(fn: () => unknown): void;

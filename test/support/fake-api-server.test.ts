@@ -8,6 +8,7 @@ import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { type ApiStatus, apiError } from './api-error.js';
 import { until } from './eventually.js';
 import { FakeApiServer, type FakeApiServerOptions, serviceAccountUser } from './fake-api-server.js';
 import { parseFieldSelector } from './fake-api-server-field-selector.js';
@@ -29,15 +30,6 @@ interface Clients {
   custom: k8s.CustomObjectsApi;
   core: k8s.CoreV1Api;
   coordination: k8s.CoordinationV1Api;
-}
-
-interface ApiStatus {
-  kind: string;
-  status: string;
-  message: string;
-  reason: string;
-  code: number;
-  details?: { name?: string; group?: string; kind?: string };
 }
 
 interface WatchedEvent {
@@ -71,19 +63,6 @@ function request(name: string, extra: Record<string, unknown> = {}) {
     spec: { request: 'Q1NS', issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' } },
     ...rest,
   };
-}
-
-/** The Status of a failed call; fails the test if the call succeeded or failed otherwise. */
-async function apiError(promise: Promise<unknown>, code: number): Promise<ApiStatus> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof k8s.ApiException && err.code === code) {
-      return JSON.parse(err.body as string) as ApiStatus;
-    }
-    throw err;
-  }
-  throw new Error(`expected HTTP ${code}, the call succeeded`);
 }
 
 // The fake server answers within milliseconds: poll often, give up soon.

@@ -2,13 +2,10 @@ import { type KeyObject, randomUUID } from 'node:crypto';
 import type { Namespace } from '../../src/api/namespace.js';
 import { type Pod, PodKind } from '../../src/api/pod.js';
 import type { PodCertificateRequest } from '../../src/api/pod-certificate-request.js';
-import { generatePrivateKey, type KeySpec, spkiOf } from '../../src/pki/keys.js';
-import {
-  createStubPkcs10Request,
-  type PodCertificateKeyType,
-  signPodUid,
-} from '../../src/pki/pod-certificate-key.js';
+import { generatePrivateKey, type KeySpec } from '../../src/pki/keys.js';
+import type { PodCertificateKeyType } from '../../src/pki/pod-certificate-key.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
+import { keyFields } from './pod-certificate-fixtures.js';
 
 /** How kubelet puts the key in a request: 1.34/1.35 (pkixPublicKey + proof) or 1.36 (stub CSR). */
 export type KeyMaterialForm = '1.35' | '1.36';
@@ -108,13 +105,7 @@ export async function kubeletRequest(
   } = {},
 ): Promise<{ request: PodCertificateRequest; key: KeyObject }> {
   const key = options.key ?? (await kubeletKey(keyType));
-  const material =
-    form === '1.36'
-      ? { stubPKCS10Request: (await createStubPkcs10Request(key)).toString('base64') }
-      : {
-          pkixPublicKey: spkiOf(key).toString('base64'),
-          proofOfPossession: signPodUid(key, identity.uid).toString('base64'),
-        };
+  const material = await keyFields(key, form === '1.36' ? 'stub' : 'pkix', identity.uid);
   const request: PodCertificateRequest = {
     apiVersion: 'certificates.k8s.io/v1beta1',
     kind: 'PodCertificateRequest',

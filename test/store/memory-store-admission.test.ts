@@ -21,14 +21,21 @@ interface Call {
   kind: string;
   object: KubeObject;
   old: KubeObject | undefined;
+  write: Parameters<AdmissionHook>[3];
 }
 
-/** A hook refusing Widgets whose spec.size is negative (one error per problem), recording its calls. */
+/**
+ * A hook refusing Widgets whose spec.size is negative (one error per problem) and a status
+ * phase "Bogus", recording its calls.
+ */
 function sizeRule(): { admit: AdmissionHook; calls: Call[] } {
   const calls: Call[] = [];
-  const admit: AdmissionHook = (kind, object, old) => {
-    calls.push({ kind: kind.kind, object, old });
+  const admit: AdmissionHook = (kind, object, old, write) => {
+    calls.push({ kind: kind.kind, object, old, write });
     if (kind.kind !== 'Widget') return [];
+    if ((object as Widget).status?.phase === 'Bogus') {
+      return ['status.phase: Unsupported value: "Bogus"'];
+    }
     const size = (object as Widget).spec?.size ?? 0;
     const errors: string[] = [];
     if (size < 0) errors.push(`spec.size: Invalid value: ${size}: must be at least 0`);
@@ -119,7 +126,7 @@ t.test('generateName: the hook sees, and the message names, the generated name',
 });
 
 t.test(
-  'update: checked against the stored object; status writes and deletes are not',
+  'update and status writes: checked against the stored object; deletes are not',
   async (t) => {
     const { admit, calls } = sizeRule();
     const store = new MemoryStore({ admit });
@@ -128,7 +135,21 @@ t.test(
       ...created,
       status: { phase: 'Ready' },
     });
-    t.equal(calls.length, 1, 'a status write is not admitted');
+    t.equal(calls.length, 2, 'a status write is admitted too');
+    t.equal(calls[1]?.write, 'status');
+    t.same(calls[1]?.old, created, 'against the stored object');
+    t.same((calls[1]?.object as Widget | undefined)?.status, { phase: 'Ready' });
+    await store.updateStatus<Widget>(WidgetKind, withStatus);
+    t.equal(calls.length, 2, 'a status write that changes nothing is not admitted');
+    const bogus = await rejection(
+      store.updateStatus(WidgetKind, { ...withStatus, status: { phase: 'Bogus' } }),
+    );
+    t.equal(
+      (bogus as Error).message,
+      'Widget.example.cert-csi.io "w" is invalid: status.phase: Unsupported value: "Bogus"',
+      'a status the hook refuses is Invalid',
+    );
+    t.same(await store.get(WidgetKind, 'w', 'default'), withStatus, 'and not stored');
     const err = await rejection(
       store.update(WidgetKind, { ...withStatus, spec: { size: -5 }, status: { phase: 'x' } }),
     );
@@ -137,6 +158,7 @@ t.test(
       'Widget.example.cert-csi.io "w" is invalid: spec.size: Invalid value: -5: must be at least 0',
     );
     const seen = calls.at(-1);
+    t.equal(seen?.write, 'update');
     t.same(seen?.old, withStatus, 'old is the stored object');
     t.same(
       (seen?.object as Widget | undefined)?.status,
@@ -154,12 +176,13 @@ t.test(
 
     const updated = await store.update<Widget>(WidgetKind, { ...withStatus, spec: { size: 2 } });
     t.equal(updated.metadata.generation, 2, 'a valid update goes through');
-    const invalidStatus = await store.updateStatus<Widget>(WidgetKind, {
+    const failed = await store.updateStatus<Widget>(WidgetKind, {
       ...updated,
       spec: { size: -5 },
       status: { phase: 'Failed' },
     });
-    t.equal(invalidStatus.status?.phase, 'Failed', 'status writes are never refused by admission');
+    t.equal(failed.status?.phase, 'Failed', 'a status write is judged with the stored spec');
+    t.equal(failed.spec?.size, 2, 'whose spec it keeps');
     const count = calls.length;
     await store.delete(WidgetKind, 'w', 'default');
     t.equal(calls.length, count, 'a delete is not admitted');

@@ -51,15 +51,18 @@ export function checkNamespace(
 }
 
 /**
- * Rejects a name the API server would: a DNS-1123 subdomain for most kinds; a path segment
- * name for ClusterTrustBundles, whose signer-linked names hold `:` (`example.com:x:primary`).
+ * Rejects a name the API server would: a DNS-1123 subdomain for most kinds; for
+ * ClusterTrustBundles, whose signer-linked names join the signer's parts and a subdomain with
+ * `:` (`example.com:spiffe:primary`), subdomains joined by `:` (the full rules are the
+ * admission layer's). Either way no name holds `/`, `_` or a leading `.`, which state
+ * directories rely on.
  */
 export function checkName(kind: ResourceKind, name: string, field = 'metadata.name'): void {
   if (kind.group === 'certificates.k8s.io' && kind.plural === 'clustertrustbundles') {
-    if (name === '' || name === '.' || name === '..' || /[/%]/.test(name)) {
+    if (!name.split(':').every(isDns1123Subdomain)) {
       throw new StoreError(
         'Invalid',
-        `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: may not be '.' or '..' and may not contain '/' or '%'`,
+        `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: every ':'-separated part must be a lowercase RFC 1123 subdomain`,
       );
     }
     return;

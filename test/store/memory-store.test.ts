@@ -1,4 +1,5 @@
 import t from 'tap';
+import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import type { KubeObject } from '../../src/api/meta.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
@@ -151,6 +152,34 @@ t.test('names must be DNS-1123 subdomains', async (t) => {
     await store.create(WidgetKind, widget(name));
   }
   t.equal((await store.list(WidgetKind)).items.length, 4);
+});
+
+t.test("ClusterTrustBundle names may join subdomains with ':', and nothing else", async (t) => {
+  const store = new MemoryStore();
+  const bundle = (name: string) => ({
+    apiVersion: 'certificates.k8s.io/v1beta1',
+    kind: 'ClusterTrustBundle',
+    metadata: { name },
+    spec: { trustBundle: '' },
+  });
+  for (const name of ['under_score:x', '.hidden', 'a::b', 'x/y:z', ':primary', 'Upper:x']) {
+    await t.rejects(
+      store.create(ClusterTrustBundleKind, bundle(name)),
+      {
+        reason: 'Invalid',
+        message: /every ':'-separated part must be a lowercase RFC 1123 subdomain$/,
+      },
+      name,
+    );
+  }
+  for (const name of [
+    'roots',
+    'example.com:spiffe:primary',
+    'issuers.cert-manager.io:ns.ca:primary',
+  ]) {
+    await store.create(ClusterTrustBundleKind, bundle(name));
+  }
+  t.equal((await store.list(ClusterTrustBundleKind)).items.length, 3);
 });
 
 t.test('namespace rules', async (t) => {

@@ -7,6 +7,8 @@ import {
   PCR_DEFAULT_MAX_EXPIRATION_SECONDS,
   PCR_MAX_EXPIRATION_SECONDS,
   PCR_MIN_EXPIRATION_SECONDS,
+  PCR_NOT_BEFORE_SKEW_SECONDS,
+  PCR_REFRESH_MARGIN_SECONDS,
   PCR_TERMINAL_CONDITIONS,
   type PodCertificateRequest,
   type PodCertificateRequestSpec,
@@ -27,7 +29,7 @@ import { readCertificateFields } from '../pki/certificate-fields.js';
 import { formatGoDuration } from '../pki/duration.js';
 import { ExtensionOid } from '../pki/extensions.js';
 import { publicKeysEqual } from '../pki/keys.js';
-import { decodeGoPemBlocks } from '../pki/pem.js';
+import { decodeGoPemBlocks, isStandardBase64 } from '../pki/pem.js';
 import {
   type PodKeyError,
   type PodKeyMaterial,
@@ -60,11 +62,9 @@ export const PCR_KUBERNETES_MAX_EXPIRATION_SECONDS = 86_400;
 const UID_MAX_LENGTH = 128;
 // apimachinery's TotalAnnotationSizeLimitB, which unverifiedUserAnnotations share.
 const USER_ANNOTATIONS_MAX_BYTES = 256 * 1024;
-const MINUTE_MS = 60_000;
-const NOT_BEFORE_SKEW_MS = 5 * MINUTE_MS;
-const MIN_LIFETIME_MS = 60 * MINUTE_MS;
-const REFRESH_MARGIN_MS = 10 * MINUTE_MS;
-const STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const NOT_BEFORE_SKEW_MS = PCR_NOT_BEFORE_SKEW_SECONDS * 1000;
+const MIN_LIFETIME_MS = PCR_MIN_EXPIRATION_SECONDS * 1000;
+const REFRESH_MARGIN_MS = PCR_REFRESH_MARGIN_SECONDS * 1000;
 const CHAIN = 'status.certificateChain';
 const KEY_FIELDS = ['pkixPublicKey', 'proofOfPossession', 'stubPKCS10Request'] as const;
 type KeyField = (typeof KEY_FIELDS)[number];
@@ -268,7 +268,7 @@ function userAnnotationErrors(annotations: Record<string, string>): string[] {
 async function keyMaterialErrors(spec: PodCertificateRequestSpec): Promise<string[]> {
   for (const field of KEY_FIELDS) {
     const value = spec[field];
-    if (value && !STD_BASE64.test(value)) {
+    if (value && !isStandardBase64(value)) {
       return [invalidField(`spec.${field}`, value, 'must be base64-encoded bytes')]; // ours
     }
     if (value && Buffer.from(value, 'base64').length > PCR_MAX_KEY_MATERIAL_BYTES) {

@@ -61,6 +61,10 @@ export const PCR_REASON_INVALID_USER_ANNOTATIONS = 'InvalidUnverifiedUserAnnotat
 export const PCR_DEFAULT_MAX_EXPIRATION_SECONDS = 86_400;
 export const PCR_MIN_EXPIRATION_SECONDS = 3_600;
 export const PCR_MAX_EXPIRATION_SECONDS = 7_862_400;
+/** An issued status's notBefore must lie within this of the API server's clock. */
+export const PCR_NOT_BEFORE_SKEW_SECONDS = 300;
+/** beginRefreshAt must lie this far inside [notBefore, notAfter] on both sides. */
+export const PCR_REFRESH_MARGIN_SECONDS = 600;
 
 /** The terminal condition of a request, if it has one. */
 export function terminalConditionOf(request: PodCertificateRequest): Condition | undefined {

@@ -8,7 +8,7 @@ import {
   TLS_PRIVATE_KEY_KEY,
 } from '../api/secret.js';
 import { type PreparedSigner, prepareSigner, signCertificate } from '../pki/certificate.js';
-import { buildChain, splitPemCertificates } from '../pki/chain.js';
+import { buildChain, certificatePem, splitPemCertificates } from '../pki/chain.js';
 import { decodePrivateKey, keyMatchesCertificate } from '../pki/keys.js';
 import { certificateTemplate } from './certificate-template.js';
 import type { IssuerSigner, SigningContext } from './issuer-signer.js';
@@ -128,7 +128,7 @@ export async function signWithCA(
     if (root && rest.length === 0 && isSelfSignedRoot(root)) {
       // Signed just now by this root: the chain is the leaf and ca.crt the root, with no
       // need to parse and verify what was built (the common embedded and test-CA case).
-      return { kind: 'issued', chainPem: leafPem, caPem: pemOf(root) };
+      return { kind: 'issued', chainPem: leafPem, caPem: certificatePem(root) };
     }
     const chain = buildChain(
       leafPem,
@@ -146,9 +146,4 @@ function isSelfSignedRoot(certificate: X509Certificate): boolean {
     certificate.subject === certificate.issuer &&
     certificate.checkIssued(certificate)
   );
-}
-
-function pemOf(certificate: X509Certificate): string {
-  const text = certificate.toString();
-  return text.endsWith('\n') ? text : `${text}\n`;
 }

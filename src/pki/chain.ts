@@ -117,6 +117,12 @@ export function buildChain(
   return { chainPem: chain.map((c) => c.toString()).join(''), caPem: rootPem };
 }
 
+/** A certificate's PEM, ending with a newline so certificates concatenate into a bundle. */
+export function certificatePem(certificate: X509Certificate): string {
+  const text = certificate.toString();
+  return text.endsWith('\n') ? text : `${text}\n`;
+}
+
 /** NotBefore and NotAfter of the first certificate in a PEM bundle. */
 export function certificateTimes(pem: string): { notBefore: Date; notAfter: Date } {
   const first = decodePemBlocks(pem).find((b) => b.label === 'CERTIFICATE');

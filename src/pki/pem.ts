@@ -51,6 +51,11 @@ const PEM_END_OF_LINE = '-----';
 // encoding/base64.StdEncoding: padded, CR and LF ignored (pem.Decode removes spaces and tabs).
 const STD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
+/** True for padded standard base64 without whitespace (Go's base64.StdEncoding, strict). */
+export function isStandardBase64(text: string): boolean {
+  return STD_BASE64.test(text);
+}
+
 /** Go's getLine: the line up to LF without trailing spaces, tabs and CR, and what follows the LF. */
 function goLine(text: string): [string, string] {
   const lf = text.indexOf('\n');
@@ -121,7 +126,7 @@ function nextGoPemBlock(data: string): { block: GoPemBlock; rest: string } | und
     );
     if (restOfEndLine !== '') continue;
     const base64 = rest.slice(0, endIndex).replace(/[ \t\r\n]/g, '');
-    if (!STD_BASE64.test(base64)) continue;
+    if (!isStandardBase64(base64)) continue;
     const [, after] = goLine(rest.slice(endIndex + PEM_END.length - 1));
     return {
       block: { label, headers, der: new Uint8Array(Buffer.from(base64, 'base64')) },

@@ -1,6 +1,7 @@
 import {
   PCR_DEFAULT_MAX_EXPIRATION_SECONDS,
   PCR_MIN_EXPIRATION_SECONDS,
+  PCR_REFRESH_MARGIN_SECONDS,
 } from '../../api/pod-certificate-request.js';
 
 /**
@@ -9,8 +10,7 @@ import {
  * nodes without risking that window (the reference signers use 2 minutes).
  */
 export const BACKDATE_MS = 2 * 60 * 1000;
-/** beginRefreshAt must lie this far inside the certificate's validity on both sides. */
-export const REFRESH_MARGIN_MS = 10 * 60 * 1000;
+const REFRESH_MARGIN_MS = PCR_REFRESH_MARGIN_SECONDS * 1000;
 
 /** When a pod certificate starts and how long it is asked to last, before any CA clamp. */
 export interface PodCertificateWindow {

@@ -1,5 +1,5 @@
 import type { X509Certificate } from 'node:crypto';
-import { splitPemCertificates } from '../../pki/chain.js';
+import { certificatePem, splitPemCertificates } from '../../pki/chain.js';
 
 /** Previous roots kept in a bundle at most: a CA rotated every day still gives a bounded bundle. */
 export const MAX_PREVIOUS_ROOTS = 8;
@@ -31,15 +31,10 @@ export function trustBundleContent(
     kept.push(certificate);
     added++;
   }
-  return kept.map(pemOf).join('');
+  return kept.map(certificatePem).join('');
 }
 
 /** The trust anchor of a CA chain (issuing certificate first): its top-most CA certificate. */
 export function trustAnchorOf(chain: readonly X509Certificate[]): X509Certificate | undefined {
   return chain.filter((certificate) => certificate.ca).at(-1);
-}
-
-function pemOf(certificate: X509Certificate): string {
-  const text = certificate.toString();
-  return text.endsWith('\n') ? text : `${text}\n`;
 }

@@ -130,3 +130,24 @@ t.test('embedded mode runs only the selected controllers', async (t) => {
     'the CA publish ended without a certificate when the plugin stopped',
   );
 });
+
+t.test('pod certificate flags are checked before any kubeconfig is read', async (t) => {
+  const dir = t.testdir();
+  const missing = ['--kubeconfig', join(dir, 'missing')];
+  t.equal(
+    await rejectionMessage(runController([...missing, '--trust-domain', 'Prod/Example'])),
+    `--trust-domain: "Prod/Example" may contain only lowercase letters, digits, '.', '-' and '_'`,
+  );
+  const long = `x${'y'.repeat(300)}`;
+  const tooLong = await rejectionMessage(runController([...missing, '--trust-domain', long]));
+  // Echoed shortened: the first 100 characters and the length.
+  t.match(tooLong, /^--trust-domain: "xy{99}"…\(301 characters\) must be at most 255 characters$/);
+  t.equal(
+    await rejectionMessage(runController([...missing, '--pod-certificate-max-duration', '30m'])),
+    '--pod-certificate-max-duration: "30m" is shorter than 1h, the shortest pod certificate the API server accepts',
+  );
+  t.match(
+    await rejectionMessage(runController([...missing, '--pod-certificate-max-duration', 'soon'])),
+    /^--pod-certificate-max-duration: /,
+  );
+});

@@ -13,6 +13,7 @@ import {
   clusterTrustBundleStrategy,
   podCertificateRequestStrategy,
 } from './fake-api-server-certificates.js';
+import type { AuthorizationDecision, ResourceAttributes } from './rbac-authorizer.js';
 
 /** What a kind's strategy may know about a write besides the objects. */
 export interface WriteContext {
@@ -26,6 +27,8 @@ export interface WriteContext {
    * and for the server's admin identity.
    */
   allowedOnSigner(verb: string, signerName: string): boolean;
+  /** The server's authorizer on any request (allowed without RBAC). */
+  authorize(request: ResourceAttributes): AuthorizationDecision;
 }
 
 /**
@@ -56,6 +59,8 @@ export interface ServedKind {
   normalize: (object: KubeObject) => KubeObject;
   /** Defaulting, validation and admission beyond the generic semantics, for kinds that have them. */
   strategy?: KindStrategy;
+  /** Only create is served, and its answer (the strategy's) is not stored: reviews. */
+  createOnly?: boolean;
 }
 
 /**

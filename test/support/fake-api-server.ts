@@ -12,6 +12,7 @@ import { StoreError } from '../../src/store/errors.js';
 import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { conflict as storeConflict } from '../../src/store/object-rules.js';
+import { subjectAccessReviewKind } from './fake-api-server-access-review.js';
 import { type FieldSelector, parseFieldSelector } from './fake-api-server-field-selector.js';
 import { certCsiKinds, type ServedKind, type WriteContext } from './fake-api-server-kinds.js';
 import {
@@ -182,7 +183,8 @@ export class FakeApiServer {
     this.now = options.now ?? Date.now;
     const { port } = server.address() as AddressInfo;
     this.url = `http://127.0.0.1:${port}`;
-    for (const served of options.kinds ?? certCsiKinds) {
+    // Every API server answers SubjectAccessReviews, whatever else it serves.
+    for (const served of [...(options.kinds ?? certCsiKinds), subjectAccessReviewKind]) {
       this.kinds.set(kindKey(served.kind.group, served.kind.version, served.kind.plural), served);
     }
     this.tokens.set(ADMIN_TOKEN, {
@@ -476,7 +478,7 @@ export class FakeApiServer {
         : path.name !== undefined
           ? OBJECT_VERBS
           : COLLECTION_VERBS;
-    if (!allowed.has(verb)) throw methodNotAllowed();
+    if (!allowed.has(verb) || (served.createOnly && verb !== 'create')) throw methodNotAllowed();
     if (verb === 'create' && served.kind.namespaced && path.namespace === undefined) {
       throw methodNotAllowed();
     }
@@ -616,6 +618,7 @@ export class FakeApiServer {
       const admitted = served.strategy
         ? await served.strategy.create(normalized, this.writeContext(identity))
         : normalized;
+      if (served.createOnly) return admitted;
       return await this.store.create(served.kind, admitted);
     } catch (err) {
       throw fromStoreError(err, served, object.metadata.name ?? '');
@@ -696,6 +699,7 @@ export class FakeApiServer {
           (name) => rbac.authorize({ user: identity, verb, ...SIGNERS_RESOURCE, name }).allowed,
         );
       },
+      authorize: (request) => this.rbac?.authorize(request) ?? { allowed: true, reason: '' },
     };
   }
 

@@ -13,6 +13,7 @@ import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { conflict as storeConflict } from '../../src/store/object-rules.js';
 import { subjectAccessReviewKind } from './fake-api-server-access-review.js';
+import { discoveryDocument } from './fake-api-server-discovery.js';
 import { type FieldSelector, parseFieldSelector } from './fake-api-server-field-selector.js';
 import { certCsiKinds, type ServedKind, type WriteContext } from './fake-api-server-kinds.js';
 import {
@@ -411,13 +412,20 @@ export class FakeApiServer {
       const identity = this.authenticate(req);
       entry.user = identity.username;
       entry.client = identity.client;
-      if (!apiPath) throw new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
-      this.authorize(identity, entry, apiPath);
+      // Discovery: readable by every authenticated user (system:discovery), no RBAC check.
+      const discovery =
+        method === 'GET' ? discoveryDocument(url.pathname, this.kinds.values()) : undefined;
+      if (!discovery) {
+        if (!apiPath) throw new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
+        this.authorize(identity, entry, apiPath);
+      }
       if (this.injectFault(entry) === 'hang') {
         this.hanging.add(res);
         res.on('close', () => this.hanging.delete(res));
         return;
       }
+      if (discovery) return this.sendJson(res, entry, 200, discovery);
+      if (!apiPath) throw new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
       const route = this.route(apiPath, entry.verb);
       await this.serve(route, entry, body, req, res, identity);
     } catch (err) {

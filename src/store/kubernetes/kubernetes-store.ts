@@ -70,7 +70,7 @@ export function watchTimeoutSeconds(idleTimeoutMs: number): number {
 }
 
 /** Per-request client options that hand signal to the HTTP request, so aborting it cancels it. */
-function cancelledBy(signal: AbortSignal): ConfigurationOptions {
+export function cancelledBy(signal: AbortSignal): ConfigurationOptions {
   return {
     middleware: [
       {

@@ -1,0 +1,85 @@
+import {
+  ApisApi,
+  type ConfigurationOptions,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import { type Clock, systemClock } from '../../base/clock.js';
+import { Deadline, untilAborted } from '../../base/deadline.js';
+import { StoreError } from '../errors.js';
+import { cancelledBy, DEFAULT_REQUEST_TIMEOUT_MS, toStoreError } from './kubernetes-store.js';
+
+/** One served resource of a group version, as discovery lists it. */
+export interface ServedResource {
+  /** Plural name; a subresource is `<plural>/<subresource>`. */
+  name: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/**
+ * The API server's discovery documents through client-node: the groups it serves (`/apis`) and
+ * the resources of one group version (`/apis/<group>/<version>`). Every request is cancelled
+ * after requestTimeoutMs and fails as a StoreError, as KubernetesStore's requests do. Any
+ * authenticated user may read discovery (the default system:discovery role): no RBAC rule
+ * is needed.
+ */
+export class KubernetesDiscovery {
+  private readonly apis: ApisApi;
+  private readonly custom: CustomObjectsApi;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.apis = kubeConfig.makeApiClient(ApisApi);
+    this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  /** The versions served of group, preferred first; undefined when the server serves no such group. */
+  async groupVersions(group: string): Promise<string[] | undefined> {
+    const list = await this.call('list API groups', (options) =>
+      this.apis.getAPIVersions({}, options),
+    );
+    const found = list.groups.find((g) => g.name === group);
+    if (!found) return undefined;
+    const preferred = found.preferredVersion?.version;
+    const versions = found.versions.map((v) => v.version);
+    return preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions;
+  }
+
+  /** The resources served in group/version (none when the server does not serve it). */
+  async resources(group: string, version: string): Promise<ServedResource[]> {
+    try {
+      const list = await this.call(`list resources of ${group}/${version}`, (options) =>
+        this.custom.getAPIResources({ group, version }, options),
+      );
+      return list.resources.map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced }));
+    } catch (err) {
+      // The group version went away between the two requests.
+      if (err instanceof StoreError && err.reason === 'NotFound') return [];
+      throw err;
+    }
+  }
+
+  private async call<R>(
+    what: string,
+    request: (options: ConfigurationOptions) => Promise<R>,
+  ): Promise<R> {
+    const deadline = new Deadline(this.clock, this.requestTimeoutMs);
+    try {
+      return await untilAborted(request(cancelledBy(deadline.signal)), deadline.signal);
+    } catch (err) {
+      if (deadline.exceeded) {
+        throw new StoreError(
+          'InternalError',
+          `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
+        );
+      }
+      throw toStoreError(err, what);
+    } finally {
+      deadline.clear();
+    }
+  }
+}

@@ -1,0 +1,219 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import t, { type Test } from 'tap';
+import { CaBundleKeeper } from '../../src/admission/webhook/ca-bundle-keeper.js';
+import {
+  caBundleOf,
+  type WebhookConfigurationObject,
+} from '../../src/admission/webhook/ca-bundle-policy.js';
+import type { ResourceKind } from '../../src/api/meta.js';
+import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { rejection, until } from '../support/eventually.js';
+import { FakeApiServer } from '../support/fake-api-server.js';
+import { builtinKind, certCsiKinds } from '../support/fake-api-server-kinds.js';
+import { makeCA } from '../support/issuer-fixtures.js';
+import { recordingLogger } from '../support/recording-logger.js';
+
+const VALIDATING: ResourceKind = {
+  group: 'admissionregistration.k8s.io',
+  version: 'v1',
+  kind: 'ValidatingWebhookConfiguration',
+  plural: 'validatingwebhookconfigurations',
+  namespaced: false,
+};
+const MUTATING: ResourceKind = {
+  ...VALIDATING,
+  kind: 'MutatingWebhookConfiguration',
+  plural: 'mutatingwebhookconfigurations',
+};
+const NAME = 'cert-csi-webhook';
+
+const [caA, caB] = await Promise.all([makeCA(), makeCA()]);
+
+function configuration(
+  kind: ResourceKind,
+  webhooks: string[],
+  caBundle?: string,
+): WebhookConfigurationObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: kind.kind,
+    metadata: { name: NAME },
+    webhooks: webhooks.map((name) => ({
+      name,
+      admissionReviewVersions: ['v1'],
+      sideEffects: 'None',
+      clientConfig: {
+        service: { namespace: 'cert-csi', name: 'cert-csi-webhook', path: '/validate' },
+        ...(caBundle ? { caBundle } : {}),
+      },
+    })),
+  };
+}
+
+async function cluster(t: Test, options: { create?: boolean } = {}) {
+  const server = await FakeApiServer.start({
+    kinds: [...certCsiKinds, builtinKind(VALIDATING), builtinKind(MUTATING)],
+  });
+  t.teardown(() => server.close());
+  if (options.create !== false) {
+    await server.store.create(
+      VALIDATING,
+      configuration(VALIDATING, ['a.cert-csi.io', 'b.cert-csi.io']),
+    );
+    await server.store.create(MUTATING, configuration(MUTATING, ['c.cert-csi.io']));
+  }
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  let bundle = caA.certificatePem;
+  const logger = recordingLogger();
+  const keeper = (bundlePem: () => string | undefined = () => bundle) => {
+    const k = new CaBundleKeeper({
+      store: new KubernetesStore({ kubeConfig, qps: 1000, burst: 1000 }),
+      configurations: [
+        { kind: VALIDATING, name: NAME },
+        { kind: MUTATING, name: NAME },
+      ],
+      bundlePem,
+      logger,
+      retryMs: 20,
+    });
+    t.teardown(() => k.stop());
+    return k;
+  };
+  return {
+    server,
+    logger,
+    keeper,
+    setBundle(pem: string) {
+      bundle = pem;
+    },
+    async bundles(): Promise<Array<string | undefined>> {
+      const objects = await Promise.all(
+        [VALIDATING, MUTATING].map((kind) =>
+          server.store.get<WebhookConfigurationObject>(kind, NAME),
+        ),
+      );
+      return objects.flatMap((o) => (o.webhooks ?? []).map((w) => w.clientConfig?.caBundle));
+    },
+    updates: () => server.requests.filter((r) => r.verb === 'update' && r.status === 200).length,
+  };
+}
+
+const everyWebhook = (bundles: Array<string | undefined>, pem: string) =>
+  bundles.length === 3 && bundles.every((b) => b === caBundleOf(pem));
+
+t.test('every webhook of both configurations gets the bundle, once, and is trusted', async (t) => {
+  const c = await cluster(t);
+  const keeper = c.keeper();
+  t.notOk(keeper.trusts(caA.certificatePem), 'nothing trusted before');
+  const trusted = keeper.waitUntilTrusted(caA.certificatePem, new AbortController().signal);
+  keeper.start();
+  await trusted;
+  t.ok(everyWebhook(await c.bundles(), caA.certificatePem), 'the base64 PEM in every caBundle');
+  t.ok(keeper.trusts(caA.certificatePem));
+  t.notOk(keeper.trusts(caB.certificatePem), 'another CA is not');
+  t.equal(c.updates(), 2, 'one update per configuration');
+  const put = c.server.requests.find((r) => r.verb === 'update');
+  t.ok(put?.path.endsWith(`/${NAME}`));
+  const stored = await c.server.store.get<WebhookConfigurationObject>(VALIDATING, NAME);
+  t.same(
+    stored.webhooks?.[0]?.clientConfig?.service,
+    {
+      namespace: 'cert-csi',
+      name: 'cert-csi-webhook',
+      path: '/validate',
+    },
+    'nothing else changed',
+  );
+});
+
+t.test('an overwritten caBundle is put back; a new bundle replaces it', async (t) => {
+  const c = await cluster(t);
+  const keeper = c.keeper();
+  keeper.start();
+  await keeper.waitUntilTrusted(caA.certificatePem, new AbortController().signal);
+  await c.server.store.update(
+    VALIDATING,
+    configuration(VALIDATING, ['a.cert-csi.io', 'b.cert-csi.io'], 'Zm9v'),
+  );
+  await until(async () => everyWebhook(await c.bundles(), caA.certificatePem), {
+    what: 'the restore',
+  });
+  c.setBundle(caB.certificatePem + caA.certificatePem);
+  keeper.bundleChanged();
+  await until(
+    async () => everyWebhook(await c.bundles(), caB.certificatePem + caA.certificatePem),
+    {
+      what: 'the new bundle',
+    },
+  );
+  t.ok(keeper.trusts(caB.certificatePem) && keeper.trusts(caA.certificatePem), 'both CAs trusted');
+});
+
+t.test('a conflict is read again; a failed write is retried; two keepers write once', async (t) => {
+  const c = await cluster(t);
+  c.server.failRequests({
+    status: 409,
+    times: 1,
+    match: (r) => r.verb === 'update' && r.resource === 'validatingwebhookconfigurations',
+  });
+  c.server.failRequests({
+    status: 500,
+    times: 2,
+    match: (r) => r.verb === 'update' && r.resource === 'mutatingwebhookconfigurations',
+  });
+  const [one, two] = [c.keeper(), c.keeper()];
+  one.start();
+  two.start();
+  await until(async () => everyWebhook(await c.bundles(), caA.certificatePem), {
+    what: 'both written',
+  });
+  t.equal(c.updates(), 2, 'one successful write per configuration');
+  t.ok(
+    c.logger.records.some(
+      ([level, obj, msg]) =>
+        level === 'warn' &&
+        msg === 'cannot set the caBundle of a webhook configuration' &&
+        (obj as { retryMs: number }).retryMs === 20,
+    ),
+    'the failure is logged with its retry delay',
+  );
+});
+
+t.test('a configuration applied later gets the bundle when it appears', async (t) => {
+  const c = await cluster(t, { create: false });
+  const keeper = c.keeper();
+  keeper.bundleChanged();
+  await until(
+    () => c.logger.records.some(([, , msg]) => msg === 'webhook configuration not found'),
+    { what: 'the warning' },
+  );
+  keeper.start();
+  await c.server.store.create(
+    VALIDATING,
+    configuration(VALIDATING, ['a.cert-csi.io', 'b.cert-csi.io']),
+  );
+  await c.server.store.create(MUTATING, configuration(MUTATING, ['c.cert-csi.io']));
+  await until(async () => everyWebhook(await c.bundles(), caA.certificatePem), {
+    what: 'the bundle',
+  });
+});
+
+t.test('without a bundle nothing is written; a wait ends with its signal', async (t) => {
+  const c = await cluster(t);
+  const keeper = c.keeper(() => undefined);
+  keeper.start();
+  keeper.bundleChanged();
+  const stop = new AbortController();
+  const waiting = keeper.waitUntilTrusted(caA.certificatePem, stop.signal);
+  stop.abort(new Error('stopping'));
+  t.match(String(await rejection(waiting)), 'stopping');
+  t.equal(c.updates(), 0);
+  const aborted = new AbortController();
+  aborted.abort(new Error('already'));
+  t.match(
+    String(await rejection(keeper.waitUntilTrusted(caA.certificatePem, aborted.signal))),
+    'already',
+  );
+  t.notOk(keeper.trusts('not a certificate'), 'garbage is not trusted');
+});

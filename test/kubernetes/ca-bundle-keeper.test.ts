@@ -6,25 +6,16 @@ import {
   type WebhookConfigurationObject,
 } from '../../src/admission/webhook/ca-bundle-policy.js';
 import type { ResourceKind } from '../../src/api/meta.js';
+import {
+  MutatingWebhookConfigurationKind as MUTATING,
+  ValidatingWebhookConfigurationKind as VALIDATING,
+} from '../../src/api/webhook-configuration.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { rejection, until } from '../support/eventually.js';
 import { FakeApiServer } from '../support/fake-api-server.js';
-import { builtinKind, certCsiKinds } from '../support/fake-api-server-kinds.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
-const VALIDATING: ResourceKind = {
-  group: 'admissionregistration.k8s.io',
-  version: 'v1',
-  kind: 'ValidatingWebhookConfiguration',
-  plural: 'validatingwebhookconfigurations',
-  namespaced: false,
-};
-const MUTATING: ResourceKind = {
-  ...VALIDATING,
-  kind: 'MutatingWebhookConfiguration',
-  plural: 'mutatingwebhookconfigurations',
-};
 const NAME = 'cert-csi-webhook';
 
 const [caA, caB] = await Promise.all([makeCA(), makeCA()]);
@@ -51,9 +42,7 @@ function configuration(
 }
 
 async function cluster(t: Test, options: { create?: boolean } = {}) {
-  const server = await FakeApiServer.start({
-    kinds: [...certCsiKinds, builtinKind(VALIDATING), builtinKind(MUTATING)],
-  });
+  const server = await FakeApiServer.start();
   t.teardown(() => server.close());
   if (options.create !== false) {
     await server.store.create(
@@ -93,7 +82,7 @@ async function cluster(t: Test, options: { create?: boolean } = {}) {
           server.store.get<WebhookConfigurationObject>(kind, NAME),
         ),
       );
-      return objects.flatMap((o) => (o.webhooks ?? []).map((w) => w.clientConfig?.caBundle));
+      return objects.flatMap((o) => (o.webhooks ?? []).map((w) => w.clientConfig.caBundle));
     },
     updates: () => server.requests.filter((r) => r.verb === 'update' && r.status === 200).length,
   };
@@ -122,8 +111,9 @@ t.test('every webhook of both configurations gets the bundle, once, and is trust
       namespace: 'cert-csi',
       name: 'cert-csi-webhook',
       path: '/validate',
+      port: 443,
     },
-    'nothing else changed',
+    'nothing else changed (the API server defaults the port)',
   );
 });
 
@@ -147,7 +137,10 @@ t.test('an overwritten caBundle is put back; a new bundle replaces it', async (t
       what: 'the new bundle',
     },
   );
-  t.ok(keeper.trusts(caB.certificatePem) && keeper.trusts(caA.certificatePem), 'both CAs trusted');
+  // What the keeper's watch has seen (it may lag the store by a moment).
+  const signal = new AbortController().signal;
+  await keeper.waitUntilTrusted(caB.certificatePem, signal);
+  t.ok(keeper.trusts(caA.certificatePem), 'both CAs trusted');
 });
 
 t.test('a conflict is read again; a failed write is retried; two keepers write once', async (t) => {

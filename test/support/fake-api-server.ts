@@ -13,6 +13,11 @@ import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { conflict as storeConflict } from '../../src/store/object-rules.js';
 import { subjectAccessReviewKind } from './fake-api-server-access-review.js';
+import {
+  type AdmissionAttributes,
+  type AdmissionOperation,
+  writeAttributes,
+} from './fake-api-server-admission-review.js';
 import { discoveryDocument } from './fake-api-server-discovery.js';
 import { type FieldSelector, parseFieldSelector } from './fake-api-server-field-selector.js';
 import { certCsiKinds, type ServedKind, type WriteContext } from './fake-api-server-kinds.js';
@@ -40,12 +45,22 @@ import {
   success,
 } from './fake-api-server-status.js';
 import { WatchStream } from './fake-api-server-watch.js';
+import { webhookConfigurationKinds } from './fake-api-server-webhook-configurations.js';
+import {
+  type ServiceEndpoint,
+  type WebhookCall,
+  WebhookDispatcher,
+  warningHeaders,
+} from './fake-api-server-webhooks.js';
 import type { RbacAuthorizer, UserInfo } from './rbac-authorizer.js';
 
 export { serviceAccountUser, type UserInfo } from './rbac-authorizer.js';
 
 /** A bearer token's identity; admin identities skip RBAC (for test setup and inspection). */
 export interface Identity extends UserInfo {
+  /** The user's uid and extra attributes, which admission webhooks see in the request's userInfo. */
+  uid?: string;
+  extra?: Record<string, string[]>;
   admin?: boolean;
   /** Tells apart clients that share one user (two replicas of one ServiceAccount) in the log. */
   client?: string;
@@ -88,6 +103,8 @@ export interface RequestLogEntry {
   client: string | undefined;
   /** The HTTP status answered; 0 until the response starts (200 for a watch once it streams). */
   status: number;
+  /** The admission webhooks' warnings, answered as `Warning` headers. */
+  warnings: string[];
 }
 
 /** Which requests fail, how, and for how long. */
@@ -167,6 +184,7 @@ export class FakeApiServer {
   private readonly watches = new Set<WatchStream>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly requestWaiters = new Set<(entry: RequestLogEntry) => void>();
+  private readonly webhooks: WebhookDispatcher;
   private readonly now: () => number;
   private faults: Fault[] = [];
   private latencyMs = 0;
@@ -180,12 +198,18 @@ export class FakeApiServer {
     options: FakeApiServerOptions,
   ) {
     this.store = store;
+    this.webhooks = new WebhookDispatcher(store);
     this.rbac = options.rbac;
     this.now = options.now ?? Date.now;
     const { port } = server.address() as AddressInfo;
     this.url = `http://127.0.0.1:${port}`;
-    // Every API server answers SubjectAccessReviews, whatever else it serves.
-    for (const served of [...(options.kinds ?? certCsiKinds), subjectAccessReviewKind]) {
+    // Every API server answers SubjectAccessReviews and serves webhook configurations,
+    // whatever else it serves.
+    for (const served of [
+      ...(options.kinds ?? certCsiKinds),
+      subjectAccessReviewKind,
+      ...webhookConfigurationKinds,
+    ]) {
       this.kinds.set(kindKey(served.kind.group, served.kind.version, served.kind.plural), served);
     }
     this.tokens.set(ADMIN_TOKEN, {
@@ -256,9 +280,30 @@ export class FakeApiServer {
     });
   }
 
-  /** Empties the request log. */
+  /** Empties the request log and the webhook call log. */
   clearLog(): void {
     this.requests.length = 0;
+    this.webhooks.calls.length = 0;
+  }
+
+  /** Every admission webhook call, in the order they ended. */
+  get webhookCalls(): readonly WebhookCall[] {
+    return this.webhooks.calls;
+  }
+
+  /**
+   * Routes a webhook configuration's `clientConfig.service` (namespace, name, port) to where
+   * its webhook really listens, as the cluster's Service would; the call still names and
+   * verifies `<name>.<namespace>.svc`. Without a route the call fails as for a missing
+   * Service; undefined removes the route.
+   */
+  setServiceEndpoint(
+    namespace: string,
+    name: string,
+    port: number,
+    endpoint: ServiceEndpoint | undefined,
+  ): void {
+    this.webhooks.setServiceEndpoint(namespace, name, port, endpoint);
   }
 
   /**
@@ -404,6 +449,7 @@ export class FakeApiServer {
       user: undefined,
       client: undefined,
       status: 0,
+      warnings: [],
     };
     this.requests.push(entry);
     try {
@@ -517,13 +563,18 @@ export class FakeApiServer {
         case 'watch':
           return await this.watch(route, entry, res);
         case 'create':
-          return this.sendJson(res, entry, 201, await this.create(route, body, identity));
+          return this.sendJson(res, entry, 201, await this.create(route, body, identity, entry));
         case 'update':
-          return this.sendJson(res, entry, 200, await this.update(route, body, identity));
+          return this.sendJson(res, entry, 200, await this.update(route, body, identity, entry));
         case 'patch':
-          return this.sendJson(res, entry, 200, await this.patch(route, body, req, identity));
+          return this.sendJson(
+            res,
+            entry,
+            200,
+            await this.patch(route, body, req, identity, entry),
+          );
         default: // delete: route lets no other verb through
-          return this.sendJson(res, entry, 200, await this.remove(route, body));
+          return this.sendJson(res, entry, 200, await this.remove(route, body, identity, entry));
       }
     } catch (err) {
       throw fromStoreError(err, served, name);
@@ -616,16 +667,34 @@ export class FakeApiServer {
     stream.start(current.items.filter((item) => Number(item.metadata.resourceVersion) <= since));
   }
 
-  private async create(route: Route, body: unknown, identity: Identity): Promise<KubeObject> {
+  private async create(
+    route: Route,
+    body: unknown,
+    identity: Identity,
+    entry: RequestLogEntry,
+  ): Promise<KubeObject> {
     const { served, path } = route;
     const object = checkObject(body);
     matchRequestNamespace(served, path, object);
     const normalized = served.normalize(object);
     try {
-      // The strategy validates before storage, as the API server does.
+      // kube-apiserver's order: mutating webhooks, the strategy (defaulting, validation),
+      // validating webhooks, storage.
+      const mutated = served.normalize(
+        (await this.webhooks.mutate(
+          this.admission(route, entry, identity, 'CREATE', normalized, undefined),
+          entry.warnings,
+        )) as KubeObject,
+      );
       const admitted = served.strategy
-        ? await served.strategy.create(normalized, this.writeContext(identity))
-        : normalized;
+        ? await served.strategy.create(mutated, this.writeContext(identity))
+        : mutated;
+      // A review is validated as sent; anything else as the store will keep it (no status).
+      const kept = served.createOnly ? mutated : withStatusOf(admitted, undefined);
+      await this.webhooks.validate(
+        this.admission(route, entry, identity, 'CREATE', kept, undefined),
+        entry.warnings,
+      );
       if (served.createOnly) return admitted;
       return await this.store.create(served.kind, admitted);
     } catch (err) {
@@ -633,7 +702,12 @@ export class FakeApiServer {
     }
   }
 
-  private async update(route: Route, body: unknown, identity: Identity): Promise<KubeObject> {
+  private async update(
+    route: Route,
+    body: unknown,
+    identity: Identity,
+    entry: RequestLogEntry,
+  ): Promise<KubeObject> {
     const { served, path } = route;
     const name = path.name as string;
     const object = this.checkTarget(route, checkObject(body));
@@ -647,48 +721,66 @@ export class FakeApiServer {
     }
     if (path.subresource === 'status') {
       this.takeStatusConflict(route);
-      return this.write(route, object, identity, 'status');
+      return this.write(route, object, identity, 'status', entry);
     }
-    return this.write(route, served.normalize(object), identity, 'object');
+    return this.write(route, served.normalize(object), identity, 'object', entry);
   }
 
   /**
-   * Stores an update or a status write. A kind with a strategy has it decide on the stored
-   * object at the written resourceVersion (a different one is a Conflict before any
-   * validation, as upstream), with the server-owned metadata filled in from storage.
+   * Stores an update or a status write, in kube-apiserver's order: the mutating webhooks see
+   * the written object; then a resourceVersion other than the stored one is a Conflict; a
+   * kind with a strategy has it decide on the stored object, with the server-owned metadata
+   * filled in from storage; the validating webhooks see what storage will keep; storage.
    */
   private async write(
     route: Route,
     object: KubeObject,
     identity: Identity,
     target: 'object' | 'status',
+    entry: RequestLogEntry,
   ): Promise<KubeObject> {
     const { served, path } = route;
     const strategy = served.strategy;
-    let admitted = object;
+    const name = path.name as string;
+    const stored = await this.store.get(served.kind, name, path.namespace);
+    const mutated = (await this.webhooks.mutate(
+      this.admission(route, entry, identity, 'UPDATE', object, stored),
+      entry.warnings,
+    )) as KubeObject;
+    const written = target === 'object' ? served.normalize(mutated) : mutated;
+    const given = written.metadata.resourceVersion;
+    if (given && given !== stored.metadata.resourceVersion) {
+      throw storeConflict(
+        served.kind,
+        path.namespace,
+        name,
+        given,
+        stored.metadata.resourceVersion,
+      );
+    }
+    const metadata = { ...written.metadata };
+    for (const field of SERVER_OWNED_METADATA) {
+      if (stored.metadata[field] !== undefined)
+        Object.assign(metadata, { [field]: stored.metadata[field] });
+    }
+    const filled = { ...written, metadata };
+    let admitted = written;
     if (strategy) {
-      const name = path.name as string;
-      const stored = await this.store.get(served.kind, name, path.namespace);
-      const given = object.metadata.resourceVersion;
-      if (given && given !== stored.metadata.resourceVersion) {
-        throw storeConflict(
-          served.kind,
-          path.namespace,
-          name,
-          given,
-          stored.metadata.resourceVersion,
-        );
-      }
-      const metadata = { ...object.metadata };
-      for (const field of SERVER_OWNED_METADATA) {
-        if (stored.metadata[field] !== undefined)
-          Object.assign(metadata, { [field]: stored.metadata[field] });
-      }
-      const filled = { ...object, metadata };
       const context = this.writeContext(identity);
       if (target === 'object') admitted = strategy.update(filled, stored, context);
       else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
     }
+    // The store keeps the stored status on an object write, and only the status on a status
+    // write; a strategy has said what it keeps.
+    const kept = strategy
+      ? admitted
+      : target === 'status'
+        ? withStatusOf(stored, filled)
+        : withStatusOf(filled, stored);
+    await this.webhooks.validate(
+      this.admission(route, entry, identity, 'UPDATE', kept, stored),
+      entry.warnings,
+    );
     return target === 'status'
       ? this.store.updateStatus(served.kind, admitted)
       : this.store.update(served.kind, admitted);
@@ -711,11 +803,37 @@ export class FakeApiServer {
     };
   }
 
+  /** What the admission webhooks are told about a write through route by identity. */
+  private admission(
+    route: Route,
+    entry: RequestLogEntry,
+    identity: Identity,
+    operation: AdmissionOperation,
+    object: KubeObject | undefined,
+    oldObject: KubeObject | undefined,
+    deleteOptions?: unknown,
+  ): AdmissionAttributes {
+    const { served, path } = route;
+    return writeAttributes({
+      kind: served.kind,
+      namespace: path.namespace,
+      name: path.name,
+      subresource: path.subresource,
+      query: entry.query,
+      user: identity,
+      operation,
+      object,
+      oldObject,
+      deleteOptions,
+    });
+  }
+
   private async patch(
     route: Route,
     body: unknown,
     req: IncomingMessage,
     identity: Identity,
+    entry: RequestLogEntry,
   ): Promise<KubeObject> {
     const { served, path } = route;
     const contentType = String(req.headers['content-type']).replace(/;.*$/, '').trim();
@@ -753,9 +871,9 @@ export class FakeApiServer {
       }
       try {
         if (path.subresource === 'status') {
-          return await this.write(route, object, identity, 'status');
+          return await this.write(route, object, identity, 'status', entry);
         }
-        return await this.write(route, served.normalize(object), identity, 'object');
+        return await this.write(route, served.normalize(object), identity, 'object', entry);
       } catch (err) {
         // Like the API server, retry a patch that did not ask for a resourceVersion when a
         // concurrent write got in between the read and the write.
@@ -765,7 +883,12 @@ export class FakeApiServer {
     }
   }
 
-  private async remove(route: Route, body: unknown): Promise<KubeObject | Status> {
+  private async remove(
+    route: Route,
+    body: unknown,
+    identity: Identity,
+    entry: RequestLogEntry,
+  ): Promise<KubeObject | Status> {
     const { served, path } = route;
     const name = path.name as string;
     const current = await this.store.get(served.kind, name, path.namespace);
@@ -788,6 +911,11 @@ export class FakeApiServer {
         `Precondition failed: ResourceVersion in precondition: ${resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion}`,
       );
     }
+    // After the preconditions, as etcd's delete checks them: the webhooks see the stored
+    // object as oldObject (mutating ones may not patch it), then storage.
+    const attributes = this.admission(route, entry, identity, 'DELETE', undefined, current, body);
+    await this.webhooks.mutate(attributes, entry.warnings);
+    await this.webhooks.validate(attributes, entry.warnings);
     await this.store.delete(served.kind, name, path.namespace);
     return served.returnDeletedObject ? current : success(served.kind, name, current.metadata.uid);
   }
@@ -815,6 +943,7 @@ export class FakeApiServer {
     res.writeHead(code, {
       'Content-Type': 'application/json',
       'Content-Length': Buffer.byteLength(text),
+      ...(entry.warnings.length > 0 && { Warning: warningHeaders(entry.warnings) }),
     });
     res.end(text);
     this.answered(entry, code);
@@ -905,6 +1034,13 @@ function methodNotAllowed(): ApiStatusError {
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** base with from's status (none when from has none): what the store keeps of a write. */
+function withStatusOf(base: KubeObject, from: KubeObject | undefined): KubeObject {
+  const { status: _dropped, ...rest } = base as KubeObject & { status?: unknown };
+  const status = (from as (KubeObject & { status?: unknown }) | undefined)?.status;
+  return (status === undefined ? rest : { ...rest, status }) as KubeObject;
 }
 
 function checkObject(body: unknown): KubeObject {

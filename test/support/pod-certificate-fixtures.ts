@@ -96,6 +96,7 @@ export interface LeafOptions {
   lifetimeMs?: number;
   dnsNames?: string[];
   emailAddresses?: string[];
+  ipAddresses?: string[];
   isCA?: boolean;
 }
 
@@ -105,8 +106,13 @@ export async function issueLeaf(
   publicKey: KeyObject,
   options: LeafOptions = {},
 ): Promise<string> {
-  const names = { dnsNames: options.dnsNames ?? [], emailAddresses: options.emailAddresses ?? [] };
-  const hasNames = names.dnsNames.length + names.emailAddresses.length > 0;
+  const names = {
+    dnsNames: options.dnsNames ?? [],
+    emailAddresses: options.emailAddresses ?? [],
+    ipAddresses: options.ipAddresses ?? [],
+  };
+  const hasNames =
+    names.dnsNames.length + names.emailAddresses.length + names.ipAddresses.length > 0;
   return signCertificate(
     {
       subjectDer: subjectToDer(hasNames ? {} : { commonName: 'pod' }),

@@ -1,15 +1,14 @@
 import type { X509Certificate } from 'node:crypto';
-import type { KubeObject } from '../../api/meta.js';
+import type {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from '../../api/webhook-configuration.js';
 import { splitPemCertificates } from '../../pki/chain.js';
 
-/** A Validating- or MutatingWebhookConfiguration, the parts the caBundle keeper touches. */
-export interface WebhookConfigurationObject extends KubeObject {
-  webhooks?: Array<{
-    name: string;
-    clientConfig?: { caBundle?: string; [field: string]: unknown };
-    [field: string]: unknown;
-  }>;
-}
+/** A Validating- or MutatingWebhookConfiguration: the keeper treats both alike. */
+export type WebhookConfigurationObject =
+  | ValidatingWebhookConfiguration
+  | MutatingWebhookConfiguration;
 
 /** The caBundle value of a PEM bundle (base64 of the PEM text, as the API's []byte is). */
 export function caBundleOf(bundlePem: string): string {
@@ -25,7 +24,7 @@ export function withCaBundle(
   caBundle: string,
 ): WebhookConfigurationObject | undefined {
   const webhooks = configuration.webhooks ?? [];
-  if (webhooks.every((w) => w.clientConfig?.caBundle === caBundle)) return undefined;
+  if (webhooks.every((w) => w.clientConfig.caBundle === caBundle)) return undefined;
   return {
     ...configuration,
     webhooks: webhooks.map((w) => ({ ...w, clientConfig: { ...w.clientConfig, caBundle } })),
@@ -47,6 +46,6 @@ export function configurationTrusts(
   ca: X509Certificate,
 ): boolean {
   return (configuration.webhooks ?? []).every((w) =>
-    certificatesOf(w.clientConfig?.caBundle).some((c) => c.raw.equals(ca.raw)),
+    certificatesOf(w.clientConfig.caBundle).some((c) => c.raw.equals(ca.raw)),
   );
 }

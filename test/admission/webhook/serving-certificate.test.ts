@@ -169,7 +169,9 @@ t.test('a rotated CA signs the next certificate once the API server trusts it', 
 
 t.test('a new CA that is never trusted replaces the old certificate when it expires', async (t) => {
   const { clock, installed, first } = await setup(t, { trusted: () => new Promise(() => {}) });
-  clock.advance(first.notBefore.getTime() + (WEBHOOK_CA_LIFETIME_MS * 2) / 3 + 60_000 - clock.now());
+  clock.advance(
+    first.notBefore.getTime() + (WEBHOOK_CA_LIFETIME_MS * 2) / 3 + 60_000 - clock.now(),
+  );
   // The renewal due at that time waits; the leaf it would replace expires 7 days after it began.
   await until(() => clock.pendingTimers() > 0, { what: 'the trust deadline' });
   clock.advance(WEBHOOK_LEAF_LIFETIME_MS);

@@ -49,12 +49,15 @@ export interface Issuer extends KubeObject {
 /** The issuer types this stack signs for. */
 export type IssuerType = 'ca' | 'selfSigned';
 
-/** Every issuer type key cert-manager knows; used to detect "no type" versus "not ours". */
-const knownIssuerTypes = ['acme', 'ca', 'vault', 'selfSigned', 'venafi'] as const;
+/**
+ * Every issuer type key cert-manager knows, in the order its webhook checks them; used to
+ * detect "no type" versus "not ours".
+ */
+export const ISSUER_TYPE_KEYS = ['acme', 'ca', 'selfSigned', 'vault', 'venafi'] as const;
 
 /** The configured issuer type key, or undefined when none is set. */
 export function issuerTypeOf(issuer: Issuer): string | undefined {
-  for (const key of knownIssuerTypes) {
+  for (const key of ISSUER_TYPE_KEYS) {
     if (issuer.spec?.[key] !== undefined && issuer.spec[key] !== null) return key;
   }
   return undefined;

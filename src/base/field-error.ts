@@ -1,12 +1,17 @@
 import { shortened } from '../api/echoed-value.js';
 import { goQuote, goQuoteValue } from './go-text.js';
 
-/** A field value as apimachinery prints it: strings quoted, numbers bare, a Stringer (e.g. a duration) as its text; long values shortened. */
-export type FieldValue = string | number | { text: string };
+/**
+ * A field value as apimachinery prints it: strings quoted, numbers bare, a Stringer (e.g. a
+ * duration) as its text; long values shortened. `echoed` is a text already cut for an error
+ * (goByteSlice), printed as it is.
+ */
+export type FieldValue = string | number | { text: string } | { echoed: string };
 
 function formatValue(value: FieldValue): string {
   if (typeof value === 'string') return goQuoteValue(value);
   if (typeof value === 'number') return String(value);
+  if ('echoed' in value) return value.echoed;
   return shortened(value.text);
 }
 

@@ -1,4 +1,4 @@
-import { echoParts } from '../api/echoed-value.js';
+import { ECHO_LIMIT, echoParts } from '../api/echoed-value.js';
 
 // Go's string formatting and trimming, so that messages quote values the way
 // cert-manager's (`%q`) do and lists are trimmed with the same notion of space.
@@ -70,6 +70,21 @@ export function parseGoInteger(text: string, func: 'Atoi' | 'ParseInt'): GoInteg
   const value = BigInt(text);
   if (value < INT64_MIN || value > INT64_MAX) return fail('value out of range');
   return { ok: true, value };
+}
+
+/**
+ * Go's `%#v` of a []byte (`[]byte{0x2d, 0xa}`, how apimachinery prints a bytes field's value),
+ * cut as `shortened` cuts text: the first ECHO_LIMIT characters and `…(N characters)`. Only
+ * the part shown is built, so a megabyte field costs no more than a short one.
+ */
+export function goByteSlice(bytes: Uint8Array): string {
+  let total = '[]byte{}'.length;
+  for (const [i, b] of bytes.entries()) total += (i > 0 ? 2 : 0) + (b < 16 ? 3 : 4);
+  // Every element takes at least 3 characters, so this many cover what is shown.
+  const shown = bytes.subarray(0, Math.ceil(ECHO_LIMIT / 3));
+  const head = `[]byte{${Array.from(shown, (b) => `0x${b.toString(16)}`).join(', ')}`;
+  if (total <= ECHO_LIMIT) return `${head}}`;
+  return `${head.slice(0, ECHO_LIMIT)}…(${total} characters)`;
 }
 
 /** Go's `%v` of a []string: `[a b c]`. */

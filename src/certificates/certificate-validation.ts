@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import type { CertificateSpec } from '../api/certificate.js';
 import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/dns-names.js';
-import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
 import { errorMessage } from '../base/error-message.js';
 import {
   duplicateField,
@@ -15,6 +14,7 @@ import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
 import { RSA_MAX_BITS, RSA_MIN_BITS } from '../pki/keys.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
 import { isKnownUsage } from '../pki/usages.js';
+import { validateIssuerRef } from './issuer-ref-validation.js';
 
 const HOUR_MS = 3_600_000;
 /** cert-manager's default spec.duration (90 days). */
@@ -183,22 +183,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
   else if (!isDns1123Subdomain(spec.secretName))
     errors.push(invalidField('spec.secretName', spec.secretName, DNS1123_SUBDOMAIN_MESSAGE));
 
-  const ref = spec.issuerRef;
-  if (!ref?.name) errors.push(requiredField('spec.issuerRef.name', 'must be specified'));
-  const group = ref?.group ?? '';
-  const kind = ref?.kind ?? '';
-  if (
-    (group === '' || group === CERT_MANAGER_GROUP) &&
-    kind !== '' &&
-    kind !== 'Issuer' &&
-    kind !== 'ClusterIssuer'
-  ) {
-    // cert-manager's hint names the path it builds, spec.issuerRef.kind.group.
-    const hint = group === '' ? ' (did you forget to set spec.issuerRef.kind.group?)' : '';
-    errors.push(
-      invalidField('spec.issuerRef.kind', kind, `must be one of Issuer or ClusterIssuer${hint}`),
-    );
-  }
+  errors.push(...validateIssuerRef(spec.issuerRef, 'spec'));
 
   let commonName = spec.commonName ?? '';
   if (spec.literalSubject) {

@@ -1,14 +1,21 @@
 import {
+  validateCertificateRequestCreate,
+  validateCertificateRequestUpdate,
+} from '../admission/certificate-request-rules.js';
+import {
   validateClusterTrustBundle,
   validateClusterTrustBundleUpdate,
 } from '../admission/cluster-trust-bundle-rules.js';
+import { validateIssuerSpec } from '../admission/issuer-rules.js';
 import {
   validatePodCertificateRequestStatusUpdate,
   validatePodCertificateRequestUpdate,
   withPodCertificateRequestDefaults,
 } from '../admission/pod-certificate-request-rules.js';
 import { type Certificate, CertificateKind, type CertificateSpec } from '../api/certificate.js';
+import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
 import { type ClusterTrustBundle, ClusterTrustBundleKind } from '../api/cluster-trust-bundle.js';
+import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import type { KubeObject } from '../api/meta.js';
 import {
   type PodCertificateRequest,
@@ -28,6 +35,17 @@ const certificateRules: Validator = (object, _old, write) =>
   write === 'status'
     ? []
     : validateCertificateSpec((object as Certificate).spec ?? ({} as CertificateSpec));
+
+// cert-manager's webhook validation; its identity and approval plugins have no place here:
+// embedded mode has one user, who may do everything (README, "Admission").
+const certificateRequestRules: Validator = (object, old) =>
+  old
+    ? validateCertificateRequestUpdate(object as CertificateRequest, old as CertificateRequest)
+    : validateCertificateRequestCreate(object as CertificateRequest);
+
+// cert-manager validates an Issuer's spec on create and update; a status write leaves it alone.
+const issuerRules: Validator = (object, _old, write) =>
+  write === 'status' ? [] : validateIssuerSpec((object as Issuer).spec);
 
 // The API server's own PodCertificateRequest strategy: spec immutable, status checked against
 // the request (reference pod-certificates.md §1.6). The create check (proof of possession)
@@ -53,14 +71,19 @@ const clusterTrustBundleRules: Validator = (object, old) => {
 // no webhook and no API server, so the store runs these itself.
 const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
   [resourceNameOf(CertificateKind), certificateRules],
+  [resourceNameOf(CertificateRequestKind), certificateRequestRules],
+  [resourceNameOf(IssuerKind), issuerRules],
+  [resourceNameOf(ClusterIssuerKind), issuerRules],
   [resourceNameOf(PodCertificateRequestKind), podCertificateRequestRules],
   [resourceNameOf(ClusterTrustBundleKind), clusterTrustBundleRules],
 ]);
 
 /**
  * The embedded store's admission: cert-manager's webhook validation for Certificates
- * (validateCertificateSpec), Kubernetes' rules for PodCertificateRequest updates and status
- * writes and for ClusterTrustBundles; every other kind is admitted as written.
+ * (validateCertificateSpec), CertificateRequests (create, update and status writes) and
+ * Issuers/ClusterIssuers (create and update), Kubernetes' rules for PodCertificateRequest
+ * updates and status writes and for ClusterTrustBundles; every other kind is admitted as
+ * written.
  */
 export const embeddedAdmission: AdmissionHook = (kind, object, old, write) =>
   validators.get(resourceNameOf(kind))?.(object, old, write) ?? [];

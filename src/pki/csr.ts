@@ -1,5 +1,10 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import {
+  csrSignatureProblem,
+  type SignedRequest,
+  UNSUPPORTED_SIGNATURE_ALGORITHM,
+} from './csr-signature.js';
+import {
   childrenOf,
   contentOf,
   decodeOid,
@@ -68,17 +73,15 @@ export interface ParsedCsr {
 
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
-// Signature algorithms Go's CheckSignature accepts; SHA-1 ones are refused as insecure.
-const ACCEPTED_SIGNATURES = new Set([
-  '1.2.840.113549.1.1.11', // sha256WithRSAEncryption
-  '1.2.840.113549.1.1.12', // sha384WithRSAEncryption
-  '1.2.840.113549.1.1.13', // sha512WithRSAEncryption
-  '1.2.840.113549.1.1.10', // RSASSA-PSS
-  '1.2.840.10045.4.3.2', // ecdsa-with-SHA256
-  '1.2.840.10045.4.3.3', // ecdsa-with-SHA384
-  '1.2.840.10045.4.3.4', // ecdsa-with-SHA512
-  '1.3.101.112', // Ed25519
-]);
+/** A request whose self-signature does not verify; reason is Go's CheckSignature text. */
+export class CsrSignatureError extends PkiError {
+  constructor(
+    message: string,
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Creates a PEM `CERTIFICATE REQUEST` like Go's x509.CreateCertificateRequest: only a SAN extension, omitted when there are no SANs. */
 export async function createCsr(req: CsrRequest): Promise<string> {
@@ -142,7 +145,9 @@ function csrDer(pem: string | Buffer): Uint8Array {
   return block.der;
 }
 
-function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & { signatureOid: string } {
+function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
+  signed: Omit<SignedRequest, 'publicKey'>;
+} {
   const [info, sigAlg, signature, extra] = childrenOf(der, readSingle(der), Tag.SEQUENCE, 'CSR');
   if (!info || !sigAlg || signature?.tag !== Tag.BIT_STRING || extra) {
     throw new PkiError('malformed DER: bad CertificationRequest');
@@ -151,7 +156,7 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & { signatureOi
   if (version?.tag !== Tag.INTEGER || subject?.tag !== Tag.SEQUENCE || spki?.tag !== Tag.SEQUENCE) {
     throw new PkiError('malformed DER: bad CertificationRequestInfo');
   }
-  const [sigOid] = childrenOf(der, sigAlg, Tag.SEQUENCE, 'signature algorithm');
+  const [sigOid, sigParams] = childrenOf(der, sigAlg, Tag.SEQUENCE, 'signature algorithm');
   if (sigOid?.tag !== Tag.OID) throw new PkiError('malformed DER: bad signature algorithm');
   const subjectDer = toArrayBuffer(rawOf(der, subject));
   let publicKey: KeyObject;
@@ -171,7 +176,12 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & { signatureOi
   const eku = exts.get(ExtensionOid.extKeyUsage);
   const nc = exts.get(ExtensionOid.nameConstraints);
   return {
-    signatureOid: decodeOid(contentOf(der, sigOid)),
+    signed: {
+      signed: rawOf(der, info),
+      signatureOid: decodeOid(contentOf(der, sigOid)),
+      ...(sigParams && { signatureParams: rawOf(der, sigParams) }),
+      signature: contentOf(der, signature).subarray(1),
+    },
     subjectDer,
     subject: describeSubject(subjectDer),
     publicKey,
@@ -186,8 +196,12 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & { signatureOi
   };
 }
 
-/** Parses a PEM CSR and verifies its signature; throws PkiError for non-PEM, bad DER or a bad signature. */
-export async function parseCsr(pem: string | Buffer): Promise<ParsedCsr> {
+/**
+ * Parses a PEM CSR and verifies its signature, synchronously; throws PkiError for non-PEM or
+ * bad DER, CsrSignatureError for a signature that does not verify or an algorithm it cannot
+ * check (SHA-1 and MD5 ones are refused as insecure).
+ */
+export function parseCsrSync(pem: string | Buffer): ParsedCsr {
   let der: Uint8Array;
   let parsed: ReturnType<typeof parseStructure>;
   try {
@@ -196,18 +210,18 @@ export async function parseCsr(pem: string | Buffer): Promise<ParsedCsr> {
   } catch (err) {
     throw new PkiError(`cannot parse certificate request: ${(err as Error).message}`);
   }
-  const { signatureOid, ...fields } = parsed;
-  if (!ACCEPTED_SIGNATURES.has(signatureOid)) {
-    throw new PkiError(
-      `certificate request signature is invalid: unsupported algorithm ${signatureOid}`,
+  const { signed, ...fields } = parsed;
+  const problem = csrSignatureProblem({ ...signed, publicKey: fields.publicKey });
+  if (problem === UNSUPPORTED_SIGNATURE_ALGORITHM)
+    throw new CsrSignatureError(
+      `certificate request signature is invalid: unsupported algorithm ${signed.signatureOid}`,
+      problem,
     );
-  }
-  let valid = false;
-  try {
-    valid = await new x509.Pkcs10CertificateRequest(der).verify();
-  } catch {
-    // The signature could not be checked at all (key and algorithm mismatch); that is invalid too.
-  }
-  if (!valid) throw new PkiError('certificate request signature is invalid');
+  if (problem) throw new CsrSignatureError('certificate request signature is invalid', problem);
   return { pem: encodePem('CERTIFICATE REQUEST', der), ...fields };
+}
+
+/** Parses a PEM CSR and verifies its signature (parseCsrSync, for callers that await). */
+export async function parseCsr(pem: string | Buffer): Promise<ParsedCsr> {
+  return parseCsrSync(pem);
 }

@@ -81,3 +81,46 @@ export function usagesToExtensions(
   }
   return { keyUsage, extKeyUsages };
 }
+
+// The two Microsoft code-signing purposes Go's x509 knows but cert-manager has no name for.
+const GO_ONLY_EXT_KEY_USAGES = ['1.3.6.1.4.1.311.2.1.22', '1.3.6.1.4.1.311.61.1.1'];
+const GO_KNOWN_EXT_KEY_USAGES = new Set([
+  ...Object.values(EXT_KEY_USAGES),
+  ...GO_ONLY_EXT_KEY_USAGES,
+]);
+
+/**
+ * The EKU OIDs Go's x509 parser turns into ExtKeyUsage values (what cert-manager compares
+ * with a request's usages); any other OID is an UnknownExtKeyUsage, never compared.
+ */
+export function goKnownExtKeyUsages(oids: readonly string[]): string[] {
+  return oids.filter((oid) => GO_KNOWN_EXT_KEY_USAGES.has(oid));
+}
+
+// Bit n of Go's x509.KeyUsage (the flags above) is the n-th name.
+const KEY_USAGE_BIT_NAMES = [
+  'digital signature',
+  'content commitment',
+  'key encipherment',
+  'data encipherment',
+  'key agreement',
+  'cert sign',
+  'crl sign',
+  'encipher only',
+  'decipher only',
+];
+
+/** KeyUsage flags as cert-manager names them (apiutil.KeyUsageStrings), lowest bit first. */
+export function keyUsageNames(flags: number): string[] {
+  return KEY_USAGE_BIT_NAMES.filter((_, bit) => flags & (1 << bit));
+}
+
+/**
+ * EKU OIDs as cert-manager names them (apiutil.ExtKeyUsageStrings): `email protection` for
+ * the OID `s/mime` shares (Go picks either at random), `unknown` for purposes it has no name for.
+ */
+export function extKeyUsageNames(oids: readonly string[]): string[] {
+  return oids.map(
+    (oid) => Object.keys(EXT_KEY_USAGES).find((n) => EXT_KEY_USAGES[n] === oid) ?? 'unknown',
+  );
+}

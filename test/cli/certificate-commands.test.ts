@@ -5,12 +5,15 @@ import { type Certificate, CertificateKind } from '../../src/api/certificate.js'
 import {
   type CertificateRequest,
   CertificateRequestKind,
+  encodeBytes,
 } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
 import { SecretKind } from '../../src/api/secret.js';
 import type { CertificateStatusReport } from '../../src/certificates/certificate-status-report.js';
 import { runRenew } from '../../src/cli/renew-command.js';
 import { runStatus } from '../../src/cli/status-command.js';
+import { createCsr } from '../../src/pki/csr.js';
+import { decodePrivateKey } from '../../src/pki/keys.js';
 import { renewDirOf } from '../../src/renewal/renew-protocol.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
@@ -76,6 +79,10 @@ async function seedCertificate(store: ResourceStore): Promise<Certificate> {
   await store.create(SecretKind, secret);
   const request = revisionRequest('web-1', '1', { uid: created.metadata.uid ?? '' });
   request.metadata.namespace = 'sandbox';
+  // A real CSR for the leaf's key: the embedded store admits only a request that verifies.
+  request.spec.request = encodeBytes(
+    await createCsr({ key: decodePrivateKey(leaf.keyPem), dnsNames: ['web.sandbox.svc'] }),
+  );
   const madeRequest = await store.create<CertificateRequest>(CertificateRequestKind, request);
   await store.updateStatus<CertificateRequest>(CertificateRequestKind, {
     ...madeRequest,

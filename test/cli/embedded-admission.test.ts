@@ -2,8 +2,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
-import { CertificateRequestKind } from '../../src/api/certificate-request.js';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+  encodeBytes,
+} from '../../src/api/certificate-request.js';
 import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
+import type { Condition } from '../../src/api/conditions.js';
+import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { silentLogger } from '../../src/api/logger.js';
 import type { KubeObject } from '../../src/api/meta.js';
 import {
@@ -15,11 +21,15 @@ import { validateCertificateSpec } from '../../src/certificates/certificate-vali
 import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
+import { createCsr } from '../../src/pki/csr.js';
+import { generatePrivateKey } from '../../src/pki/keys.js';
+import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { StateDirectory } from '../../src/volume/state-directory.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
+import { issuer } from '../support/issuer-fixtures.js';
 import { kubeletRequest, podIdentity } from '../support/pod-certificates.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -48,14 +58,159 @@ t.test("embedded admission: Certificates get cert-manager's webhook validation",
     ['spec.secretName: Required value', 'spec.issuerRef.name: Required value'],
     'no spec at all is refused, not a crash',
   );
-  for (const kind of [SecretKind, CertificateRequestKind]) {
-    t.same(
-      embeddedAdmission(kind, { ...bad, kind: kind.kind }, undefined, 'create'),
-      [],
-      `${kind.kind}: admitted as written`,
-    );
-  }
+  t.same(
+    embeddedAdmission(SecretKind, { ...bad, kind: 'Secret' }, undefined, 'create'),
+    [],
+    'a Secret is admitted as written',
+  );
 });
+
+const csrPem = await createCsr({
+  key: await generatePrivateKey({ algorithm: 'ECDSA' }),
+  dnsNames: ['web.team.svc'],
+});
+
+const certificateRequest = (request: string, annotations?: Record<string, string>) =>
+  ({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'CertificateRequest',
+    metadata: { name: 'web-1', namespace: 'team', ...(annotations && { annotations }) },
+    spec: { request: encodeBytes(request), issuerRef: { name: 'ca', kind: 'Issuer' } },
+  }) as CertificateRequest;
+
+const approved: Condition = {
+  type: 'Approved',
+  status: 'True',
+  reason: 'cert-manager.io',
+  message: 'Certificate request has been approved by cert-manager.io',
+  lastTransitionTime: '2026-01-01T00:00:00Z',
+};
+
+t.test(
+  "embedded admission: the store refuses CertificateRequests cert-manager's webhook refuses",
+  async (t) => {
+    const store = new MemoryStore({ admit: embeddedAdmission });
+    t.teardown(() => store.close());
+    const der = Buffer.from(decodePemBlocks(csrPem)[0]?.der ?? []);
+    der[der.length - 1] = (der[der.length - 1] ?? 0) ^ 1;
+    const forged = await rejection(
+      store.create(
+        CertificateRequestKind,
+        certificateRequest(encodePem('CERTIFICATE REQUEST', der)),
+      ),
+    );
+    t.ok(isStoreError(forged, 'Invalid'));
+    t.match(
+      (forged as Error).message,
+      /^CertificateRequest\.cert-manager\.io "web-1" is invalid: spec\.request: Invalid value: \[\]byte\{0x2d, 0x2d, [^…]+…\(\d+ characters\): x509: ECDSA verification failure$/,
+      'a CSR whose signature does not verify, with the field path',
+    );
+    t.same((await store.list(CertificateRequestKind)).items, [], 'nothing stored');
+
+    const created = await store.create<CertificateRequest>(
+      CertificateRequestKind,
+      certificateRequest(csrPem, { 'cert-manager.io/certificate-revision': '1' }),
+    );
+    t.equal(
+      await rejectionMessage(
+        store.update(CertificateRequestKind, {
+          ...created,
+          spec: { ...created.spec, duration: '1h' },
+        }),
+      ),
+      'CertificateRequest.cert-manager.io "web-1" is invalid: spec: Forbidden: cannot change spec after creation',
+    );
+    t.equal(
+      await rejectionMessage(
+        store.update(CertificateRequestKind, {
+          ...created,
+          metadata: { ...created.metadata, annotations: {} },
+        }),
+      ),
+      'CertificateRequest.cert-manager.io "web-1" is invalid: metadata.annotations.cert-manager.io/certificate-revision: Forbidden: cannot change cert-manager annotation after creation',
+    );
+    const labelled = await store.update<CertificateRequest>(CertificateRequestKind, {
+      ...created,
+      metadata: { ...created.metadata, labels: { team: 'a' } },
+    });
+    t.same(labelled.metadata.labels, { team: 'a' }, 'other metadata may change');
+
+    const approvedRequest = await store.updateStatus<CertificateRequest>(CertificateRequestKind, {
+      ...labelled,
+      status: { conditions: [approved] },
+    });
+    t.same(approvedRequest.status?.conditions, [approved], 'approving is a status write');
+    t.equal(
+      await rejectionMessage(
+        store.updateStatus(CertificateRequestKind, {
+          ...approvedRequest,
+          status: { conditions: [{ ...approved, type: 'Denied' }] },
+        }),
+      ),
+      `CertificateRequest.cert-manager.io "web-1" is invalid: status.conditions: Forbidden: 'Approved' condition may not be modified once set`,
+      'an approval is never taken back',
+    );
+    t.equal(
+      await rejectionMessage(
+        store.updateStatus(CertificateRequestKind, {
+          ...approvedRequest,
+          status: { conditions: [approved, { ...approved, type: 'Denied' }] },
+        }),
+      ),
+      `CertificateRequest.cert-manager.io "web-1" is invalid: status.conditions: Forbidden: both 'Denied' and 'Approved' conditions cannot coexist`,
+    );
+    t.same(
+      (await store.get<CertificateRequest>(CertificateRequestKind, 'web-1', 'team')).status
+        ?.conditions,
+      [approved],
+      'the refused writes changed nothing',
+    );
+  },
+);
+
+t.test(
+  'embedded admission: Issuers and ClusterIssuers are validated on create and update',
+  async (t) => {
+    const store = new MemoryStore({ admit: embeddedAdmission });
+    t.teardown(() => store.close());
+    t.equal(
+      await rejectionMessage(
+        store.create(
+          IssuerKind,
+          issuer('two', 'team', { ca: { secretName: 'root' }, selfSigned: {} }),
+        ),
+      ),
+      'Issuer.cert-manager.io "two" is invalid: spec.selfSigned: Forbidden: may not specify more than one issuer type',
+    );
+    t.equal(
+      await rejectionMessage(
+        store.create(ClusterIssuerKind, issuer('root', undefined, { ca: { secretName: '' } })),
+      ),
+      'ClusterIssuer.cert-manager.io "root" is invalid: spec.ca.secretName: Required value',
+    );
+    t.same((await store.list(IssuerKind)).items, [], 'no Issuer stored');
+    t.same((await store.list(ClusterIssuerKind)).items, [], 'no ClusterIssuer stored');
+
+    const created = await store.create<Issuer>(
+      IssuerKind,
+      issuer('ca', 'team', { ca: { secretName: 'root' } }),
+    );
+    t.equal(
+      await rejectionMessage(store.update(IssuerKind, { ...created, spec: {} })),
+      'Issuer.cert-manager.io "ca" is invalid: spec: Required value: at least one issuer must be configured',
+    );
+    const acme = await store.create<Issuer>(
+      IssuerKind,
+      issuer('letsencrypt', 'team', { acme: { server: 'https://acme.example/directory' } }),
+    );
+    t.ok(acme.metadata.uid, 'an ACME issuer is stored though cert-csi never signs for it');
+    t.same(
+      embeddedAdmission(IssuerKind, { ...created, spec: {} } as Issuer, created, 'status'),
+      [],
+      'a status write is not a spec write',
+    );
+  },
+);
 
 t.test(
   'the embedded plugin: its store refuses an invalid Certificate, and a bad --manifests file stops start-up with nothing written',

@@ -7,6 +7,7 @@ import {
   CertificateRequestKind,
   decodeBytes,
   encodeBytes,
+  isApproved,
 } from '../../src/api/certificate-request.js';
 import { setCondition } from '../../src/api/conditions.js';
 import { signCertificate } from '../../src/pki/certificate.js';
@@ -99,11 +100,14 @@ t.test(
           request.metadata.namespace,
         );
         const now = new Date();
-        let conditions = setCondition(
-          latest.status?.conditions,
-          { type: 'Approved', status: 'True', reason: 'Test', message: 'approved' },
-          now,
-        );
+        // An Approved condition, once set (by the embedded approver), may not be rewritten.
+        let conditions = isApproved(latest)
+          ? (latest.status?.conditions ?? [])
+          : setCondition(
+              latest.status?.conditions,
+              { type: 'Approved', status: 'True', reason: 'Test', message: 'approved' },
+              now,
+            );
         conditions = setCondition(
           conditions,
           { type: 'Ready', status: 'True', reason: 'Issued', message: 'issued' },

@@ -10,6 +10,7 @@ import {
   MutatingWebhookConfigurationKind as MUTATING,
   ValidatingWebhookConfigurationKind as VALIDATING,
 } from '../../src/api/webhook-configuration.js';
+import { ManualClock } from '../../src/base/clock.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { rejection, until } from '../support/eventually.js';
 import { FakeApiServer } from '../support/fake-api-server.js';
@@ -209,4 +210,44 @@ t.test('without a bundle nothing is written; a wait ends with its signal', async
     'already',
   );
   t.notOk(keeper.trusts('not a certificate'), 'garbage is not trusted');
+});
+
+t.test('a write that keeps failing is retried with backoff, one timer at a time', async (t) => {
+  const server = await FakeApiServer.start();
+  t.teardown(() => server.close());
+  await server.store.create(VALIDATING, configuration(VALIDATING, ['a.cert-csi.io']));
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  const clock = new ManualClock(Date.now());
+  const logger = recordingLogger();
+  const keeper = new CaBundleKeeper({
+    store: new KubernetesStore({ kubeConfig, qps: 1000, burst: 1000 }),
+    configurations: [{ kind: VALIDATING, name: NAME }],
+    bundlePem: () => caA.certificatePem,
+    logger,
+    clock,
+  });
+  t.teardown(() => keeper.stop());
+  server.failRequests({ status: 500, times: 3, match: (r) => r.verb === 'update' });
+  const failures = () =>
+    logger.records.filter(([, , m]) => m === 'cannot set the caBundle of a webhook configuration');
+  keeper.bundleChanged();
+  await until(() => failures().length === 1, { what: 'the first failure' });
+  t.match(failures()[0]?.[1], { retryMs: 1_000 }, 'default first delay 1 s');
+  keeper.bundleChanged();
+  await until(() => failures().length === 2, { what: 'a second failure before the retry' });
+  t.match(failures()[1]?.[1], { retryMs: 2_000 }, 'doubled');
+  const retries = clock.pendingTimers();
+  clock.advance(2_000);
+  await until(() => failures().length === 3, { what: 'the retry failing' });
+  t.match(failures()[2]?.[1], { retryMs: 4_000 });
+  t.equal(clock.pendingTimers(), retries, 'the earlier retry timer was replaced, not added to');
+  clock.advance(4_000);
+  await until(
+    async () => {
+      const stored = await server.store.get<WebhookConfigurationObject>(VALIDATING, NAME);
+      return stored.webhooks?.[0]?.clientConfig.caBundle === caBundleOf(caA.certificatePem);
+    },
+    { what: 'the bundle written' },
+  );
 });

@@ -52,6 +52,15 @@ t.test('a server that fails or hangs rejects with a StoreError naming the call',
   const err = await rejection(new KubernetesDiscovery(kubeConfig).groupVersions('cert-manager.io'));
   t.ok(isStoreError(err, 'InternalError'), String(err));
   t.match(String(err), 'list API groups');
+  server.failRequests({
+    status: 500,
+    times: 1,
+    match: (r) => r.path === '/apis/cert-manager.io/v1',
+  });
+  t.match(
+    String(await rejection(new KubernetesDiscovery(kubeConfig).resources('cert-manager.io', 'v1'))),
+    'list resources of cert-manager.io/v1: Internal error occurred: injected fault',
+  );
   const hang = server.failRequests({ hang: true, times: 1, match: (r) => r.path === '/apis' });
   t.teardown(hang);
   const timeout = await rejection(new KubernetesDiscovery(kubeConfig, 100).groupVersions('x'));

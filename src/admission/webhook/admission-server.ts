@@ -129,7 +129,8 @@ export class AdmissionWebhookServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+    // A request a server receives always has a url.
+    const path = new URL(req.url as string, 'https://webhook').pathname;
     if (path === '/livez' || path === '/readyz') return this.probe(path, req, res);
     const endpoint = ENDPOINTS.find((e) => path === `/${e}`);
     if (!endpoint) return sendText(res, 404, `no such endpoint: ${path}`);
@@ -239,14 +240,14 @@ async function readJsonBody(req: IncomingMessage): Promise<unknown> {
     throw new HttpRefusal(405, `${req.method} is not allowed: POST an AdmissionReview`);
   }
   const type = String(req.headers['content-type'] ?? '')
-    .split(';')[0]
-    ?.trim()
+    .replace(/;.*$/, '')
+    .trim()
     .toLowerCase();
   if (type !== 'application/json') {
     req.resume();
     throw new HttpRefusal(
       415,
-      `content type ${JSON.stringify(type ?? '')} is not supported: send application/json`,
+      `content type ${JSON.stringify(type)} is not supported: send application/json`,
     );
   }
   const text = await readBody(req);

@@ -195,10 +195,7 @@ export class CaBundleKeeper {
         if (!next) break;
         try {
           await store.update(entry.kind, next);
-          logger.info(
-            { configuration: where, webhooks: next.webhooks?.length ?? 0 },
-            'set the caBundle of a webhook configuration',
-          );
+          logger.info({ configuration: where }, 'set the caBundle of a webhook configuration');
           break;
         } catch (err) {
           if (!isStoreError(err, 'Conflict') || conflicts + 1 >= MAX_CONFLICTS) throw err;

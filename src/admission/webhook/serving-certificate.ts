@@ -3,7 +3,7 @@ import type { Logger } from '../../api/logger.js';
 import type { Secret } from '../../api/secret.js';
 import { type Clock, systemClock, type TimerHandle } from '../../base/clock.js';
 import { Deadline, untilAborted } from '../../base/deadline.js';
-import { errorMessage } from '../../base/error-message.js';
+import { errorMessage, withCause } from '../../base/error-message.js';
 import { signWithCA } from '../../issuer/ca-issuer.js';
 import { certificateTimes, splitPemCertificates } from '../../pki/chain.js';
 import { createCsr, parseCsr } from '../../pki/csr.js';
@@ -175,10 +175,8 @@ export class ServingCertificate {
   private async issue(): Promise<IssuedServingCertificate> {
     const secret = await this.options.authority.ensure();
     const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
-    const dnsNames = [...this.options.dnsNames];
-    const csr = await parseCsr(
-      await createCsr({ key, subject: { commonName: dnsNames[2] ?? dnsNames[0] ?? '' }, dnsNames }),
-    );
+    // No subject: the names are the SANs (marked critical, RFC 5280), which TLS clients check.
+    const csr = await parseCsr(await createCsr({ key, dnsNames: [...this.options.dnsNames] }));
     const now = new Date(this.clock.now());
     const result = await signWithCA(
       ISSUER,
@@ -196,8 +194,8 @@ export class ServingCertificate {
       { secret: () => secret, resourceNamespace: () => '', now },
     );
     if (result.kind !== 'issued') {
-      const cause = 'cause' in result ? `: ${errorMessage(result.cause)}` : '';
-      throw new Error(`the webhook CA cannot sign (${result.kind}${cause})`);
+      const { cause } = result as { cause?: unknown };
+      throw new Error(withCause(`the webhook CA cannot sign (${result.kind})`, cause));
     }
     const { notBefore, notAfter } = certificateTimes(result.chainPem);
     return {

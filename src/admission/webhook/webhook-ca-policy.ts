@@ -44,10 +44,36 @@ export function stillTrusted(pem: string | undefined, now: number): X509Certific
 }
 
 /**
- * Decides about the webhook's CA Secret at now (cert-manager's DynamicAuthority rules, plus a
- * trust bundle that keeps retired CAs): a missing Secret is created; one whose key pair cannot
- * sign, whose certificate is no CA, has expired, has less than a third of lifetimeMs left, or
- * whose ca.crt does not hold it, is rotated; otherwise it is used as it is.
+ * Why the webhook's CA Secret must get a new CA at now (cert-manager's DynamicAuthority rules):
+ * its key pair cannot sign, its certificate is no CA, has expired or has less than a third of
+ * lifetimeMs left, or its ca.crt does not hold it. Undefined when it can be used as it is.
+ */
+export function caSecretProblem(
+  secret: Secret,
+  now: number,
+  lifetimeMs: number = WEBHOOK_CA_LIFETIME_MS,
+): string | undefined {
+  let signer: X509Certificate;
+  try {
+    signer = readCAKeyPair(secret).certificates[0] as X509Certificate;
+  } catch (err) {
+    return `its key pair cannot sign: ${errorMessage(err)}`;
+  }
+  if (!signer.ca) return 'its certificate is not a CA';
+  const { notAfter } = times(signer);
+  if (notAfter <= now) return 'its CA has expired';
+  if (notAfter - now < lifetimeMs / 3) return 'its CA is in the last third of its life';
+  const trusted = stillTrusted(secretValue(secret, CA_CERT_KEY), now);
+  if (!trusted.some((c) => c.raw.equals(signer.raw))) {
+    return 'its ca.crt does not hold the signing CA';
+  }
+  return undefined;
+}
+
+/**
+ * Decides about the webhook's CA Secret at now, plus a trust bundle that keeps retired CAs: a
+ * missing Secret is created, one with a caSecretProblem rotated (keeping its still trusted
+ * CAs), any other used as it is.
  */
 export function caSecretPlan(
   secret: Secret | undefined,
@@ -55,23 +81,9 @@ export function caSecretPlan(
   lifetimeMs: number = WEBHOOK_CA_LIFETIME_MS,
 ): CaPlan {
   if (!secret) return { action: 'create' };
-  const bundle = secretValue(secret, CA_CERT_KEY);
-  const trusted = stillTrusted(bundle, now);
-  const rotate = (why: string): CaPlan => ({ action: 'rotate', why, trusted });
-  let signer: X509Certificate;
-  try {
-    signer = readCAKeyPair(secret).certificates[0] as X509Certificate;
-  } catch (err) {
-    return rotate(`its key pair cannot sign: ${errorMessage(err)}`);
-  }
-  if (!signer.ca) return rotate('its certificate is not a CA');
-  const { notAfter } = times(signer);
-  if (notAfter <= now) return rotate('its CA has expired');
-  if (notAfter - now < lifetimeMs / 3) return rotate('its CA is in the last third of its life');
-  if (!trusted.some((c) => c.raw.equals(signer.raw))) {
-    return rotate('its ca.crt does not hold the signing CA');
-  }
-  return { action: 'use' };
+  const why = caSecretProblem(secret, now, lifetimeMs);
+  if (why === undefined) return { action: 'use' };
+  return { action: 'rotate', why, trusted: stillTrusted(secretValue(secret, CA_CERT_KEY), now) };
 }
 
 /**

@@ -13,6 +13,7 @@ import type { ResourceStore } from '../../store/resource-store.js';
 import {
   type CaPlan,
   caSecretPlan,
+  caSecretProblem,
   stillTrusted,
   trustBundle,
   WEBHOOK_CA_LIFETIME_MS,
@@ -48,7 +49,6 @@ export class WebhookCa {
   private readonly listeners = new Set<(secret: Secret) => void>();
   private latest: Secret | undefined;
   private ensuring: Promise<Secret> | undefined;
-  private stopped = false;
 
   constructor(private readonly options: WebhookCaOptions) {
     this.clock = options.clock ?? systemClock;
@@ -93,7 +93,6 @@ export class WebhookCa {
 
   /** Stops watching. */
   stop(): void {
-    this.stopped = true;
     this.informer.stop();
   }
 
@@ -201,8 +200,7 @@ export class WebhookCa {
 
   /** Records a usable Secret and tells the listeners when its content changed. */
   private accept(secret: Secret): void {
-    const changed =
-      !this.latest || JSON.stringify(this.latest.data ?? {}) !== JSON.stringify(secret.data ?? {});
+    const changed = JSON.stringify(this.latest?.data) !== JSON.stringify(secret.data);
     this.latest = secret;
     if (!changed) return;
     for (const listener of [...this.listeners]) listener(secret);
@@ -210,13 +208,12 @@ export class WebhookCa {
 
   /** A Secret from the watch: used when it can sign, made again when it cannot. */
   private seen(secret: Secret): void {
-    const plan = caSecretPlan(secret, this.clock.now(), this.lifetimeMs);
-    if (plan.action === 'use') this.accept(secret);
-    else this.repair(plan.action === 'rotate' ? plan.why : 'missing');
+    const why = caSecretProblem(secret, this.clock.now(), this.lifetimeMs);
+    if (why === undefined) this.accept(secret);
+    else this.repair(why);
   }
 
   private repair(why: string): void {
-    if (this.stopped) return;
     this.options.logger.info(
       { secret: this.where, why },
       'the webhook CA Secret changed: checking it',

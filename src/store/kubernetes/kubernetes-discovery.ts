@@ -37,16 +37,15 @@ export class KubernetesDiscovery {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
-  /** The versions served of group, preferred first; undefined when the server serves no such group. */
+  /**
+   * The versions served of group, in the server's order (preferred first), as cert-manager
+   * walks them; undefined when the server serves no such group.
+   */
   async groupVersions(group: string): Promise<string[] | undefined> {
     const list = await this.call('list API groups', (options) =>
       this.apis.getAPIVersions({}, options),
     );
-    const found = list.groups.find((g) => g.name === group);
-    if (!found) return undefined;
-    const preferred = found.preferredVersion?.version;
-    const versions = found.versions.map((v) => v.version);
-    return preferred ? [preferred, ...versions.filter((v) => v !== preferred)] : versions;
+    return list.groups.find((g) => g.name === group)?.versions.map((v) => v.version);
   }
 
   /** The resources served in group/version (none when the server does not serve it). */
@@ -68,18 +67,20 @@ export class KubernetesDiscovery {
     request: (options: ConfigurationOptions) => Promise<R>,
   ): Promise<R> {
     const deadline = new Deadline(this.clock, this.requestTimeoutMs);
-    try {
-      return await untilAborted(request(cancelledBy(deadline.signal)), deadline.signal);
-    } catch (err) {
-      if (deadline.exceeded) {
-        throw new StoreError(
-          'InternalError',
-          `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
-        );
-      }
-      throw toStoreError(err, what);
-    } finally {
-      deadline.clear();
-    }
+    return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
+      (result) => {
+        deadline.clear();
+        return result;
+      },
+      (err: unknown) => {
+        deadline.clear();
+        throw deadline.exceeded
+          ? new StoreError(
+              'InternalError',
+              `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
+            )
+          : toStoreError(err, what);
+      },
+    );
   }
 }

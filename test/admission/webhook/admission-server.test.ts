@@ -270,6 +270,9 @@ t.test('wrong method, content type, size or path are refused before any review',
   const big = await post('/validate', ' '.repeat(MAX_REVIEW_BYTES + 1));
   t.equal(big.status, 413);
   t.match(big.text, `larger than ${MAX_REVIEW_BYTES} bytes`);
+  const untyped = await httpsRequest(server.port, caPem, { path: '/validate' });
+  t.equal(untyped.status, 415, 'no content type');
+  t.match(untyped.text, 'content type "" is not supported');
   const unknown = await post('/convert', review(certificateRequestReview));
   t.equal(unknown.status, 404);
   t.match(unknown.text, 'no such endpoint: /convert');
@@ -314,8 +317,23 @@ t.test('one log line per review, without objects, keys, tokens or messages', asy
       requestSubResource: undefined,
     }),
   );
+  const { name: _n, namespace: _ns, ...clusterWide } = certificateRequestReview;
+  await post(
+    '/validate',
+    review({
+      ...clusterWide,
+      operation: 'CREATE',
+      resource: { group: '', version: 'v1', resource: 'namespaces' },
+      requestResource: undefined,
+      subResource: undefined,
+      requestSubResource: undefined,
+    }),
+  );
   const reviews = logger.records.filter(([, , msg]) => msg === 'admission review');
-  t.equal(reviews.length, 2, 'one line each');
+  t.equal(reviews.length, 3, 'one line each');
+  const third = reviews[2]?.[1] as Record<string, unknown>;
+  t.equal(third.resource, 'namespaces', 'a core resource, without a group');
+  t.notOk('name' in third || 'namespace' in third, 'no name or namespace when the review has none');
   const [first, second] = reviews.map(
     ([level, obj]) => ({ level, ...obj }) as Record<string, unknown>,
   );

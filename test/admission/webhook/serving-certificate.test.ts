@@ -19,7 +19,7 @@ import { type Secret, SecretKind } from '../../../src/api/secret.js';
 import { ManualClock } from '../../../src/base/clock.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { until } from '../../support/eventually.js';
-import { opensslText, opensslVerify } from '../../support/issuer-fixtures.js';
+import { opensslText, opensslVerify, tlsSecret } from '../../support/issuer-fixtures.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 import { httpsRequest, servedCertificate, WEBHOOK_HOST } from '../../support/webhook-tls.js';
 
@@ -46,7 +46,6 @@ async function setup(
     },
     logger,
     clock,
-    retryMs: 1_000,
     ...(options.trusted ? { trusted: options.trusted } : {}),
   });
   const first = await serving.start();
@@ -83,8 +82,10 @@ t.test('the first certificate: the Service names, 7 days, signed by the webhook 
   const text = await opensslText(first.certificatePem);
   t.match(text, /TLS Web Server Authentication/);
   t.match(text, /ASN1 OID: prime256v1/);
-  const res = await httpsRequest(server.port, first.caPem, { method: 'GET', path: '/livez' });
+  const res = await httpsRequest(server.port, first.caPem, { method: 'GET', path: '/readyz' });
   t.equal(res.status, 200, `a client verifying ${WEBHOOK_HOST} against the CA connects`);
+  t.equal(res.text, 'ok\n', 'a server without a readiness check is ready');
+  t.notOk(certificate.subject, 'no subject: the names are SANs');
 });
 
 t.test('renewed at two thirds of its life; new connections get the new one', async (t) => {
@@ -195,4 +196,80 @@ t.test('a CA that leaves the trust bundle makes the certificate renew at once', 
   await until(() => installed.length === 2, { what: 'a renewal from the new CA' });
   t.not(installed[1]?.caPem, first.caPem);
   t.equal(installed[1]?.caPem, Buffer.from(foreign.data?.['tls.crt'] ?? '', 'base64').toString());
+});
+
+t.test('a renewal that ends after stop changes nothing', async (t) => {
+  const { clock, installed, serving } = await setup(t);
+  const renewing = serving.renewNow();
+  serving.stop();
+  await renewing;
+  t.equal(installed.length, 1, 'a certificate issued after stop is not put in service');
+  await serving.renewNow();
+  t.equal(installed.length, 1, 'nor is one asked for after stop');
+  t.equal(clock.pendingTimers(), 0, 'no timer armed after stop');
+  const failing = await setup(t);
+  failing.ca.ensure = () => Promise.reject(new Error('gone'));
+  const renewal = failing.serving.renewNow();
+  failing.serving.stop();
+  await renewal;
+  t.equal(failing.clock.pendingTimers(), 0, 'a failure after stop arms no retry');
+  t.notOk(
+    failing.logger.records.some(([, , m]) => m?.startsWith('cannot renew')),
+    'nor is reported',
+  );
+});
+
+t.test('stopped while waiting for trust: nothing is put in service', async (t) => {
+  const asked: string[] = [];
+  const { clock, installed, serving, first } = await setup(t, {
+    trusted: (caPem) => {
+      asked.push(caPem);
+      return new Promise(() => {});
+    },
+  });
+  clock.advance(
+    first.notBefore.getTime() + (WEBHOOK_CA_LIFETIME_MS * 2) / 3 + 60_000 - clock.now(),
+  );
+  await until(() => asked.length === 1, { what: 'the wait for trust' });
+  serving.stop();
+  clock.advance(WEBHOOK_LEAF_LIFETIME_MS);
+  t.equal(installed.length, 1);
+  t.equal(clock.pendingTimers(), 0);
+});
+
+t.test('a CA that cannot sign fails the first certificate, saying why', async (t) => {
+  const broken = tlsSecret(NAMESPACE, SECRET, { 'tls.crt': 'not a certificate', 'tls.key': 'x' });
+  const serving = new ServingCertificate({
+    authority: { ensure: async () => broken, bundlePem: undefined, onChange: () => () => {} },
+    dnsNames: ['a'],
+    install: () => t.fail('nothing to install'),
+    logger: silentLogger,
+  });
+  await t.rejects(
+    serving.start(),
+    /^the webhook CA cannot sign \(caSecretInvalid\): "tls.crt" holds no certificate$/,
+  );
+  serving.stop();
+});
+
+t.test('stopped before the first certificate is ready: no timer is left', async (t) => {
+  const clock = new ManualClock(Date.now());
+  const ca = new WebhookCa({
+    store: new MemoryStore(),
+    namespace: NAMESPACE,
+    secretName: SECRET,
+    logger: silentLogger,
+    clock,
+  });
+  const serving = new ServingCertificate({
+    authority: ca,
+    dnsNames: ['a'],
+    install: () => {},
+    logger: silentLogger,
+    clock,
+  });
+  const starting = serving.start();
+  serving.stop();
+  await starting;
+  t.equal(clock.pendingTimers(), 0);
 });

@@ -87,6 +87,19 @@ t.test('an unusable Secret is rotated, saying why', async (t) => {
   );
   t.equal(why(secret(fresh, older.certificatePem)), 'its ca.crt does not hold the signing CA');
   t.equal(why(secret(fresh, 'not a PEM')), 'its ca.crt does not hold the signing CA');
+  const keyInBundle = caSecretPlan(
+    secret(fresh, '-----BEGIN KEY-----\nAAAA\n-----END KEY-----\n'),
+    NOW,
+  );
+  t.match(
+    keyInBundle,
+    {
+      action: 'rotate',
+      why: 'its key pair cannot sign: PEM block 1 is "KEY", not a certificate',
+      trusted: [],
+    },
+    'a ca.crt holding something else: nothing in it to keep',
+  );
 });
 
 t.test(

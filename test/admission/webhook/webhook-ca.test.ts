@@ -4,8 +4,10 @@ import {
   stillTrusted,
   WEBHOOK_CA_LIFETIME_MS,
 } from '../../../src/admission/webhook/webhook-ca-policy.js';
+import type { KubeObject, ResourceKind } from '../../../src/api/meta.js';
 import { CA_CERT_KEY, type Secret, SecretKind, secretValue } from '../../../src/api/secret.js';
 import { ManualClock } from '../../../src/base/clock.js';
+import { StoreError } from '../../../src/store/errors.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { until } from '../../support/eventually.js';
 import { recordingLogger } from '../../support/recording-logger.js';
@@ -33,8 +35,25 @@ const subjects = (secret: Secret | undefined, now = Date.now()) =>
 t.test('the first replica creates the CA; one losing the race reads it back', async (t) => {
   const store = new MemoryStore();
   t.teardown(() => store.close());
-  const a = authority(store);
-  const b = authority(store);
+  // Both replicas read before either writes: the race is certain, not left to timing.
+  let calls = 0;
+  let release: () => void = () => {};
+  const first = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const barrier = Object.create(store) as MemoryStore;
+  barrier.get = async <T extends KubeObject>(
+    kind: ResourceKind,
+    name: string,
+    namespace?: string,
+  ) => {
+    calls++;
+    if (calls === 1) await first;
+    if (calls === 2) release();
+    return store.get<T>(kind, name, namespace);
+  };
+  const a = authority(barrier);
+  const b = authority(barrier);
   const [fromA, fromB] = await Promise.all([a.ca.ensure(), b.ca.ensure()]);
   t.same(fromA.data, fromB.data, 'both replicas sign with the same CA');
   const stored = await store.get<Secret>(SecretKind, NAME, NAMESPACE);
@@ -148,4 +167,19 @@ t.test('a write that keeps failing is reported, naming the Secret', async (t) =>
     /cannot write the webhook CA Secret cert-csi\/cert-csi-webhook-ca: etcd is on fire/,
   );
   t.ok(await ca.ensure(), 'the real store still works');
+  // A race lost again and again (another writer always first, yet never readable) ends.
+  const elusive = Object.create(store) as MemoryStore;
+  elusive.get = async () => {
+    throw new StoreError('NotFound', 'secrets "cert-csi-webhook-ca" not found');
+  };
+  elusive.create = async () => {
+    throw new StoreError('AlreadyExists', 'secrets "cert-csi-webhook-ca" already exists');
+  };
+  const losing = new WebhookCa({
+    store: elusive,
+    namespace: NAMESPACE,
+    secretName: NAME,
+    logger: recordingLogger(),
+  });
+  await t.rejects(losing.ensure(), /already exists$/, 'after a few attempts');
 });

@@ -4,7 +4,8 @@ import t from 'tap';
 import { projectPath } from './support/project-files.js';
 
 // README's layers, top first: a folder may import only from its own layer or one before it.
-// A nested folder listed here (store/kubernetes) is a layer of its own, below its parent.
+// A nested folder listed here (store/kubernetes, admission/webhook) is a layer of its own,
+// below its parent.
 // observability is placed before cli because cli is the wiring that starts it.
 const layers = [
   'api',
@@ -16,6 +17,7 @@ const layers = [
   'issuer',
   'certificates',
   'admission',
+  'admission/webhook',
   'attributes',
   'volume',
   'renewal',

@@ -8,6 +8,8 @@ Commands:
   node        run the CSI node plugin (embedded store and issuers, or --mode kubernetes)
   controller  run the controller stack (issuers, Certificates) against a cluster,
               leader-elected
+  webhook     serve cert-manager's admission webhook (CertificateRequest identity
+              and approval, validation) for a cluster without cert-manager
   publish     publish a volume through a running plugin, as kubelet would
   unpublish   unpublish a volume through a running plugin
   renew       make a running plugin renew a volume, or all, now; or mark a
@@ -29,6 +31,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       return (await import('./node-command.js')).runNode(rest);
     case 'controller':
       return (await import('./controller-command.js')).runController(rest);
+    case 'webhook':
+      return (await import('./webhook-command.js')).runWebhook(rest);
     case 'publish':
       return (await import('./publish-command.js')).runPublish(rest);
     case 'unpublish':

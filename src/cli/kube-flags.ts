@@ -17,15 +17,20 @@ export const KUBE_CLIENT_OPTIONS = {
   'kube-api-timeout': { type: 'string', default: KUBE_CLIENT_DEFAULTS.timeout },
 } as const satisfies ParseArgsConfig['options'];
 
-/** The help lines of KUBE_CLIENT_OPTIONS. */
-export const KUBE_CLIENT_HELP = `  --kubeconfig PATH              kubeconfig file (default: in-cluster service account,
+/** The help lines of KUBE_CLIENT_OPTIONS, for a command whose --kube-api-timeout defaults to timeout. */
+export function kubeClientHelp(timeout: string = KUBE_CLIENT_DEFAULTS.timeout): string {
+  return `  --kubeconfig PATH              kubeconfig file (default: in-cluster service account,
                                  else $KUBECONFIG, else ~/.kube/config)
   --context NAME                 kubeconfig context (default: its current-context)
   --kube-api-qps N               API requests per second, sustained (default ${KUBE_CLIENT_DEFAULTS.qps})
   --kube-api-burst N             API requests allowed in a burst (default ${KUBE_CLIENT_DEFAULTS.burst})
   --kube-api-timeout DURATION    how long one API request may take before it is cancelled
-                                 and retried (default ${KUBE_CLIENT_DEFAULTS.timeout})
+                                 and retried (default ${timeout})
 `;
+}
+
+/** The help lines of KUBE_CLIENT_OPTIONS. */
+export const KUBE_CLIENT_HELP = kubeClientHelp();
 
 /** Parses --kube-api-qps, --kube-api-burst and --kube-api-timeout. */
 export function kubeClientFlags(values: {

@@ -9,6 +9,11 @@ import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind, issuerTypeOf } from '../../src/api/issuer.js';
 import { signerNameOfIssuer } from '../../src/api/issuer-signer-name.js';
 import type { ResourceKind } from '../../src/api/meta.js';
+import type {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+  WebhookCommon,
+} from '../../src/api/webhook-configuration.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
 import {
   failedIssuanceStatus,
@@ -19,6 +24,7 @@ import { readinessStatus } from '../../src/certificates/readiness-status.js';
 import { CONTROLLER_OPTIONS } from '../../src/cli/controller-flags.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
 import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-command.js';
+import { WEBHOOK_OPTIONS, webhookSettings } from '../../src/cli/webhook-flags.js';
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { failedStatus, issuedStatus } from '../../src/issuer/certificaterequests/request-status.js';
 import { issuerReadiness } from '../../src/issuer/issuer-readiness.js';
@@ -32,6 +38,7 @@ import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js'
 import { KEY_USAGE_NAMES } from '../../src/pki/usages.js';
 import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { webhookConfigurationErrors } from '../support/fake-api-server-webhook-configurations.js';
 import { projectRoot } from '../support/project-files.js';
 
 // The manifests are the product's install path: this file checks that they agree with
@@ -50,6 +57,8 @@ const CLUSTER_SCOPED_KINDS = new Set([
   'ClusterRoleBinding',
   'CustomResourceDefinition',
   'ClusterIssuer',
+  'ValidatingWebhookConfiguration',
+  'MutatingWebhookConfiguration',
 ]);
 
 // Values kubelet substitutes for fieldRef env vars; any plausible value will do.
@@ -86,7 +95,8 @@ interface Container {
   args?: string[];
   env?: EnvVar[];
   ports?: { name?: string; containerPort: number }[];
-  livenessProbe?: { httpGet?: { path?: string; port?: number | string } };
+  livenessProbe?: { httpGet?: { path?: string; port?: number | string; scheme?: string } };
+  readinessProbe?: { httpGet?: { path?: string; port?: number | string; scheme?: string } };
   volumeMounts?: VolumeMount[];
   securityContext?: Record<string, unknown>;
 }
@@ -272,6 +282,7 @@ function parseControllerArgs(c: Container) {
 
 const daemonSet = (): Workload => named<Workload>('DaemonSet', 'cert-csi-node');
 const controller = (): Workload => named<Workload>('Deployment', 'cert-csi-controller');
+const webhook = (): Workload => named<Workload>('Deployment', 'cert-csi-webhook');
 const PLUGIN = 'cert-csi';
 const REGISTRAR = 'node-driver-registrar';
 const LIVENESS = 'liveness-probe';
@@ -287,6 +298,8 @@ t.test('every file in deploy/daemonset is valid YAML with complete objects', asy
     'rbac-controller.yaml',
     'daemonset.yaml',
     'controller.yaml',
+    'rbac-webhook.yaml',
+    'webhook.yaml',
     'crds.yaml',
     'bootstrap-ca.yaml',
     'example-pod.yaml',
@@ -467,7 +480,7 @@ t.test('data root and pods dir are host paths with Bidirectional propagation', a
 });
 
 t.test('workload selectors match their pod labels', async (t) => {
-  for (const w of [daemonSet(), controller()]) {
+  for (const w of [daemonSet(), controller(), webhook()]) {
     for (const [key, value] of Object.entries(w.spec.selector.matchLabels)) {
       t.equal(w.spec.template.metadata.labels[key], value, `${w.metadata.name}: ${key}`);
     }
@@ -477,9 +490,11 @@ t.test('workload selectors match their pod labels', async (t) => {
       `${w.metadata.name}: RuntimeDefault seccomp`,
     );
   }
-  const podSecurity = controller().spec.template.spec.securityContext;
-  t.equal(podSecurity?.runAsNonRoot, true, 'the controller runs as non-root');
-  t.equal(podSecurity?.runAsUser, 65532);
+  for (const w of [controller(), webhook()]) {
+    const podSecurity = w.spec.template.spec.securityContext;
+    t.equal(podSecurity?.runAsNonRoot, true, `${w.metadata.name} runs as non-root`);
+    t.equal(podSecurity?.runAsUser, 65532);
+  }
 });
 
 function bindingsFor(kind: 'ClusterRoleBinding' | 'RoleBinding', account: string, ns: string) {
@@ -499,16 +514,22 @@ function grants(role: Role, group: string, resource: string, verb: string, name?
 }
 
 t.test('each workload ServiceAccount exists and is bound to its ClusterRole', async (t) => {
-  for (const w of [daemonSet(), controller()]) {
+  for (const w of [daemonSet(), controller(), webhook()]) {
     const account = w.spec.template.spec.serviceAccountName ?? 'default';
     const ns = w.metadata.namespace ?? '';
     t.ok(named('ServiceAccount', account), `${w.metadata.name}: ServiceAccount ${account} exists`);
     const bindings = bindingsFor('ClusterRoleBinding', account, ns);
-    t.equal(bindings.length, 1, `${account} has one ClusterRoleBinding`);
-    const roleRef = bindings[0]?.roleRef;
-    t.equal(roleRef?.kind, 'ClusterRole');
-    t.equal(roleRef?.apiGroup, 'rbac.authorization.k8s.io');
-    t.ok(named<Role>('ClusterRole', roleRef?.name ?? ''), `ClusterRole ${roleRef?.name} exists`);
+    t.equal(
+      bindings.filter((b) => b.roleRef.name === account).length,
+      1,
+      `${account} has one ClusterRoleBinding to its own ClusterRole`,
+    );
+    for (const binding of bindings) {
+      const roleRef = binding.roleRef;
+      t.equal(roleRef.kind, 'ClusterRole');
+      t.equal(roleRef.apiGroup, 'rbac.authorization.k8s.io');
+      t.ok(named<Role>('ClusterRole', roleRef.name), `ClusterRole ${roleRef.name} exists`);
+    }
   }
 });
 
@@ -1138,5 +1159,235 @@ t.test(
     t.ok(grants(role, '', 'pods', 'get'), 'read the pod a request names');
     t.notOk(grants(role, '', 'pods', 'list'), 'but not every pod');
     t.ok(grants(role, '', 'namespaces', 'watch'), "cache the namespaces' labels");
+  },
+);
+
+function parseWebhookArgs(c: Container) {
+  const [command, ...rest] = expandedArgs(c);
+  try {
+    const { values } = parseArgs({ args: rest, options: WEBHOOK_OPTIONS });
+    return { command, values, settings: webhookSettings(values, {}) };
+  } catch (err) {
+    throw new Error(`cert-csi webhook would refuse ${c.name}'s args: ${(err as Error).message}`);
+  }
+}
+
+function containerPort(c: Container, port: number | string | undefined): number | undefined {
+  return typeof port === 'string' ? c.ports?.find((p) => p.name === port)?.containerPort : port;
+}
+
+interface ServiceDoc extends KubeDoc {
+  spec: {
+    selector: Record<string, string>;
+    ports: { name?: string; port: number; targetPort: number | string }[];
+  };
+}
+
+t.test(
+  'the webhook passes only flags `cert-csi webhook` accepts; Service and probes agree',
+  async (t) => {
+    const deployment = webhook();
+    const main = deployment.spec.template.spec.containers[0] as Container;
+    t.equal(deployment.spec.template.spec.containers.length, 1, 'one container');
+    const { command, settings } = parseWebhookArgs(main);
+    t.equal(command, 'webhook', 'first arg is the subcommand');
+    t.equal(settings.namespace, deployment.metadata.namespace, '--namespace is its own namespace');
+    t.ok(
+      (deployment.spec.replicas ?? 1) >= 2,
+      'two replicas: a write is never refused for want of one',
+    );
+    t.equal(main.image, container(daemonSet(), PLUGIN).image, 'the same image');
+    t.equal(containerPort(main, 'https'), settings.port, 'the https port is --secure-port');
+    for (const [probe, path] of [
+      [main.readinessProbe, '/readyz'],
+      [main.livenessProbe, '/livez'],
+    ] as const) {
+      t.equal(probe?.httpGet?.path, path);
+      t.equal(probe?.httpGet?.scheme, 'HTTPS', `${path} over HTTPS`);
+      t.equal(containerPort(main, probe?.httpGet?.port), settings.port, `${path} on --secure-port`);
+    }
+    const service = named<ServiceDoc>('Service', settings.serviceName);
+    t.equal(
+      service.metadata.namespace,
+      settings.namespace,
+      'the Service of --service-name is there',
+    );
+    for (const [key, value] of Object.entries(service.spec.selector)) {
+      t.equal(deployment.spec.template.metadata.labels[key], value, `the Service selects ${key}`);
+    }
+    const https = service.spec.ports.find((p) => p.port === 443);
+    t.equal(containerPort(main, https?.targetPort), settings.port, 'Service 443 → --secure-port');
+    const budget = named<
+      KubeDoc & {
+        spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } };
+      }
+    >('PodDisruptionBudget', 'cert-csi-webhook');
+    t.equal(budget.spec.minAvailable, 1, 'a drain keeps one replica');
+    t.same(budget.spec.selector.matchLabels, deployment.spec.selector.matchLabels);
+    t.ok(settings.shutdownDelayMs > 0, 'serves on briefly after SIGTERM');
+  },
+);
+
+const REVIEWED = ['CREATE', 'UPDATE'];
+
+/** The operations a configuration's webhooks are sent for resource of cert-manager.io/v1. */
+function operationsFor(webhooks: readonly WebhookCommon[], resource: string): string[] {
+  return webhooks.flatMap((w) =>
+    (w.rules ?? [])
+      .filter(
+        (r) =>
+          r.apiGroups?.includes('cert-manager.io') &&
+          r.apiVersions?.includes('v1') &&
+          r.resources?.includes(resource),
+      )
+      .flatMap((r) => r.operations ?? []),
+  );
+}
+
+t.test(
+  'the webhook configurations reach the webhook and cover what cert-manager checks',
+  async (t) => {
+    const { settings } = parseWebhookArgs(webhook().spec.template.spec.containers[0] as Container);
+    const validating = named<ValidatingWebhookConfiguration & KubeDoc>(
+      'ValidatingWebhookConfiguration',
+      settings.validatingWebhookConfiguration ?? '',
+    );
+    const mutating = named<MutatingWebhookConfiguration & KubeDoc>(
+      'MutatingWebhookConfiguration',
+      settings.mutatingWebhookConfiguration ?? '',
+    );
+    t.same(
+      webhookConfigurationErrors(validating, false),
+      [],
+      'the API server accepts the validating one',
+    );
+    t.same(webhookConfigurationErrors(mutating, true), [], 'and the mutating one');
+    const all = [
+      ...(validating.webhooks ?? []).map((w) => ({ w, path: '/validate' })),
+      ...(mutating.webhooks ?? []).map((w) => ({ w, path: '/mutate' })),
+    ];
+    for (const { w, path } of all) {
+      t.same(
+        w.clientConfig.service,
+        {
+          namespace: settings.namespace,
+          name: settings.serviceName,
+          path,
+          port: 443,
+        },
+        `${w.name}: the Service, on ${path}`,
+      );
+      t.equal(w.clientConfig.caBundle, undefined, `${w.name}: no caBundle (the webhook keeps it)`);
+      t.same(w.admissionReviewVersions, ['v1'], `${w.name}: AdmissionReview v1`);
+      t.equal(w.sideEffects, 'None');
+      t.equal(w.failurePolicy, 'Fail', `${w.name}: an unanswered write is refused`);
+      t.ok(
+        (w.timeoutSeconds ?? 10) * 1000 > settings.requestTimeoutMs,
+        `${w.name}: the webhook's own API calls time out before the API server gives up`,
+      );
+    }
+    const webhooks = validating.webhooks ?? [];
+    t.same(operationsFor(webhooks, 'certificaterequests').sort(), REVIEWED);
+    t.same(operationsFor(webhooks, 'certificaterequests/status'), ['UPDATE'], 'approvals');
+    for (const resource of ['certificates', 'issuers', 'clusterissuers']) {
+      t.same(operationsFor(webhooks, resource).sort(), REVIEWED, resource);
+    }
+    t.same(operationsFor(mutating.webhooks ?? [], 'certificaterequests'), ['CREATE'], 'identity');
+    const guard = webhooks.filter((w) => operationsFor([w], 'certificaterequests').length > 0);
+    for (const w of [...guard, ...(mutating.webhooks ?? [])]) {
+      t.equal(w.objectSelector, undefined, `${w.name}: no label lets a request around it`);
+      t.equal(w.namespaceSelector, undefined, `${w.name}: nor a namespace`);
+    }
+  },
+);
+
+t.test('only the bootstrap objects bypass field validation while the webhook starts', async (t) => {
+  const validating = named<ValidatingWebhookConfiguration & KubeDoc>(
+    'ValidatingWebhookConfiguration',
+    'cert-csi-webhook',
+  );
+  const resources = (validating.webhooks ?? []).find(
+    (w) => operationsFor([w], 'certificates').length > 0,
+  );
+  const bypass = resources?.objectSelector?.matchExpressions?.[0];
+  t.same(bypass, { key: 'cert-csi.io/webhook-bypass', operator: 'NotIn', values: ['true'] });
+  const bootstrap = manifests.filter((m) => m.file === 'bootstrap-ca.yaml');
+  t.equal(bootstrap.length, 3);
+  for (const { doc } of bootstrap) {
+    t.equal(
+      doc.metadata.labels?.['cert-csi.io/webhook-bypass'],
+      'true',
+      `${doc.kind} ${doc.metadata.name}`,
+    );
+  }
+  const others = manifests.filter(
+    (m) => m.file !== 'bootstrap-ca.yaml' && m.doc.metadata.labels?.['cert-csi.io/webhook-bypass'],
+  );
+  t.same(
+    others.map((m) => m.where),
+    [],
+    'nothing else carries it',
+  );
+});
+
+t.test(
+  'the webhook may review access, keep its configurations and its CA Secret, no more',
+  async (t) => {
+    const deployment = webhook();
+    const { settings } = parseWebhookArgs(deployment.spec.template.spec.containers[0] as Container);
+    const role = named<Role>('ClusterRole', 'cert-csi-webhook');
+    t.ok(
+      grants(role, 'authorization.k8s.io', 'subjectaccessreviews', 'create'),
+      'ask SubjectAccessReviews',
+    );
+    for (const [resource, name] of [
+      ['validatingwebhookconfigurations', settings.validatingWebhookConfiguration],
+      ['mutatingwebhookconfigurations', settings.mutatingWebhookConfiguration],
+    ] as const) {
+      for (const verb of ['get', 'list', 'watch', 'update']) {
+        t.ok(
+          grants(role, 'admissionregistration.k8s.io', resource, verb, name),
+          `${verb} ${resource} ${name}`,
+        );
+        t.notOk(
+          grants(role, 'admissionregistration.k8s.io', resource, verb, 'someone-elses'),
+          `only ${name}`,
+        );
+      }
+      t.notOk(
+        grants(role, 'admissionregistration.k8s.io', resource, 'create'),
+        `no create of ${resource}`,
+      );
+    }
+    t.notOk(
+      role.rules.some((r) => r.resources.includes('secrets')),
+      'no Secrets cluster-wide',
+    );
+    const account = deployment.spec.template.spec.serviceAccountName ?? '';
+    const roleBindings = bindingsFor('RoleBinding', account, settings.namespace);
+    t.equal(roleBindings.length, 1);
+    const caRole = ofKind<Role>('Role').find(
+      (r) =>
+        r.metadata.name === roleBindings[0]?.roleRef.name &&
+        r.metadata.namespace === settings.namespace,
+    );
+    if (!caRole) throw new Error('no Role for the CA Secret');
+    t.ok(grants(caRole, '', 'secrets', 'create'), 'create the CA Secret');
+    for (const verb of ['get', 'list', 'watch', 'update']) {
+      t.ok(
+        grants(caRole, '', 'secrets', verb, settings.caSecretName),
+        `${verb} ${settings.caSecretName}`,
+      );
+      t.notOk(grants(caRole, '', 'secrets', verb, 'cert-csi-ca'), `not the install CA's Secret`);
+    }
+    const approve = ofKind<Binding>('ClusterRoleBinding')
+      .filter((b) => b.subjects.some((s) => s.name === 'cert-csi-controller'))
+      .map((b) => named<Role>('ClusterRole', b.roleRef.name))
+      .filter((r) => r.rules.some((rule) => rule.verbs.includes('approve')));
+    t.equal(approve.length, 1, "the controller's approver may approve");
+    for (const name of ['issuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/*']) {
+      t.ok(grants(approve[0] as Role, 'cert-manager.io', 'signers', 'approve', name), name);
+    }
+    t.notOk(grants(approve[0] as Role, 'cert-manager.io', 'signers', 'approve', 'example.com/*'));
   },
 );

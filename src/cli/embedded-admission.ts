@@ -1,4 +1,9 @@
 import {
+  csrSpecChangeErrors,
+  csrSpecErrors,
+  csrStatusErrors,
+} from '../admission/certificate-signing-request-rules.js';
+import {
   validateClusterTrustBundle,
   validateClusterTrustBundleUpdate,
 } from '../admission/cluster-trust-bundle-rules.js';
@@ -8,6 +13,10 @@ import {
   withPodCertificateRequestDefaults,
 } from '../admission/pod-certificate-request-rules.js';
 import { type Certificate, CertificateKind, type CertificateSpec } from '../api/certificate.js';
+import {
+  type CertificateSigningRequest,
+  CertificateSigningRequestKind,
+} from '../api/certificate-signing-request.js';
 import { type ClusterTrustBundle, ClusterTrustBundleKind } from '../api/cluster-trust-bundle.js';
 import type { KubeObject } from '../api/meta.js';
 import {
@@ -42,6 +51,18 @@ const podCertificateRequestRules: Validator = (object, old, write) => {
     : validatePodCertificateRequestUpdate(next, stored);
 };
 
+// Kubernetes' CSR rules, with one difference: the store has no approval subresource, so a
+// status write may approve or deny (README, "CertificateSigningRequests"). The create check of
+// the request's signature needs asynchronous crypto: the signers check it themselves.
+const certificateSigningRequestRules: Validator = (object, old, write) => {
+  const csr = object as CertificateSigningRequest;
+  if (!old || write === 'create') return csrSpecErrors(csr);
+  const stored = old as CertificateSigningRequest;
+  return write === 'status'
+    ? csrStatusErrors(csr, stored, { approval: true, certificate: true })
+    : csrSpecChangeErrors(csr, stored);
+};
+
 const clusterTrustBundleRules: Validator = (object, old) => {
   const bundle = object as ClusterTrustBundle;
   return old
@@ -54,13 +75,15 @@ const clusterTrustBundleRules: Validator = (object, old) => {
 const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
   [resourceNameOf(CertificateKind), certificateRules],
   [resourceNameOf(PodCertificateRequestKind), podCertificateRequestRules],
+  [resourceNameOf(CertificateSigningRequestKind), certificateSigningRequestRules],
   [resourceNameOf(ClusterTrustBundleKind), clusterTrustBundleRules],
 ]);
 
 /**
  * The embedded store's admission: cert-manager's webhook validation for Certificates
- * (validateCertificateSpec), Kubernetes' rules for PodCertificateRequest updates and status
- * writes and for ClusterTrustBundles; every other kind is admitted as written.
+ * (validateCertificateSpec), Kubernetes' rules for PodCertificateRequest and
+ * CertificateSigningRequest writes and for ClusterTrustBundles; every other kind is admitted as
+ * written.
  */
 export const embeddedAdmission: AdmissionHook = (kind, object, old, write) =>
   validators.get(resourceNameOf(kind))?.(object, old, write) ?? [];

@@ -45,6 +45,9 @@ export { serviceAccountUser, type UserInfo } from './rbac-authorizer.js';
 
 /** A bearer token's identity; admin identities skip RBAC (for test setup and inspection). */
 export interface Identity extends UserInfo {
+  /** The authenticator's uid and extra (CSRs record them); RBAC decides without them. */
+  uid?: string;
+  extra?: Record<string, string[]>;
   admin?: boolean;
   /** Tells apart clients that share one user (two replicas of one ServiceAccount) in the log. */
   client?: string;
@@ -470,7 +473,9 @@ export class FakeApiServer {
       throw notServed();
     }
     if (path.subresource !== undefined) {
-      if (path.subresource !== 'status' || !served.statusSubresource) throw notServed();
+      const status = path.subresource === 'status' && served.statusSubresource;
+      const approval = path.subresource === 'approval' && served.strategy?.updateApproval;
+      if (!status && !approval) throw notServed();
     }
     const allowed =
       path.subresource !== undefined
@@ -637,9 +642,9 @@ export class FakeApiServer {
         'Invalid value: 0x0: must be specified for an update',
       );
     }
-    if (path.subresource === 'status') {
-      this.takeStatusConflict(route);
-      return this.write(route, object, identity, 'status');
+    if (path.subresource === 'status') this.takeStatusConflict(route);
+    if (path.subresource === 'status' || path.subresource === 'approval') {
+      return this.write(route, object, identity, path.subresource);
     }
     return this.write(route, served.normalize(object), identity, 'object');
   }
@@ -653,7 +658,7 @@ export class FakeApiServer {
     route: Route,
     object: KubeObject,
     identity: Identity,
-    target: 'object' | 'status',
+    target: 'object' | 'status' | 'approval',
   ): Promise<KubeObject> {
     const { served, path } = route;
     const strategy = served.strategy;
@@ -679,9 +684,12 @@ export class FakeApiServer {
       const filled = { ...object, metadata };
       const context = this.writeContext(identity);
       if (target === 'object') admitted = strategy.update(filled, stored, context);
-      else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
+      else if (target === 'approval' && strategy.updateApproval) {
+        admitted = strategy.updateApproval(filled, stored, context);
+      } else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
     }
-    return target === 'status'
+    // An approval changes only status (its conditions): a status write to the store.
+    return target !== 'object'
       ? this.store.updateStatus(served.kind, admitted)
       : this.store.update(served.kind, admitted);
   }
@@ -691,6 +699,12 @@ export class FakeApiServer {
     return {
       now: new Date(this.now()),
       user: identity.username,
+      requester: {
+        username: identity.username,
+        ...(identity.uid ? { uid: identity.uid } : {}),
+        ...(identity.groups ? { groups: [...identity.groups] } : {}),
+        ...(identity.extra ? { extra: identity.extra } : {}),
+      },
       allowedOnSigner: (verb, signerName) => {
         const rbac = this.rbac;
         if (!rbac || identity.admin) return true;
@@ -744,8 +758,8 @@ export class FakeApiServer {
         object.metadata.resourceVersion = current.metadata.resourceVersion as string;
       }
       try {
-        if (path.subresource === 'status') {
-          return await this.write(route, object, identity, 'status');
+        if (path.subresource === 'status' || path.subresource === 'approval') {
+          return await this.write(route, object, identity, path.subresource);
         }
         return await this.write(route, served.normalize(object), identity, 'object');
       } catch (err) {

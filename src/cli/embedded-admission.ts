@@ -3,6 +3,11 @@ import {
   validateCertificateRequestUpdate,
 } from '../admission/certificate-request-rules.js';
 import {
+  csrSpecChangeErrors,
+  csrSpecErrors,
+  csrStatusErrors,
+} from '../admission/certificate-signing-request-rules.js';
+import {
   validateClusterTrustBundle,
   validateClusterTrustBundleUpdate,
 } from '../admission/cluster-trust-bundle-rules.js';
@@ -14,6 +19,10 @@ import {
 } from '../admission/pod-certificate-request-rules.js';
 import { type Certificate, CertificateKind, type CertificateSpec } from '../api/certificate.js';
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
+import {
+  type CertificateSigningRequest,
+  CertificateSigningRequestKind,
+} from '../api/certificate-signing-request.js';
 import { type ClusterTrustBundle, ClusterTrustBundleKind } from '../api/cluster-trust-bundle.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import type { KubeObject } from '../api/meta.js';
@@ -60,6 +69,18 @@ const podCertificateRequestRules: Validator = (object, old, write) => {
     : validatePodCertificateRequestUpdate(next, stored);
 };
 
+// Kubernetes' CSR rules, with one difference: the store has no approval subresource, so a
+// status write may approve or deny (README, "CertificateSigningRequests"). The create check of
+// the request's signature needs asynchronous crypto: the signers check it themselves.
+const certificateSigningRequestRules: Validator = (object, old, write) => {
+  const csr = object as CertificateSigningRequest;
+  if (!old || write === 'create') return csrSpecErrors(csr);
+  const stored = old as CertificateSigningRequest;
+  return write === 'status'
+    ? csrStatusErrors(csr, stored, { approval: true, certificate: true })
+    : csrSpecChangeErrors(csr, stored);
+};
+
 const clusterTrustBundleRules: Validator = (object, old) => {
   const bundle = object as ClusterTrustBundle;
   return old
@@ -75,6 +96,7 @@ const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
   [resourceNameOf(IssuerKind), issuerRules],
   [resourceNameOf(ClusterIssuerKind), issuerRules],
   [resourceNameOf(PodCertificateRequestKind), podCertificateRequestRules],
+  [resourceNameOf(CertificateSigningRequestKind), certificateSigningRequestRules],
   [resourceNameOf(ClusterTrustBundleKind), clusterTrustBundleRules],
 ]);
 
@@ -82,7 +104,8 @@ const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
  * The embedded store's admission: cert-manager's webhook validation for Certificates
  * (validateCertificateSpec), CertificateRequests (create, update and status writes) and
  * Issuers/ClusterIssuers (create and update), Kubernetes' rules for PodCertificateRequest
- * updates and status writes and for ClusterTrustBundles; every other kind is admitted as
+ * updates and status writes, CertificateSigningRequest writes and ClusterTrustBundles; every
+ * other kind is admitted as
  * written.
  */
 export const embeddedAdmission: AdmissionHook = (kind, object, old, write) =>

@@ -19,7 +19,7 @@ import {
   unsupportedField,
 } from '../base/field-error.js';
 import { goQuote } from '../base/go-text.js';
-import { parseCsr } from '../pki/csr.js';
+import { parseCsrSync } from '../pki/csr.js';
 import { decodeGoPemBlocks, isStandardBase64 } from '../pki/pem.js';
 import { validateSignerName } from './kube-validation.js';
 
@@ -109,21 +109,21 @@ export function csrSpecErrors(csr: CertificateSigningRequest): string[] {
  * by withCsrRequester: spec.request must be the base64 of a PEM CERTIFICATE REQUEST whose
  * signature verifies, then csrSpecErrors.
  */
-export async function validateCsrCreate(csr: CertificateSigningRequest): Promise<string[]> {
+export function validateCsrCreate(csr: CertificateSigningRequest): string[] {
   const request = csr.spec?.request ?? '';
   const errors: string[] = [];
-  const problem = await csrRequestProblem(request);
+  const problem = csrRequestProblem(request);
   if (problem) errors.push(invalidField('spec.request', { text: goBytes(request) }, problem));
   return [...errors, ...csrSpecErrors(csr)];
 }
 
-async function csrRequestProblem(request: string): Promise<string | undefined> {
+function csrRequestProblem(request: string): string | undefined {
   if (!isStandardBase64(request)) return 'must be base64-encoded bytes'; // ours: Go fails to decode
   const pem = Buffer.from(request, 'base64').toString('utf8');
   const [block] = decodeGoPemBlocks(pem);
   if (block?.label !== 'CERTIFICATE REQUEST') return 'PEM block type must be CERTIFICATE REQUEST';
   try {
-    await parseCsr(pem);
+    parseCsrSync(pem);
     return undefined;
   } catch (err) {
     return errorMessage(err);

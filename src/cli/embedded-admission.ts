@@ -4,8 +4,8 @@ import {
 } from '../admission/certificate-request-rules.js';
 import {
   csrSpecChangeErrors,
-  csrSpecErrors,
   csrStatusErrors,
+  validateCsrCreate,
 } from '../admission/certificate-signing-request-rules.js';
 import {
   validateClusterTrustBundle,
@@ -70,11 +70,10 @@ const podCertificateRequestRules: Validator = (object, old, write) => {
 };
 
 // Kubernetes' CSR rules, with one difference: the store has no approval subresource, so a
-// status write may approve or deny (README, "CertificateSigningRequests"). The create check of
-// the request's signature needs asynchronous crypto: the signers check it themselves.
+// status write may approve or deny (README, "CertificateSigningRequests").
 const certificateSigningRequestRules: Validator = (object, old, write) => {
   const csr = object as CertificateSigningRequest;
-  if (!old || write === 'create') return csrSpecErrors(csr);
+  if (!old || write === 'create') return validateCsrCreate(csr);
   const stored = old as CertificateSigningRequest;
   return write === 'status'
     ? csrStatusErrors(csr, stored, { approval: true, certificate: true })

@@ -58,6 +58,30 @@ t.test('embedded mode signs approved CSRs for its ClusterIssuer and any Issuer',
     );
     t.match(await opensslVerify(c.ca, csrChain(issued)), /OK/, c.name);
   }
+  // A request whose self-signature does not verify is refused at create, as the API server
+  // does, before any signer sees it; nothing is stored.
+  const { csrPem } = await keyedCsr();
+  const der = Buffer.from(csrPem.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  der[der.length - 1] = (der[der.length - 1] as number) ^ 0xff;
+  const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+  const badSignature = await rejection(
+    p.store.create(
+      CertificateSigningRequestKind,
+      csrObject('tampered', 'clusterissuers.cert-manager.io/embedded-ca', tampered),
+    ),
+  );
+  t.ok(isStoreError(badSignature, 'Invalid'), 'a bad signature is refused at create');
+  t.match(
+    String((badSignature as Error).message),
+    /spec\.request: Invalid value: .*signature is invalid/,
+  );
+  t.ok(
+    isStoreError(
+      await rejection(p.store.get(CertificateSigningRequestKind, 'tampered')),
+      'NotFound',
+    ),
+    'and not stored',
+  );
   const refused = await rejection(decideCsr(p.store, 'to-team-ca', 'Denied'));
   t.ok(isStoreError(refused, 'Invalid'), 'Approved and Denied never together');
   t.match(String((refused as Error).message), /mutually exclusive/);

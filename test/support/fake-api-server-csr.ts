@@ -37,7 +37,7 @@ function refuse(csr: CertificateSigningRequest, errors: readonly string[]): void
 export const certificateSigningRequestStrategy: KindStrategy = {
   async create(object, context) {
     const csr = withCsrRequester(object as CertificateSigningRequest, context.requester);
-    refuse(csr, await validateCsrCreate(csr));
+    refuse(csr, validateCsrCreate(csr));
     return csr;
   },
   update(object, stored) {

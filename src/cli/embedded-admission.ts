@@ -13,6 +13,7 @@ import {
 } from '../admission/cluster-trust-bundle-rules.js';
 import { validateIssuerSpec } from '../admission/issuer-rules.js';
 import {
+  validatePodCertificateRequestCreate,
   validatePodCertificateRequestStatusUpdate,
   validatePodCertificateRequestUpdate,
   withPodCertificateRequestDefaults,
@@ -56,12 +57,15 @@ const certificateRequestRules: Validator = (object, old) =>
 const issuerRules: Validator = (object, _old, write) =>
   write === 'status' ? [] : validateIssuerSpec((object as Issuer).spec);
 
-// The API server's own PodCertificateRequest strategy: spec immutable, status checked against
-// the request (reference pod-certificates.md §1.6). The create check (proof of possession)
-// needs asynchronous crypto, which the store's one-step writes cannot wait for: signers verify
-// it themselves.
+// The API server's own PodCertificateRequest strategy: create validation (identity fields,
+// key material and its proof of possession), spec immutable, status checked against the
+// request (reference pod-certificates.md §1.6).
 const podCertificateRequestRules: Validator = (object, old, write) => {
-  if (!old || write === 'create') return [];
+  if (!old || write === 'create') {
+    return validatePodCertificateRequestCreate(
+      withPodCertificateRequestDefaults(object as PodCertificateRequest),
+    );
+  }
   const next = withPodCertificateRequestDefaults(object as PodCertificateRequest);
   const stored = withPodCertificateRequestDefaults(old as PodCertificateRequest);
   return write === 'status'

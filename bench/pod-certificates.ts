@@ -107,7 +107,7 @@ async function signingFloor(requests: PodCertificateRequest[], width: number): P
   const signer = createCASigner();
   const sign = async (request: PodCertificateRequest) => {
     const { spec } = request;
-    const { publicKey } = await verifiedPodCertificateKey(spec, spec.podUID);
+    const { publicKey } = verifiedPodCertificateKey(spec, spec.podUID);
     const window = podCertificateWindow(
       new Date(),
       spec.maxExpirationSeconds,

@@ -92,9 +92,7 @@ export function withPodCertificateRequestDefaults(
  * possession or the stub request's signature. Field errors; none admits the request.
  * Metadata (the name) is left to the store.
  */
-export async function validatePodCertificateRequestCreate(
-  request: PodCertificateRequest,
-): Promise<string[]> {
+export function validatePodCertificateRequestCreate(request: PodCertificateRequest): string[] {
   const spec = request.spec ?? ({} as PodCertificateRequestSpec);
   const errors = validateSignerName('spec.signerName', spec.signerName ?? '');
   if (spec.unverifiedUserAnnotations !== undefined) {
@@ -129,7 +127,7 @@ export async function validatePodCertificateRequestCreate(
       ),
     );
   }
-  errors.push(...(await keyMaterialErrors(spec)));
+  errors.push(...keyMaterialErrors(spec));
   return errors;
 }
 
@@ -265,7 +263,7 @@ function userAnnotationErrors(annotations: Record<string, string>): string[] {
 }
 
 /** The key material checks of create, each group returning at its first error as upstream. */
-async function keyMaterialErrors(spec: PodCertificateRequestSpec): Promise<string[]> {
+function keyMaterialErrors(spec: PodCertificateRequestSpec): string[] {
   for (const field of KEY_FIELDS) {
     const value = spec[field];
     if (value && !isStandardBase64(value)) {
@@ -298,11 +296,11 @@ async function keyMaterialErrors(spec: PodCertificateRequestSpec): Promise<strin
 }
 
 /** Parses the key of one encoding, checks its type, then verifies its proof. */
-async function checkedKey(
+function checkedKey(
   field: Extract<KeyField, 'pkixPublicKey' | 'stubPKCS10Request'>,
   material: PodKeyMaterial,
   podUID: string,
-): Promise<string[]> {
+): string[] {
   const path = `spec.${field}`;
   const raw = material[field] ?? '';
   let key: KeyObject;
@@ -314,7 +312,7 @@ async function checkedKey(
   const typeErrors = keyTypeErrors(path, key, raw);
   if (typeErrors.length > 0) return typeErrors;
   try {
-    await verifiedPodCertificateKey(material, podUID);
+    verifiedPodCertificateKey(material, podUID);
   } catch (err) {
     // verifiedPodCertificateKey turns every failure into a PodKeyError.
     const problem = (err as PodKeyError).problem;

@@ -1,6 +1,7 @@
 import type { CertificateRequest } from '../api/certificate-request.js';
 import type { UserInfo } from '../api/user-info.js';
 import { forbiddenField } from '../base/field-error.js';
+import { sameUnordered } from '../certificates/name-lists.js';
 import { jsonEqual } from '../store/json-value.js';
 
 // cert-manager's identity admission plugin (reference §2.4,
@@ -55,16 +56,6 @@ export function requesterIdentityPatch(
   return operations;
 }
 
-/** The same strings, in any order, as many times each (cert-manager's util.EqualUnsorted). */
-function equalUnsorted(
-  a: readonly string[] | undefined,
-  b: readonly string[] | undefined,
-): boolean {
-  const left = [...(a ?? [])].sort();
-  const right = [...(b ?? [])].sort();
-  return left.length === right.length && left.every((value, i) => value === right[i]);
-}
-
 /** The same keys, each with the same values in any order (extrasMatch). */
 function extrasMatch(
   a: Record<string, string[]> | undefined,
@@ -75,7 +66,7 @@ function extrasMatch(
   return (
     Object.keys(left).length === Object.keys(right).length &&
     Object.keys(left).every(
-      (key) => Object.hasOwn(right, key) && equalUnsorted(left[key], right[key]),
+      (key) => Object.hasOwn(right, key) && sameUnordered(left[key], right[key]),
     )
   );
 }
@@ -92,7 +83,7 @@ export function validateRequesterIdentity(request: CertificateRequest, user: Use
     forbiddenField(`spec.${field}`, `${field} identity must be that of the requester`);
   if ((spec.uid ?? '') !== (user.uid ?? '')) errors.push(mismatch('uid'));
   if ((spec.username ?? '') !== user.username) errors.push(mismatch('username'));
-  if (!equalUnsorted(spec.groups, user.groups)) errors.push(mismatch('groups'));
+  if (!sameUnordered(spec.groups, user.groups)) errors.push(mismatch('groups'));
   if (!extrasMatch(spec.extra, user.extra)) errors.push(mismatch('extra'));
   return errors;
 }
@@ -112,7 +103,7 @@ export function validateRequesterIdentityUpdate(
     forbiddenField(`spec.${field}`, `${field} identity cannot be changed once set`);
   if ((spec.uid ?? '') !== (before.uid ?? '')) errors.push(changed('uid'));
   if ((spec.username ?? '') !== (before.username ?? '')) errors.push(changed('username'));
-  if (!equalUnsorted(spec.groups, before.groups)) errors.push(changed('groups'));
+  if (!sameUnordered(spec.groups, before.groups)) errors.push(changed('groups'));
   // reflect.DeepEqual in cert-manager: order counts; an absent map and an empty one differ.
   if (!jsonEqual(spec.extra ?? null, before.extra ?? null)) errors.push(changed('extra'));
   return errors;

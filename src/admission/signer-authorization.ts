@@ -22,3 +22,13 @@ export function signDeniedDetail(user: string, signerName: string): string {
 export function attestDeniedDetail(signerName: string): string {
   return `user not permitted to attest for signerName ${goQuote(signerName)}`;
 }
+
+/** Why a CSR status write that sets a certificate is refused (the CertificateSigning plugin). */
+export function csrSignDeniedDetail(signerName: string): string {
+  return `user not permitted to sign requests with signerName ${goQuote(signerName)}`;
+}
+
+/** Why a write of a CSR's approval subresource is refused (the CertificateApproval plugin). */
+export function csrApproveDeniedDetail(signerName: string): string {
+  return `user not permitted to approve requests with signerName ${goQuote(signerName)}`;
+}

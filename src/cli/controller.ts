@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../api/logger.js';
+import { subjectAccessReviewer } from '../controller/access-reviewer.js';
 import { startControllers } from '../controller/controller-manager.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { LeaderElector } from '../controller/leader-election.js';
@@ -76,6 +77,8 @@ export function startController(options: ControllerOptions): Controller {
         clusterResourceNamespace: options.clusterResourceNamespace,
         signingWorkers: options.signingWorkers,
         ownIssuerTypesOnly: true,
+        // The CSR signers' `reference` reviews are the cluster's RBAC decisions.
+        accessReviewer: subjectAccessReviewer(store),
         ...(options.trustDomain ? { trustDomain: options.trustDomain } : {}),
         ...(options.podCertificateMaxDurationMs
           ? { podCertificateMaxDurationMs: options.podCertificateMaxDurationMs }

@@ -3,17 +3,27 @@ import {
   validateCertificateRequestUpdate,
 } from '../admission/certificate-request-rules.js';
 import {
+  csrSpecChangeErrors,
+  csrStatusErrors,
+  validateCsrCreate,
+} from '../admission/certificate-signing-request-rules.js';
+import {
   validateClusterTrustBundle,
   validateClusterTrustBundleUpdate,
 } from '../admission/cluster-trust-bundle-rules.js';
 import { validateIssuerSpec } from '../admission/issuer-rules.js';
 import {
+  validatePodCertificateRequestCreate,
   validatePodCertificateRequestStatusUpdate,
   validatePodCertificateRequestUpdate,
   withPodCertificateRequestDefaults,
 } from '../admission/pod-certificate-request-rules.js';
 import { type Certificate, CertificateKind, type CertificateSpec } from '../api/certificate.js';
 import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
+import {
+  type CertificateSigningRequest,
+  CertificateSigningRequestKind,
+} from '../api/certificate-signing-request.js';
 import { type ClusterTrustBundle, ClusterTrustBundleKind } from '../api/cluster-trust-bundle.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import type { KubeObject } from '../api/meta.js';
@@ -47,17 +57,31 @@ const certificateRequestRules: Validator = (object, old) =>
 const issuerRules: Validator = (object, _old, write) =>
   write === 'status' ? [] : validateIssuerSpec((object as Issuer).spec);
 
-// The API server's own PodCertificateRequest strategy: spec immutable, status checked against
-// the request (reference pod-certificates.md §1.6). The create check (proof of possession)
-// needs asynchronous crypto, which the store's one-step writes cannot wait for: signers verify
-// it themselves.
+// The API server's own PodCertificateRequest strategy: create validation (identity fields,
+// key material and its proof of possession), spec immutable, status checked against the
+// request (reference pod-certificates.md §1.6).
 const podCertificateRequestRules: Validator = (object, old, write) => {
-  if (!old || write === 'create') return [];
+  if (!old || write === 'create') {
+    return validatePodCertificateRequestCreate(
+      withPodCertificateRequestDefaults(object as PodCertificateRequest),
+    );
+  }
   const next = withPodCertificateRequestDefaults(object as PodCertificateRequest);
   const stored = withPodCertificateRequestDefaults(old as PodCertificateRequest);
   return write === 'status'
     ? validatePodCertificateRequestStatusUpdate(next, stored, new Date())
     : validatePodCertificateRequestUpdate(next, stored);
+};
+
+// Kubernetes' CSR rules, with one difference: the store has no approval subresource, so a
+// status write may approve or deny (README, "CertificateSigningRequests").
+const certificateSigningRequestRules: Validator = (object, old, write) => {
+  const csr = object as CertificateSigningRequest;
+  if (!old || write === 'create') return validateCsrCreate(csr);
+  const stored = old as CertificateSigningRequest;
+  return write === 'status'
+    ? csrStatusErrors(csr, stored, { approval: true, certificate: true })
+    : csrSpecChangeErrors(csr, stored);
 };
 
 const clusterTrustBundleRules: Validator = (object, old) => {
@@ -75,6 +99,7 @@ const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
   [resourceNameOf(IssuerKind), issuerRules],
   [resourceNameOf(ClusterIssuerKind), issuerRules],
   [resourceNameOf(PodCertificateRequestKind), podCertificateRequestRules],
+  [resourceNameOf(CertificateSigningRequestKind), certificateSigningRequestRules],
   [resourceNameOf(ClusterTrustBundleKind), clusterTrustBundleRules],
 ]);
 
@@ -82,7 +107,8 @@ const validators: ReadonlyMap<string, Validator> = new Map<string, Validator>([
  * The embedded store's admission: cert-manager's webhook validation for Certificates
  * (validateCertificateSpec), CertificateRequests (create, update and status writes) and
  * Issuers/ClusterIssuers (create and update), Kubernetes' rules for PodCertificateRequest
- * updates and status writes and for ClusterTrustBundles; every other kind is admitted as
+ * updates and status writes, CertificateSigningRequest writes and ClusterTrustBundles; every
+ * other kind is admitted as
  * written.
  */
 export const embeddedAdmission: AdmissionHook = (kind, object, old, write) =>

@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { systemClock } from '../base/clock.js';
 import { triggerManualIssuance } from '../certificates/manual-trigger.js';
+import { allowEveryone } from '../controller/access-reviewer.js';
 import type { RetryPolicy } from '../controller/controller-definition.js';
 import { type RunningControllers, startControllers } from '../controller/controller-manager.js';
 import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
@@ -113,6 +114,8 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       config: stackConfig({
         clusterResourceNamespace: options.clusterResourceNamespace,
         privateKeyFor: (namespace, name) => pendingKeys.get(`${namespace}/${name}`),
+        // One machine, no RBAC: every CSR requester may reference every Issuer (README).
+        accessReviewer: allowEveryone,
         ...options.controllers?.config,
       }),
       informers: shared,

@@ -21,6 +21,8 @@ export interface EventWriterOptions {
 }
 
 const DEFAULT_DEDUPE_WINDOW_MS = 10 * 60_000;
+/** Where Events about cluster-scoped objects live, as client-go's recorder puts them. */
+const CLUSTER_SCOPED_EVENT_NAMESPACE = 'default';
 const MAX_REMEMBERED = 10_000;
 
 /**
@@ -38,13 +40,16 @@ export class EventWriter implements EventRecorder {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** Records an event about object (namespaced objects only: Events live in a namespace). */
+  /**
+   * Records an event about object: in the object's namespace, or in `default` for a
+   * cluster-scoped object (a CertificateSigningRequest, a ClusterIssuer), whose Event then
+   * names no namespace in involvedObject, as Kubernetes' recorder does.
+   */
   event(object: KubeObject, type: EventType, reason: string, message: string): void {
     const { namespace, name, uid } = object.metadata;
     const fields = { event: reason, object: `${object.kind}/${namespace ?? ''}/${name}` };
     if (type === 'Warning') this.options.logger.warn(fields, message);
     else this.options.logger.info(fields, message);
-    if (!namespace) return;
     const now = this.clock.now();
     const key = JSON.stringify([object.kind, namespace, name, uid, type, reason, message]);
     const last = this.recent.get(key);
@@ -63,12 +68,16 @@ export class EventWriter implements EventRecorder {
     const body: KubeEvent = {
       apiVersion: apiVersionOf(KubeEventKind),
       kind: KubeEventKind.kind,
-      metadata: { name: '', generateName: `${name}.`, namespace },
+      metadata: {
+        name: '',
+        generateName: `${name}.`,
+        namespace: namespace || CLUSTER_SCOPED_EVENT_NAMESPACE,
+      },
       involvedObject: {
         apiVersion: object.apiVersion,
         kind: object.kind,
         name,
-        namespace,
+        ...(namespace ? { namespace } : {}),
         ...(uid ? { uid } : {}),
       },
       reason,

@@ -1,6 +1,11 @@
 import type { CertificateRequest } from '../api/certificate-request.js';
+import {
+  type CertificateSigningRequest,
+  CSR_PRIVATE_KEY_SECRET_ANNOTATION,
+} from '../api/certificate-signing-request.js';
 import type { Issuer } from '../api/issuer.js';
 import { defaultIssuerRef } from '../api/issuer-ref.js';
+import { issuerOfSignerName } from '../api/issuer-signer-name.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
 import { byField } from '../controller/indexes.js';
 import { issuerIndexValue } from './issuer-lookup.js';
@@ -26,3 +31,20 @@ export const issuersByCASecret = byField<Issuer>('ca-secret', (issuer) => {
   if (!name) return undefined;
   return issuer.kind === 'ClusterIssuer' ? name : `${issuer.metadata.namespace ?? ''}/${name}`;
 });
+
+/** CertificateSigningRequests by the issuer their signer name designates (see issuerIndexValue). */
+export const csrsByIssuer = byField<CertificateSigningRequest>('signer-issuer', (csr) => {
+  const ref = issuerOfSignerName(csr.spec.signerName ?? '');
+  if (!ref) return undefined;
+  return issuerIndexValue(ref.kind, ref.name, ref.kind === 'Issuer' ? ref.namespace : undefined);
+});
+
+/**
+ * CertificateSigningRequests by the name of the key Secret their
+ * `experimental.cert-manager.io/private-key-secret-name` annotation names (SelfSigned). The
+ * Secret's namespace is the issuer's resource namespace, which the index does not know.
+ */
+export const csrsByKeySecretName = byField<CertificateSigningRequest>(
+  'csr-private-key-secret',
+  (csr) => csr.metadata.annotations?.[CSR_PRIVATE_KEY_SECRET_ANNOTATION] || undefined,
+);

@@ -1,4 +1,5 @@
 import type { KeyObject } from 'node:crypto';
+import { type AccessReviewer, allowEveryone } from '../controller/access-reviewer.js';
 import { type ApprovalPolicy, approveEveryRequest } from './certificaterequests/approval-policy.js';
 import { createIssuerSigners, type IssuerSigners } from './issuer-signers.js';
 
@@ -29,6 +30,11 @@ export interface IssuerStackConfig {
   trustDomain: string;
   /** Upper bound of a pod certificate's lifetime, below the request's maxExpirationSeconds. */
   podCertificateMaxDurationMs: number;
+  /**
+   * Answers whether a user may do something (the CSR signers' `reference` review): the
+   * cluster's SubjectAccessReviews in `cert-csi controller`, everyone in embedded mode.
+   */
+  accessReviewer: AccessReviewer;
   /** Keys held in this process for in-flight requests (the embedded node plugin's). */
   privateKeyFor?: (namespace: string, name: string) => KeyObject | undefined;
 }
@@ -45,6 +51,8 @@ export function issuerStackConfig(options: Partial<IssuerStackConfig> = {}): Iss
     trustDomain: options.trustDomain ?? DEFAULT_TRUST_DOMAIN,
     podCertificateMaxDurationMs:
       options.podCertificateMaxDurationMs ?? DEFAULT_POD_CERTIFICATE_MAX_DURATION_MS,
+    // Embedded mode's answer; `cert-csi controller` asks the cluster instead.
+    accessReviewer: options.accessReviewer ?? allowEveryone,
     ...(options.privateKeyFor ? { privateKeyFor: options.privateKeyFor } : {}),
   };
 }

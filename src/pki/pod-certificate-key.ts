@@ -1,5 +1,5 @@
 import { constants, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
-import { createCsr, parseCsr } from './csr.js';
+import { createCsr, parseCsrSync } from './csr.js';
 import { childrenOf, rawOf, readSingle, Tag } from './der.js';
 import { PkiError } from './errors.js';
 import { keySpecOf } from './keys.js';
@@ -68,10 +68,10 @@ const SUPPORTED_TYPES_TEXT =
  * PKCS#10 request's self-signature, or the 1.35 signature over the pod UID (Ed25519 over the
  * raw UID bytes; ECDSA and RSA-PSS over their SHA-256). Throws PodKeyError otherwise.
  */
-export async function verifiedPodCertificateKey(
+export function verifiedPodCertificateKey(
   material: PodKeyMaterial,
   podUID: string,
-): Promise<{ publicKey: KeyObject; keyType: PodCertificateKeyType }> {
+): { publicKey: KeyObject; keyType: PodCertificateKeyType } {
   const hasPkix = Boolean(material.pkixPublicKey || material.proofOfPossession);
   if (material.stubPKCS10Request && hasPkix) {
     throw new PodKeyError(
@@ -80,7 +80,7 @@ export async function verifiedPodCertificateKey(
     );
   }
   if (material.stubPKCS10Request) {
-    const publicKey = await stubRequestKey(material.stubPKCS10Request);
+    const publicKey = stubRequestKey(material.stubPKCS10Request);
     return { publicKey, keyType: supportedType(publicKey) };
   }
   if (!material.pkixPublicKey || !material.proofOfPossession) {
@@ -149,11 +149,11 @@ function spkiKey(der: Uint8Array, field: string): KeyObject {
   }
 }
 
-async function stubRequestKey(stub: string): Promise<KeyObject> {
+function stubRequestKey(stub: string): KeyObject {
   const der = Buffer.from(stub, 'base64');
-  let parsed: Awaited<ReturnType<typeof parseCsr>>;
+  let parsed: ReturnType<typeof parseCsrSync>;
   try {
-    parsed = await parseCsr(encodePem('CERTIFICATE REQUEST', der));
+    parsed = parseCsrSync(encodePem('CERTIFICATE REQUEST', der));
   } catch (err) {
     const invalidSignature = (err as Error).message.includes('signature is invalid');
     throw new PodKeyError(

@@ -96,7 +96,7 @@ t.test(
     ] as const) {
       for (const form of ['pkix', 'stub'] as const) {
         const request = withPodCertificateRequestDefaults(await kubeletRequest(key, form));
-        t.same(await validatePodCertificateRequestCreate(request), [], `${name}, ${form}`);
+        t.same(validatePodCertificateRequestCreate(request), [], `${name}, ${form}`);
       }
     }
     t.same(
@@ -235,7 +235,7 @@ t.test(
   async (t) => {
     const request = await kubeletRequest(p256, 'pkix', { podName: 'Bad_Name' });
     t.same(
-      await validatePodCertificateRequestCreate(request),
+      validatePodCertificateRequestCreate(request),
       [
         `spec.podName: Invalid value: "Bad_Name": ${SUBDOMAIN_REGEX}`,
         'spec.maxExpirationSeconds: Required value: must be set',
@@ -272,7 +272,7 @@ t.test('create: a request with no spec at all is refused field by field', async 
     kind: 'PodCertificateRequest',
     metadata: { name: 'x' },
   };
-  t.same(await validatePodCertificateRequestCreate(empty as PodCertificateRequest), [
+  t.same(validatePodCertificateRequestCreate(empty as PodCertificateRequest), [
     'spec.signerName: Required value',
     `spec.podName: Invalid value: "": ${SUBDOMAIN_REGEX}`,
     'spec.podUID: Invalid value: "": must not be empty',
@@ -289,7 +289,7 @@ t.test('create: a request with no spec at all is refused field by field', async 
     spec: { ...defaulted.spec, podUID: undefined },
   } as unknown as PodCertificateRequest;
   t.same(
-    (await validatePodCertificateRequestCreate(keyless)).at(-1),
+    validatePodCertificateRequestCreate(keyless).at(-1),
     'spec.stubPKCS10Request: Required value: stubPKCS10Request, or pkixPublicKey with proofOfPossession, must be set',
   );
 });
@@ -445,15 +445,15 @@ t.test('create: key material (exactly one encoding, sizes, key types, proofs)', 
     ],
   ];
   for (const [name, keys, want] of cases) {
-    t.same(await validatePodCertificateRequestCreate(bare(keys)), want, name);
+    t.same(validatePodCertificateRequestCreate(bare(keys)), want, name);
   }
   const uidless = { ...bare(pkix), spec: { ...bare(pkix).spec, podUID: undefined } };
-  t.same(await validatePodCertificateRequestCreate(uidless as unknown as PodCertificateRequest), [
+  t.same(validatePodCertificateRequestCreate(uidless as unknown as PodCertificateRequest), [
     'spec.podUID: Invalid value: "": must not be empty',
     'spec.proofOfPossession: Invalid value: could not verify proof-of-possession signature',
   ]);
   // The stub request is not bound to the pod (reference §1.4): any pod UID goes.
-  t.same(await validatePodCertificateRequestCreate(bare({ ...stub, podUID: 'another-pod' })), []);
+  t.same(validatePodCertificateRequestCreate(bare({ ...stub, podUID: 'another-pod' })), []);
 });
 
 t.test('update of the main resource: the spec is immutable', async (t) => {

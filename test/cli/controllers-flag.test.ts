@@ -25,6 +25,11 @@ const CERTIFICATE_CONTROLLERS = [
   'certificates-revision-manager',
 ];
 
+const CSR_CONTROLLERS = [
+  'certificatesigningrequests-issuer-ca',
+  'certificatesigningrequests-issuer-selfsigned',
+];
+
 const POD_CERTIFICATE_CONTROLLERS = [
   'podcertificaterequests-issuer',
   'clustertrustbundles-publisher',
@@ -37,6 +42,7 @@ t.test('both commands document --controllers and every controller name', async (
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...CSR_CONTROLLERS,
     ...POD_CERTIFICATE_CONTROLLERS,
     ...CERTIFICATE_CONTROLLERS,
   ]);
@@ -93,6 +99,7 @@ t.test('embedded mode runs only the selected controllers', async (t) => {
     'certificaterequests-issuer-selfsigned',
     'issuers',
     'clusterissuers',
+    ...CSR_CONTROLLERS,
     ...POD_CERTIFICATE_CONTROLLERS,
     ...CERTIFICATE_CONTROLLERS,
   ]);

@@ -1147,6 +1147,15 @@ t.test(
       t.ok(grants(role, group, 'podcertificaterequests', verb), `${verb} requests`);
     }
     t.ok(grants(role, group, 'podcertificaterequests/status', 'update'), 'answer requests');
+    for (const verb of ['list', 'watch']) {
+      t.ok(grants(role, group, 'certificatesigningrequests', verb), `${verb} CSRs`);
+    }
+    t.ok(grants(role, group, 'certificatesigningrequests/status', 'update'), 'answer CSRs');
+    t.notOk(grants(role, group, 'signers', 'approve', 'issuers.cert-manager.io/*'), 'no approval');
+    t.ok(
+      grants(role, 'authorization.k8s.io', 'subjectaccessreviews', 'create'),
+      "ask whether a CSR's requester may reference an Issuer",
+    );
     for (const verb of ['sign', 'attest']) {
       for (const name of ['issuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/*']) {
         t.ok(grants(role, group, 'signers', verb, name), `${verb} ${name}`);

@@ -32,13 +32,30 @@ t.test('signer names designate Issuers and ClusterIssuers, and nothing else', as
     namespace: 'shop',
     name: 'my.ca',
   });
+  t.same(issuerOfSignerName('clusterissuers.cert-manager.io/my.ca'), {
+    kind: 'ClusterIssuer',
+    name: 'my.ca',
+  });
+  // cert-manager's parser: a path without a dot is a name in namespace '', an empty name stays.
+  t.same(issuerOfSignerName('issuers.cert-manager.io/no-dot'), {
+    kind: 'Issuer',
+    namespace: '',
+    name: 'no-dot',
+  });
+  t.same(issuerOfSignerName('issuers.cert-manager.io/ns.'), {
+    kind: 'Issuer',
+    namespace: 'ns',
+    name: '',
+  });
   for (const other of [
     'example.com/spiffe',
-    'issuers.cert-manager.io/no-dot',
     'issuers.cert-manager.io/.x',
-    'issuers.cert-manager.io/ns.',
     'clusterissuers.cert-manager.io/',
+    'clusterissuers.cert-manager.io/.x',
     'clusterissuers.cert-manager.io/a/b',
+    'signers.cert-manager.io/ca',
+    'issuers.example.com/ns.ca',
+    'issuers/ns.ca',
     'kubernetes.io',
   ]) {
     t.equal(issuerOfSignerName(other), undefined, other);

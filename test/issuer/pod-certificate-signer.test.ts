@@ -13,8 +13,8 @@ import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcerti
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
-import { StoreError } from '../../src/store/errors.js';
-import { until } from '../support/eventually.js';
+import { isStoreError, StoreError } from '../../src/store/errors.js';
+import { rejection, until } from '../support/eventually.js';
 import { FaultyStore } from '../support/faulty-store.js';
 import { issuer, makeCA, type TestCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
@@ -46,12 +46,18 @@ function podsClusterIssuer(selector: string | undefined): Issuer {
 /** A stack with the shop namespace (label env=prod) and, unless told otherwise, the pods ClusterIssuer and its CA. */
 async function podStack(
   t: Test,
-  options: { selector?: string | undefined; ca?: TestCA | null; maxDurationMs?: number } = {},
+  options: {
+    selector?: string | undefined;
+    ca?: TestCA | null;
+    maxDurationMs?: number;
+    admit?: boolean;
+  } = {},
 ) {
   const logger = recordingLogger();
   // Embedded mode's admission: every status the signer writes passes the API server's rules.
+  // Without it, a store lets through what an API server refuses at create.
   const stack = await startHarness(t, {
-    admit: embeddedAdmission,
+    ...(options.admit === false ? {} : { admit: embeddedAdmission }),
     logger,
     ...(options.maxDurationMs ? { podCertificateMaxDurationMs: options.maxDurationMs } : {}),
   });
@@ -138,6 +144,10 @@ t.test(
 
 t.test('refusals: each ends with its terminal condition and reason', async (t) => {
   const { store, ask } = await podStack(t, { selector: 'env=prod' });
+  // Requests the API server (and the embedded store) refuses at create, for the signer's own
+  // checks: a store without admission.
+  const unadmitted = await podStack(t, { selector: 'env=prod', admit: false });
+  const unadmittedShop = await createPod(unadmitted.store, podIdentity('shop', 'api-0'));
   await store.create(NamespaceKind, namespaceObject('dev', { env: 'dev' }));
   await store.create(SecretKind, caSecret('shop', 'shop-ca', await makeCA()));
   await store.create(IssuerKind, issuer('shop-ca', 'shop', { ca: { secretName: 'shop-ca' } }));
@@ -152,6 +162,8 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
     type: string;
     reason: string;
     message: RegExp | string;
+    /** What the store's admission says at create, for requests it refuses. */
+    refusedAtCreate?: RegExp;
   }> = [
     {
       name: 'a namespace the selector does not select',
@@ -194,7 +206,12 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
     {
       name: 'a key kubelet never makes',
       build: async () => {
-        const { request } = await kubeletRequest(shop, CLUSTER_SIGNER, 'ECDSAP256', '1.36');
+        const { request } = await kubeletRequest(
+          unadmittedShop,
+          CLUSTER_SIGNER,
+          'ECDSAP256',
+          '1.36',
+        );
         request.spec.stubPKCS10Request = (await createStubPkcs10Request(rsa2048)).toString(
           'base64',
         );
@@ -203,11 +220,17 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
       type: 'Denied',
       reason: 'UnsupportedKeyType',
       message: /supported types are RSA3072/,
+      refusedAtCreate: /spec\.stubPKCS10Request: Invalid value: .*RSA/,
     },
     {
       name: 'a bad proof of possession',
       build: async () => {
-        const { request } = await kubeletRequest(shop, CLUSTER_SIGNER, 'ECDSAP384', '1.35');
+        const { request } = await kubeletRequest(
+          unadmittedShop,
+          CLUSTER_SIGNER,
+          'ECDSAP384',
+          '1.35',
+        );
         // Signed for the pod's UID, presented with another one.
         const last = request.spec.podUID.endsWith('0') ? '1' : '0';
         request.spec.podUID = `${request.spec.podUID.slice(0, -1)}${last}`;
@@ -216,6 +239,8 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
       type: 'Failed',
       reason: 'InvalidRequest',
       message: 'proofOfPossession is not a ECDSAP384 signature of the pod UID',
+      refusedAtCreate:
+        /spec\.proofOfPossession: Invalid value: could not verify proof-of-possession signature/,
     },
     {
       name: 'a pod UID that does not match',
@@ -244,10 +269,23 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
       message: 'pod "shop/gone-0" does not exist',
     },
   ];
-  const created = await Promise.all(cases.map(async (c) => ask(await c.build())));
+  const created = await Promise.all(
+    cases.map(async (c) => {
+      const request = await c.build();
+      if (!c.refusedAtCreate) return ask(request);
+      const refused = await rejection(ask(request));
+      t.ok(isStoreError(refused, 'Invalid'), `${c.name}: refused at create`);
+      t.match(String(refused), c.refusedAtCreate, `${c.name}: refused at create`);
+      return unadmitted.ask(request);
+    }),
+  );
   for (const [i, c] of cases.entries()) {
     const request = created[i] as PodCertificateRequest;
-    const done = await answered(store, request.metadata.namespace ?? '', request.metadata.name);
+    const done = await answered(
+      c.refusedAtCreate ? unadmitted.store : store,
+      request.metadata.namespace ?? '',
+      request.metadata.name,
+    );
     t.equal(done.status?.conditions?.length, 1, `${c.name}: one condition`);
     t.match(
       done.status?.conditions?.[0],

@@ -181,10 +181,10 @@ t.test('core kinds: Secrets, Pods, Events (create); other verbs are refused', as
   events.event(pod, 'Warning', 'CertificateRequestDenied', 'denied: no');
   events.event(pod, 'Warning', 'CertificateRequestDenied', 'denied: no');
   events.event(
-    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' } },
+    { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n', uid: 'node-uid' } },
     'Normal',
     'X',
-    'cluster-scoped objects get no Event',
+    'a cluster-scoped object gets its Event in default',
   );
   await events.flush();
   const written = await server.store.list<KubeEvent>(KubeEventKind, { namespace: 'ns1' });
@@ -198,6 +198,16 @@ t.test('core kinds: Secrets, Pods, Events (create); other verbs are refused', as
     source: { component: 'cert-csi-node', host: 'node-1' },
     count: 1,
   });
+  const clusterScoped = await server.store.list<KubeEvent>(KubeEventKind, {
+    namespace: 'default',
+  });
+  t.equal(clusterScoped.items.length, 1, "a cluster-scoped object's Event is in default");
+  t.same(
+    clusterScoped.items[0]?.involvedObject,
+    { apiVersion: 'v1', kind: 'Node', name: 'n', uid: 'node-uid' },
+    'its involvedObject names no namespace, as client-go records it',
+  );
+  t.match(clusterScoped.items[0], { metadata: { name: /^n\./ }, reason: 'X' });
 });
 
 t.test('Pods by node and Namespaces: field selectors reach list and watch', async (t) => {

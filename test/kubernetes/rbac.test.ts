@@ -6,6 +6,10 @@ import pLimit from 'p-limit';
 import t, { type Test } from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import {
+  type CertificateSigningRequest,
+  CertificateSigningRequestKind,
+} from '../../src/api/certificate-signing-request.js';
+import {
   type ClusterTrustBundle,
   ClusterTrustBundleKind,
 } from '../../src/api/cluster-trust-bundle.js';
@@ -21,6 +25,7 @@ import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
+import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { certificateObject, updateCertificate } from '../support/certificate-stack.js';
 import {
@@ -32,6 +37,7 @@ import {
   startCluster,
   startClusterController,
 } from '../support/cluster-harness.js';
+import { csrObject, decideThroughApproval, keyedCsr } from '../support/csr-fixtures.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import {
   expireOnceWaiting,
@@ -47,11 +53,41 @@ import {
   podIdentity,
 } from '../support/pod-certificates.js';
 import { inlineVolumeCall } from '../support/publish-call.js';
+import { loadRbacYaml } from '../support/rbac-authorizer.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const CLUSTER_SIGNER = 'clusterissuers.cert-manager.io/cluster-ca';
 const CLUSTER_BUNDLE = 'clusterissuers.cert-manager.io:cluster-ca:primary';
+
+// A CSR requester of the scenario (not ours: its rules are never removed): it may create CSRs
+// and reference the namespaced CA Issuer the CSR names.
+const CSR_REQUESTER_TOKEN = 'csr-requester-token';
+const CSR_REQUESTER_RBAC = loadRbacYaml(`
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: test:csr-requester}
+rules:
+- {apiGroups: [certificates.k8s.io], resources: [certificatesigningrequests], verbs: [create]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: test:csr-requester}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: test:csr-requester}
+subjects: [{kind: User, name: csr-requester}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: test:reference-ca, namespace: ${POD_NAMESPACE}}
+rules:
+- {apiGroups: [cert-manager.io], resources: [signers], verbs: [reference], resourceNames: [ca]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: test:reference-ca, namespace: ${POD_NAMESPACE}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: test:reference-ca}
+subjects: [{kind: User, name: csr-requester}]
+`);
 
 const OUR_ROLES = [
   'ClusterRole/cert-csi-node',
@@ -109,7 +145,9 @@ async function settleExpiring(steps: Promise<unknown>[], deadlines: HeldDeadline
 /**
  * Everything the two components do in a cluster, once: the controller takes and renews
  * its Lease, marks an Issuer and a ClusterIssuer ready, approves and signs, and issues a
- * user's Certificate and re-issues it (revision 2); the plugin lists and watches its requests, creates one,
+ * user's Certificate and re-issues it (revision 2), signs a user's CertificateSigningRequest for a
+ * namespaced Issuer (after asking whether the user may reference it), once an admin approved
+ * it; the plugin lists and watches its requests, creates one,
  * renews it (deleting the old one) and records an Event when an issuance cannot finish.
  * Returns the refused requests.
  *
@@ -127,8 +165,11 @@ async function everything(
   issued: boolean;
   certificates: boolean;
   podCertificates: boolean;
+  csrs: boolean;
 }> {
   const { server } = cluster;
+  server.rbac = server.rbac?.with(CSR_REQUESTER_RBAC);
+  server.addToken(CSR_REQUESTER_TOKEN, { username: 'csr-requester' });
   // Ends the waits on the server's log that are still open when the scenario ends.
   const waits = new AbortController();
   t.teardown(() => waits.abort());
@@ -304,6 +345,36 @@ async function everything(
     },
     () => undefined,
   );
+  // A user's CSR for the namespaced CA Issuer, approved by an admin through the approval
+  // subresource: list and watch CSRs, a SubjectAccessReview, a status write with `sign`.
+  let csrs = false;
+  const csrSigning = step(async () => {
+    const { csrPem } = await keyedCsr();
+    const user = new KubernetesStore({
+      kubeConfig: cluster.kubeConfig(CSR_REQUESTER_TOKEN),
+      qps: 1000,
+      burst: 1000,
+    });
+    await user.create(
+      CertificateSigningRequestKind,
+      csrObject('user-csr', `issuers.cert-manager.io/${POD_NAMESPACE}.ca`, csrPem),
+    );
+    await decideThroughApproval(cluster.kubeConfig(server.adminToken), 'user-csr', 'Approved');
+    await waitForObject<CertificateSigningRequest>(
+      server.store,
+      CertificateSigningRequestKind,
+      'user-csr',
+      undefined,
+      (csr) => Boolean(csr.status?.certificate),
+      STEP_TIMEOUT_MS,
+      waits.signal,
+    );
+  }).then(
+    (done) => {
+      csrs = done !== 'refused';
+    },
+    () => undefined,
+  );
   // A plugin that cannot list its requests never starts: the refusal ends the wait (the
   // start is not an overtaken step: it ends with the abort below).
   const plugin = await Promise.race([starting, refusedAsExpected]);
@@ -353,6 +424,7 @@ async function everything(
   }
   await reissuing;
   await podCertificating;
+  await csrSigning;
   // At least one lease renewal after the start (the leader renews every retry period).
   await step(() =>
     answered(
@@ -372,6 +444,7 @@ async function everything(
     issued,
     certificates,
     podCertificates,
+    csrs,
   };
 }
 
@@ -379,7 +452,7 @@ t.test(
   'with exactly the RBAC rules of deploy/daemonset both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
-    const { forbidden, issued, certificates, podCertificates } = await everything(t, cluster);
+    const { forbidden, issued, certificates, podCertificates, csrs } = await everything(t, cluster);
     t.same(
       forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
       [],
@@ -391,6 +464,7 @@ t.test(
       podCertificates,
       'a pod certificate was issued, its trust bundle published, rotated and withdrawn',
     );
+    t.ok(csrs, "a user's CertificateSigningRequest for a namespaced Issuer was signed");
     const events = await cluster.server.store.list(
       { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: POD_NAMESPACE },
@@ -434,10 +508,12 @@ t.test(
           cluster.server.rbac = rbac;
           const resources = rule.rule.resources;
           // `sign` and `attest` on signers are checked by the API server on the writes they
-          // guard: a request's status and a signer-linked trust bundle.
+          // guard: a request's status (a pod certificate's, a CSR's certificate) and a
+          // signer-linked trust bundle.
           const guarded = (r: RequestLogEntry) =>
             ((verb === undefined || verb === 'sign') &&
-              r.resource === 'podcertificaterequests' &&
+              (r.resource === 'podcertificaterequests' ||
+                r.resource === 'certificatesigningrequests') &&
               r.subresource === 'status') ||
             ((verb === undefined || verb === 'attest') && r.resource === 'clustertrustbundles');
           const matches = (r: RequestLogEntry) =>

@@ -43,7 +43,7 @@ export const podCertificateRequestStrategy: KindStrategy = {
   async create(object) {
     const { status: _status, ...rest } = object as PodCertificateRequest;
     const request = withPodCertificateRequestDefaults(rest as PodCertificateRequest);
-    refuse(PodCertificateRequestKind, request, await validatePodCertificateRequestCreate(request));
+    refuse(PodCertificateRequestKind, request, validatePodCertificateRequestCreate(request));
     return request;
   },
   update(object, stored) {

@@ -1,5 +1,6 @@
 import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
+import { CertificateSigningRequestKind } from '../../src/api/certificate-signing-request.js';
 import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { KubeEventKind } from '../../src/api/kube-event.js';
@@ -13,6 +14,7 @@ import {
   clusterTrustBundleStrategy,
   podCertificateRequestStrategy,
 } from './fake-api-server-certificates.js';
+import { certificateSigningRequestStrategy } from './fake-api-server-csr.js';
 import type { AuthorizationDecision, ResourceAttributes } from './rbac-authorizer.js';
 
 /** What a kind's strategy may know about a write besides the objects. */
@@ -21,6 +23,13 @@ export interface WriteContext {
   now: Date;
   /** Who is writing. */
   user: string;
+  /** Who is writing, as the authenticator describes them (what a CSR records of its requester). */
+  requester: {
+    username: string;
+    uid?: string;
+    groups?: string[];
+    extra?: Record<string, string[]>;
+  };
   /**
    * Whether the writer may do verb on the `signers` resource named signerName or
    * `<domain>/*` (certauthorization.IsAuthorizedForSignerName); always true without RBAC
@@ -42,6 +51,8 @@ export interface KindStrategy {
   update(object: KubeObject, stored: KubeObject, context: WriteContext): KubeObject;
   /** The status subresource's strategy; without one, status writes are stored as sent. */
   updateStatus?(object: KubeObject, stored: KubeObject, context: WriteContext): KubeObject;
+  /** The approval subresource's strategy (CSRs); the kind has one only when this is set. */
+  updateApproval?(object: KubeObject, stored: KubeObject, context: WriteContext): KubeObject;
 }
 
 /** A kind the fake API server serves, with the per-kind behaviour of the real server. */
@@ -122,6 +133,11 @@ export const certCsiKinds: readonly ServedKind[] = [
     requireResourceVersionOnUpdate: true,
     fieldLabels: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
     strategy: podCertificateRequestStrategy,
+  }),
+  builtinKind(CertificateSigningRequestKind, {
+    statusSubresource: true,
+    fieldLabels: ['spec.signerName'],
+    strategy: certificateSigningRequestStrategy,
   }),
   builtinKind(ClusterTrustBundleKind, {
     requireResourceVersionOnUpdate: true,

@@ -58,7 +58,7 @@ export { serviceAccountUser, type UserInfo } from './rbac-authorizer.js';
 
 /** A bearer token's identity; admin identities skip RBAC (for test setup and inspection). */
 export interface Identity extends UserInfo {
-  /** The user's uid and extra attributes, which admission webhooks see in the request's userInfo. */
+  /** The user's uid and extra attributes: CSRs record them and admission webhooks see them; RBAC decides without them. */
   uid?: string;
   extra?: Record<string, string[]>;
   admin?: boolean;
@@ -524,7 +524,9 @@ export class FakeApiServer {
       throw notServed();
     }
     if (path.subresource !== undefined) {
-      if (path.subresource !== 'status' || !served.statusSubresource) throw notServed();
+      const status = path.subresource === 'status' && served.statusSubresource;
+      const approval = path.subresource === 'approval' && served.strategy?.updateApproval;
+      if (!status && !approval) throw notServed();
     }
     const allowed =
       path.subresource !== undefined
@@ -719,9 +721,9 @@ export class FakeApiServer {
         'Invalid value: 0x0: must be specified for an update',
       );
     }
-    if (path.subresource === 'status') {
-      this.takeStatusConflict(route);
-      return this.write(route, object, identity, 'status', entry);
+    if (path.subresource === 'status') this.takeStatusConflict(route);
+    if (path.subresource === 'status' || path.subresource === 'approval') {
+      return this.write(route, object, identity, path.subresource, entry);
     }
     return this.write(route, served.normalize(object), identity, 'object', entry);
   }
@@ -736,7 +738,7 @@ export class FakeApiServer {
     route: Route,
     object: KubeObject,
     identity: Identity,
-    target: 'object' | 'status',
+    target: 'object' | 'status' | 'approval',
     entry: RequestLogEntry,
   ): Promise<KubeObject> {
     const { served, path } = route;
@@ -768,20 +770,23 @@ export class FakeApiServer {
     if (strategy) {
       const context = this.writeContext(identity);
       if (target === 'object') admitted = strategy.update(filled, stored, context);
-      else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
+      else if (target === 'approval' && strategy.updateApproval) {
+        admitted = strategy.updateApproval(filled, stored, context);
+      } else if (strategy.updateStatus) admitted = strategy.updateStatus(filled, stored, context);
     }
     // The store keeps the stored status on an object write, and only the status on a status
     // write; a strategy has said what it keeps.
     const kept = strategy
       ? admitted
-      : target === 'status'
+      : target !== 'object'
         ? withStatusOf(stored, filled)
         : withStatusOf(filled, stored);
     await this.webhooks.validate(
       this.admission(route, entry, identity, 'UPDATE', kept, stored),
       entry.warnings,
     );
-    return target === 'status'
+    // An approval changes only status (its conditions): a status write to the store.
+    return target !== 'object'
       ? this.store.updateStatus(served.kind, admitted)
       : this.store.update(served.kind, admitted);
   }
@@ -791,6 +796,12 @@ export class FakeApiServer {
     return {
       now: new Date(this.now()),
       user: identity.username,
+      requester: {
+        username: identity.username,
+        ...(identity.uid ? { uid: identity.uid } : {}),
+        ...(identity.groups ? { groups: [...identity.groups] } : {}),
+        ...(identity.extra ? { extra: identity.extra } : {}),
+      },
       allowedOnSigner: (verb, signerName) => {
         const rbac = this.rbac;
         if (!rbac || identity.admin) return true;
@@ -870,8 +881,8 @@ export class FakeApiServer {
         object.metadata.resourceVersion = current.metadata.resourceVersion as string;
       }
       try {
-        if (path.subresource === 'status') {
-          return await this.write(route, object, identity, 'status', entry);
+        if (path.subresource === 'status' || path.subresource === 'approval') {
+          return await this.write(route, object, identity, path.subresource, entry);
         }
         return await this.write(route, served.normalize(object), identity, 'object', entry);
       } catch (err) {

@@ -105,6 +105,14 @@ export class RbacAuthorizer {
     return new RbacAuthorizer(roles, bindings);
   }
 
+  /** A copy that also holds extra's roles and bindings (a test's own grants beside the manifests'). */
+  with(extra: RbacAuthorizer): RbacAuthorizer {
+    return new RbacAuthorizer(new Map([...this.roles, ...extra.roles]), [
+      ...this.bindings,
+      ...extra.bindings,
+    ]);
+  }
+
   /** Every rule of every loaded role, in role then rule order. */
   rules(): RoleRule[] {
     return [...this.roles.values()].flat();

@@ -205,7 +205,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
 
         let publicKey: KeyObject;
         try {
-          ({ publicKey } = await verifiedPodCertificateKey(spec, spec.podUID));
+          ({ publicKey } = verifiedPodCertificateKey(spec, spec.podUID));
         } catch (err) {
           if (!(err instanceof PodKeyError)) throw err;
           if (err.problem === 'badProof') {

@@ -109,7 +109,8 @@ export class WebhookCa {
 
   private async ensureOnce(): Promise<Secret> {
     const { store, namespace, secretName } = this.options;
-    for (let attempt = 1; ; attempt++) {
+    let lastLoss: unknown;
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       const secret = await this.read();
       const now = this.clock.now();
       const plan = caSecretPlan(secret, now, this.lifetimeMs);
@@ -127,14 +128,17 @@ export class WebhookCa {
         return written;
       } catch (err) {
         // Another replica wrote first: its CA is the one to use (read it back).
-        const lost = isStoreError(err, 'AlreadyExists') || isStoreError(err, 'Conflict');
-        if (!lost || attempt >= MAX_ATTEMPTS) {
+        if (!isStoreError(err, 'AlreadyExists') && !isStoreError(err, 'Conflict')) {
           throw new Error(
             `cannot write the webhook CA Secret ${namespace}/${secretName}: ${errorMessage(err)}`,
           );
         }
+        lastLoss = err;
       }
     }
+    throw new Error(
+      `cannot write the webhook CA Secret ${namespace}/${secretName}: lost to other writers ${MAX_ATTEMPTS} times (${errorMessage(lastLoss)})`,
+    );
   }
 
   private get lifetimeMs(): number {

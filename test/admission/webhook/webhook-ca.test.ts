@@ -148,6 +148,33 @@ t.test('a Secret another writer broke is repaired from the watch', async (t) => 
   );
 });
 
+t.test('a repair that cannot write is logged as an error', async (t) => {
+  const store = new MemoryStore();
+  t.teardown(() => store.close());
+  await authority(store).ca.ensure();
+  const readOnly = Object.create(store) as MemoryStore;
+  readOnly.create = async () => {
+    throw new StoreError('Forbidden', 'secrets is forbidden');
+  };
+  const logger = recordingLogger();
+  const ca = new WebhookCa({ store: readOnly, namespace: NAMESPACE, secretName: NAME, logger });
+  ca.start();
+  t.teardown(() => ca.stop());
+  await ca.ensure();
+  await store.delete(SecretKind, NAME, NAMESPACE);
+  const failed = await until(
+    () =>
+      logger.records.find(
+        ([level, , msg]) => level === 'error' && msg === 'cannot repair the webhook CA Secret',
+      ),
+    { what: 'the failed repair' },
+  );
+  t.match(failed[1], {
+    secret: 'cert-csi/cert-csi-webhook-ca',
+    error: 'cannot write the webhook CA Secret cert-csi/cert-csi-webhook-ca: secrets is forbidden',
+  });
+});
+
 t.test('a write that keeps failing is reported, naming the Secret', async (t) => {
   const store = new MemoryStore();
   t.teardown(() => store.close());
@@ -172,7 +199,9 @@ t.test('a write that keeps failing is reported, naming the Secret', async (t) =>
   elusive.get = async () => {
     throw new StoreError('NotFound', 'secrets "cert-csi-webhook-ca" not found');
   };
+  let creates = 0;
   elusive.create = async () => {
+    creates++;
     throw new StoreError('AlreadyExists', 'secrets "cert-csi-webhook-ca" already exists');
   };
   const losing = new WebhookCa({
@@ -181,5 +210,9 @@ t.test('a write that keeps failing is reported, naming the Secret', async (t) =>
     secretName: NAME,
     logger: recordingLogger(),
   });
-  await t.rejects(losing.ensure(), /already exists$/, 'after a few attempts');
+  await t.rejects(
+    losing.ensure(),
+    /^cannot write the webhook CA Secret cert-csi\/cert-csi-webhook-ca: lost to other writers 5 times \(secrets "cert-csi-webhook-ca" already exists\)$/,
+  );
+  t.equal(creates, 5, 'read again and retried after each loss');
 });

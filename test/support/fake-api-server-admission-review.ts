@@ -1,3 +1,9 @@
+import {
+  ADMISSION_REVIEW_API_VERSION,
+  ADMISSION_REVIEW_KIND,
+  type AdmissionOperation,
+  type GroupVersionResource,
+} from '../../src/api/admission-review.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import type { UserInfo } from '../../src/api/user-info.js';
 import { goQuote } from '../../src/base/go-text.js';
@@ -6,11 +12,6 @@ import type { Status, StatusDetails } from './fake-api-server-status.js';
 // The AdmissionReview v1 exchange as kube-apiserver holds it (k8s.io/apiserver
 // pkg/admission/plugin/webhook/request/admissionreview.go, errors/statuserror.go): the request
 // it sends, the checks on the answer, and the Status a denial becomes.
-
-export const ADMISSION_REVIEW_API_VERSION = 'admission.k8s.io/v1';
-export const ADMISSION_REVIEW_KIND = 'AdmissionReview';
-
-export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 /** What the API server knows about a write when it asks a webhook. */
 export interface AdmissionAttributes {
@@ -38,13 +39,10 @@ interface GroupVersionKind {
   kind: string;
 }
 
-interface GroupVersionResource {
-  group: string;
-  version: string;
-  resource: string;
-}
-
-/** admission.k8s.io/v1 AdmissionRequest, field for field as kube-apiserver marshals it. */
+/**
+ * admission.k8s.io/v1 AdmissionRequest, field for field as kube-apiserver marshals it (the
+ * webhook's src/api/admission-review.ts reads only part of it).
+ */
 export interface AdmissionRequest {
   uid: string;
   kind: GroupVersionKind;

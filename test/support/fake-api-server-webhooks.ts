@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { AdmissionOperation } from '../../src/api/admission-review.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
 import {
@@ -11,7 +12,6 @@ import { StoreError } from '../../src/store/errors.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import {
   type AdmissionAttributes,
-  type AdmissionOperation,
   admissionReview,
   deniedStatus,
   InvalidResponseError,

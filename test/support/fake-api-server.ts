@@ -7,17 +7,14 @@ import {
   SIGNERS_RESOURCE,
   signerAuthorizationNames,
 } from '../../src/admission/signer-authorization.js';
+import type { AdmissionOperation } from '../../src/api/admission-review.js';
 import { apiVersionOf, type KubeObject } from '../../src/api/meta.js';
 import { StoreError } from '../../src/store/errors.js';
 import { parseLabelSelector } from '../../src/store/label-selector.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { conflict as storeConflict } from '../../src/store/object-rules.js';
 import { subjectAccessReviewKind } from './fake-api-server-access-review.js';
-import {
-  type AdmissionAttributes,
-  type AdmissionOperation,
-  writeAttributes,
-} from './fake-api-server-admission-review.js';
+import { type AdmissionAttributes, writeAttributes } from './fake-api-server-admission-review.js';
 import { discoveryDocument } from './fake-api-server-discovery.js';
 import { type FieldSelector, parseFieldSelector } from './fake-api-server-field-selector.js';
 import { certCsiKinds, type ServedKind, type WriteContext } from './fake-api-server-kinds.js';

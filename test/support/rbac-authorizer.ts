@@ -44,6 +44,15 @@ export interface RoleRule {
   rule: PolicyRule;
 }
 
+/** A copy of an authorizer missing one rule, or one verb of it. */
+export interface RuleRemoval {
+  label: string;
+  rbac: RbacAuthorizer;
+  rule: RoleRule;
+  /** The verb removed; undefined when the whole rule is. */
+  verb: string | undefined;
+}
+
 interface Subject {
   kind: string;
   name: string;
@@ -116,6 +125,31 @@ export class RbacAuthorizer {
   /** Every rule of every loaded role, in role then rule order. */
   rules(): RoleRule[] {
     return [...this.roles.values()].flat();
+  }
+
+  /**
+   * One weakened copy per rule of roles and per verb of a rule with several: what a test of
+   * "every rule is needed" runs the component under, each labelled.
+   */
+  removals(roles: readonly string[]): RuleRemoval[] {
+    return this.rules()
+      .filter((r) => roles.includes(r.role))
+      .flatMap((rule) => [
+        {
+          label: 'the whole rule',
+          rbac: this.withoutRule(rule.role, rule.index),
+          rule,
+          verb: undefined,
+        },
+        ...(rule.rule.verbs.length > 1
+          ? rule.rule.verbs.map((verb) => ({
+              label: `verb ${verb}`,
+              rbac: this.withoutVerb(rule.role, rule.index, verb),
+              rule,
+              verb,
+            }))
+          : []),
+      ]);
   }
 
   /** A copy without one rule; indices of the other rules stay as they were. Throws if absent. */

@@ -5,9 +5,8 @@ import {
   type KubeConfig,
 } from '@kubernetes/client-node';
 import { type Clock, systemClock } from '../../base/clock.js';
-import { Deadline, untilAborted } from '../../base/deadline.js';
 import { StoreError } from '../errors.js';
-import { cancelledBy, DEFAULT_REQUEST_TIMEOUT_MS, toStoreError } from './kubernetes-store.js';
+import { callWithin, DEFAULT_REQUEST_TIMEOUT_MS } from './kubernetes-store.js';
 
 /** One served resource of a group version, as discovery lists it. */
 export interface ServedResource {
@@ -62,25 +61,10 @@ export class KubernetesDiscovery {
     }
   }
 
-  private async call<R>(
+  private call<R>(
     what: string,
     request: (options: ConfigurationOptions) => Promise<R>,
   ): Promise<R> {
-    const deadline = new Deadline(this.clock, this.requestTimeoutMs);
-    return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
-      (result) => {
-        deadline.clear();
-        return result;
-      },
-      (err: unknown) => {
-        deadline.clear();
-        throw deadline.exceeded
-          ? new StoreError(
-              'InternalError',
-              `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
-            )
-          : toStoreError(err, what);
-      },
-    );
+    return callWithin(this.clock, this.requestTimeoutMs, what, request);
   }
 }

@@ -70,7 +70,7 @@ export function watchTimeoutSeconds(idleTimeoutMs: number): number {
 }
 
 /** Per-request client options that hand signal to the HTTP request, so aborting it cancels it. */
-export function cancelledBy(signal: AbortSignal): ConfigurationOptions {
+function cancelledBy(signal: AbortSignal): ConfigurationOptions {
   return {
     middleware: [
       {
@@ -421,25 +421,39 @@ export class KubernetesStore implements ResourceStore {
     request: (options: ConfigurationOptions) => Promise<R>,
   ): Promise<R> {
     await this.limiter.take();
-    const deadline = new Deadline(this.clock, this.requestTimeoutMs);
-    return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
-      (result) => {
-        deadline.clear();
-        return result;
-      },
-      (err: unknown) => {
-        deadline.clear();
-        if (deadline.exceeded) {
-          // InternalError, as for a refused or broken connection: callers retry it with backoff.
-          throw new StoreError(
-            'InternalError',
-            `${what}: no answer from the API server within ${this.requestTimeoutMs} ms`,
-          );
-        }
-        throw toStoreError(err, what);
-      },
-    );
+    return callWithin(this.clock, this.requestTimeoutMs, what, request);
   }
+}
+
+/**
+ * Runs one client-node request within timeoutMs: a Deadline on the clock (a plain timer, which
+ * no GC can drop) cancels the HTTP request and fails the call even if the client ignored the
+ * signal. Failures are StoreErrors naming what was asked.
+ */
+export async function callWithin<R>(
+  clock: Clock,
+  timeoutMs: number,
+  what: string,
+  request: (options: ConfigurationOptions) => Promise<R>,
+): Promise<R> {
+  const deadline = new Deadline(clock, timeoutMs);
+  return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
+    (result) => {
+      deadline.clear();
+      return result;
+    },
+    (err: unknown) => {
+      deadline.clear();
+      if (deadline.exceeded) {
+        // InternalError, as for a refused or broken connection: callers retry it with backoff.
+        throw new StoreError(
+          'InternalError',
+          `${what}: no answer from the API server within ${timeoutMs} ms`,
+        );
+      }
+      throw toStoreError(err, what);
+    },
+  );
 }
 
 function describe(kind: ResourceKind, name: string, namespace: string | undefined): string {

@@ -48,6 +48,10 @@ export interface VolumeCertificateSpec {
     privateKey: string;
     /** Present when pkcs12-enable is "true". */
     pkcs12?: { filename: string; password: string };
+    /** combined-pem-file: the private key, then the leaf and its chain, in one file. */
+    combinedPem?: string;
+    /** Present when jks-enable is "true": keystore (key + chain) and truststore (CA) files. */
+    jks?: { filename: string; truststoreFilename: string; password: string };
   };
   /** Group owning the files: the fs-group attribute, else the CSI volume_mount_group. */
   fsGroup?: number;

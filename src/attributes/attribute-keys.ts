@@ -14,7 +14,7 @@ export const SERVICE_ACCOUNT_NAME_KEY = 'csi.storage.k8s.io/serviceAccount.name'
 /** kubelet's token requests (CSIDriver tokenRequests): JSON `{audience: {token, expirationTimestamp}}`. */
 export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
-/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus disable-auto-renew. */
+/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (README). */
 export const ATTRIBUTE_NAMES = [
   'issuer-name',
   'issuer-kind',
@@ -48,6 +48,12 @@ export const ATTRIBUTE_NAMES = [
   'pkcs12-enable',
   'pkcs12-filename',
   'pkcs12-password',
+  // issue 14 outputs: not csi-driver attributes (README "Extra outputs").
+  'combined-pem-file',
+  'jks-enable',
+  'jks-filename',
+  'jks-truststore-filename',
+  'jks-password',
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];

@@ -11,14 +11,17 @@ import type { AttributeReader } from './attribute-reader.js';
 import { filenameProblems } from './filename-rules.js';
 
 const DEFAULT_PKCS12_FILENAME = 'keystore.p12';
-const ENABLE_KEY = `${ATTRIBUTE_PREFIX}pkcs12-enable`;
-const WITHOUT_ENABLE = `cannot use attribute without "${ENABLE_KEY}" set to "true" or "false"`;
-const REQUIRED_WHEN_ENABLED = 'required attribute when PKCS12 KeyStore is enabled';
+// cert-manager's Certificate keystore file names (keystores.jks).
+const DEFAULT_JKS_FILENAME = 'keystore.jks';
+const DEFAULT_JKS_TRUSTSTORE_FILENAME = 'truststore.jks';
+const withoutEnable = (enable: AttributeName) =>
+  `cannot use attribute without "${ATTRIBUTE_PREFIX}${enable}" set to "true" or "false"`;
+const requiredWhenEnabled = (store: string) => `required attribute when ${store} is enabled`;
 
 // Unlike csi-driver, `pkcs12-enable: "false"` needs no file name or password,
 // and an empty `pkcs12-enable` is rejected rather than half-defaulted.
 
-/** Reads the file names (single path segments, all distinct) and the optional PKCS#12 keystore. */
+/** Reads the file names (single path segments, all distinct) and the optional keystores and combined PEM. */
 export function readFileAttributes(attrs: AttributeReader): VolumeCertificateSpec['files'] {
   const files: VolumeCertificateSpec['files'] = {
     ca: readFilename(attrs, 'ca-file', 'ca.crt'),
@@ -34,6 +37,20 @@ export function readFileAttributes(attrs: AttributeReader): VolumeCertificateSpe
   if (pkcs12 !== undefined) {
     files.pkcs12 = pkcs12;
     written.push(['pkcs12-filename', pkcs12.filename]);
+  }
+  // cert-csi's own outputs (README "Extra outputs"); their names join the uniqueness check.
+  const combinedPem = attrs.value('combined-pem-file');
+  if (combinedPem !== undefined) {
+    files.combinedPem = readFilename(attrs, 'combined-pem-file', combinedPem);
+    written.push(['combined-pem-file', combinedPem]);
+  }
+  const jks = readJks(attrs);
+  if (jks !== undefined) {
+    files.jks = jks;
+    written.push(
+      ['jks-filename', jks.filename],
+      ['jks-truststore-filename', jks.truststoreFilename],
+    );
   }
   for (const [name, filename] of written) {
     if (written.some(([other, otherName]) => other !== name && otherName === filename)) {
@@ -53,25 +70,67 @@ function readFilename(attrs: AttributeReader, name: AttributeName, fallback: str
 }
 
 function readPkcs12(attrs: AttributeReader): { filename: string; password: string } | undefined {
-  const enable = attrs.value('pkcs12-enable');
-  const password = attrs.value('pkcs12-password');
+  const store = readKeystore(attrs, {
+    enable: 'pkcs12-enable',
+    password: 'pkcs12-password',
+    files: [['pkcs12-filename', DEFAULT_PKCS12_FILENAME]],
+    label: 'PKCS12 KeyStore',
+  });
+  if (store === undefined) return undefined;
+  return { filename: store.filenames[0] ?? DEFAULT_PKCS12_FILENAME, password: store.password };
+}
+
+function readJks(
+  attrs: AttributeReader,
+): { filename: string; truststoreFilename: string; password: string } | undefined {
+  const store = readKeystore(attrs, {
+    enable: 'jks-enable',
+    password: 'jks-password',
+    files: [
+      ['jks-filename', DEFAULT_JKS_FILENAME],
+      ['jks-truststore-filename', DEFAULT_JKS_TRUSTSTORE_FILENAME],
+    ],
+    label: 'JKS KeyStore',
+  });
+  if (store === undefined) return undefined;
+  const [filename = DEFAULT_JKS_FILENAME, truststoreFilename = DEFAULT_JKS_TRUSTSTORE_FILENAME] =
+    store.filenames;
+  return { filename, truststoreFilename, password: store.password };
+}
+
+/**
+ * A password-protected keystore: csi-driver's pkcs12-* rules, which the jks-* attributes
+ * share. Files and password only with the enable key; a password only when it is "true".
+ */
+function readKeystore(
+  attrs: AttributeReader,
+  keys: {
+    enable: AttributeName;
+    password: AttributeName;
+    files: ReadonlyArray<readonly [AttributeName, string]>;
+    label: string;
+  },
+): { filenames: string[]; password: string } | undefined {
+  const enable = attrs.value(keys.enable);
+  const password = attrs.value(keys.password);
   if (enable === undefined) {
-    const filename = attrs.value('pkcs12-filename');
-    if (filename !== undefined)
-      attrs.fail('pkcs12-filename', invalidValue(filename, WITHOUT_ENABLE));
+    for (const [name] of keys.files) {
+      const filename = attrs.value(name);
+      if (filename !== undefined)
+        attrs.fail(name, invalidValue(filename, withoutEnable(keys.enable)));
+    }
     if (password !== undefined)
-      attrs.fail('pkcs12-password', invalidValue(password, WITHOUT_ENABLE, true));
+      attrs.fail(keys.password, invalidValue(password, withoutEnable(keys.enable), true));
     return undefined;
   }
-  const filename = readFilename(attrs, 'pkcs12-filename', DEFAULT_PKCS12_FILENAME);
+  const filenames = keys.files.map(([name, fallback]) => readFilename(attrs, name, fallback));
   if (enable !== 'true') {
-    if (enable !== 'false')
-      attrs.fail('pkcs12-enable', unsupportedValue(enable, ['true', 'false']));
+    if (enable !== 'false') attrs.fail(keys.enable, unsupportedValue(enable, ['true', 'false']));
     return undefined;
   }
   if (!password) {
-    attrs.fail('pkcs12-password', requiredValue(REQUIRED_WHEN_ENABLED));
+    attrs.fail(keys.password, requiredValue(requiredWhenEnabled(keys.label)));
     return undefined;
   }
-  return { filename, password };
+  return { filenames, password };
 }

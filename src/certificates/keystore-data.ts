@@ -22,7 +22,7 @@ export interface KeystorePasswords {
 }
 
 /** Trusted entries named as cert-manager names them: `ca`, then `ca-1`, `ca-2`... */
-function trustedEntries(cas: readonly X509Certificate[]): JksEntry[] {
+export function trustedEntries(cas: readonly X509Certificate[]): JksEntry[] {
   return cas.map((trusted, i) => ({ alias: i === 0 ? 'ca' : `ca-${i}`, trusted }));
 }
 

@@ -18,6 +18,10 @@ const REDACTED_PATHS = [
   'volume_context["csi.storage.k8s.io/serviceAccount.tokens"]',
   'volume_context["csi.cert-manager.io/pkcs12-password"]',
   'volume_context["csi.certmanager.k8s.io/pkcs12-password"]',
+  'volumeContext["csi.cert-manager.io/jks-password"]',
+  'volumeContext["csi.certmanager.k8s.io/jks-password"]',
+  'volume_context["csi.cert-manager.io/jks-password"]',
+  'volume_context["csi.certmanager.k8s.io/jks-password"]',
 ];
 
 /** A JSON logger (pino) on the given stream, stdout by default. */

@@ -18,6 +18,7 @@ import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import { readPendingKey, removePendingKey, writePendingKey } from '../volume/volume-secrets.js';
+import { extraOutputFiles } from './extra-outputs.js';
 import { buildCertificateRequest } from './request-builder.js';
 import { type RequestTracker, RequestWaitError } from './request-tracker.js';
 
@@ -224,7 +225,7 @@ function asIssuanceError(err: unknown, signal: AbortSignal): unknown {
 }
 
 /** Builds the volume's files from an issued request, after checking the pair matches. */
-async function certificateFiles(
+export async function certificateFiles(
   request: CertificateRequest,
   key: KeyObject,
   spec: VolumeCertificateSpec,
@@ -247,8 +248,9 @@ async function certificateFiles(
       'invalid-certificate',
     );
   }
+  const keyPem = encodePrivateKey(key, spec.key.encoding);
   const files = new Map<string, Uint8Array>([
-    [spec.files.privateKey, Buffer.from(encodePrivateKey(key, spec.key.encoding))],
+    [spec.files.privateKey, Buffer.from(keyPem)],
     [spec.files.certificate, Buffer.from(certificatePem)],
     [spec.files.ca, Buffer.from(caPem)],
   ]);
@@ -256,6 +258,15 @@ async function certificateFiles(
     files.set(
       spec.files.pkcs12.filename,
       await encodePkcs12(key, certificatePem, spec.files.pkcs12.password),
+    );
+  }
+  try {
+    const extra = { files: spec.files, key, keyPem, certificatePem, caPem, now: new Date() };
+    for (const [name, data] of extraOutputFiles(extra)) files.set(name, data);
+  } catch (err) {
+    throw new IssuanceError(
+      `request "${request.metadata.name}" returned a certificate or CA that cannot go into the volume's keystore: ${errorMessage(err)}`,
+      'invalid-certificate',
     );
   }
   const notBefore = new Date(leaf.validFrom);

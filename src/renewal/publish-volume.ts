@@ -1,7 +1,12 @@
 import { errorMessage } from '../base/error-message.js';
 import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import { checkPublishTarget } from '../volume/target-path.js';
-import { readPkcs12Password, writePkcs12Password } from '../volume/volume-secrets.js';
+import {
+  readJksPassword,
+  readPkcs12Password,
+  writeJksPassword,
+  writePkcs12Password,
+} from '../volume/volume-secrets.js';
 import { IssuanceError } from './issuance.js';
 import type { ManagerParts } from './manager-parts.js';
 import {
@@ -46,6 +51,7 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     const published: PublishedVolume = {
       ...existing,
       pkcs12Password: await readPkcs12Password(dataRoot, volumeId),
+      jksPassword: await readJksPassword(dataRoot, volumeId),
       issued: existing.nextIssuanceTime !== undefined,
     };
     const differences = republishDifferences(published, asPublished(request));
@@ -79,6 +85,7 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     // Kept beside the key, not in metadata.json, for renewals after a restart.
     await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
   }
+  if (spec.files.jks) await writeJksPassword(dataRoot, volumeId, spec.files.jks.password);
   try {
     const issued = await parts.issuance.issue(volumeId, spec, metadata, state);
     parts.onIssued(volumeId, issued, 'publish');
@@ -105,6 +112,7 @@ function asPublished(request: PublishRequest): PublishedVolume {
     volumeContext: request.volumeContext,
     volumeMountGroup: request.volumeMountGroup,
     pkcs12Password: request.spec.files.pkcs12?.password,
+    jksPassword: request.spec.files.jks?.password,
     issued: true,
   };
 }

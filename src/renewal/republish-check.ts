@@ -16,6 +16,8 @@ export interface PublishedVolume {
   volumeMountGroup?: string | undefined;
   /** The PKCS#12 password in effect (undefined without PKCS#12), compared, never shown. */
   pkcs12Password?: string | undefined;
+  /** The JKS password in effect (undefined without JKS), compared, never shown. */
+  jksPassword?: string | undefined;
   /** False while the volume never got a certificate: nothing was mounted at its target yet. */
   issued: boolean;
 }
@@ -34,8 +36,9 @@ export class RepublishConflictError extends Error {
   }
 }
 
-// The key under which a differing PKCS#12 password is named (its legacy alias means the same).
+// The keys under which a differing password is named (their legacy aliases mean the same).
 const PKCS12_PASSWORD_KEY = 'csi.cert-manager.io/pkcs12-password';
+const JKS_PASSWORD_KEY = 'csi.cert-manager.io/jks-password';
 
 /**
  * What differs between a published volume and a new publish of it, as messages naming each
@@ -63,10 +66,16 @@ export function republishDifferences(published: PublishedVolume, next: Published
       `volume_mount_group: published ${quoteOrUnset(published.volumeMountGroup)}, asked for ${quoteOrUnset(next.volumeMountGroup)}`,
     );
   }
-  // A first publish cut short before it stored the password has none to compare yet.
-  const passwordKnown = published.issued || published.pkcs12Password !== undefined;
-  if (passwordKnown && !sameSecret(published.pkcs12Password, next.pkcs12Password)) {
-    differences.push(`${PKCS12_PASSWORD_KEY}: differs from the published one (not shown)`);
+  const passwords: Array<[string, string | undefined, string | undefined]> = [
+    [PKCS12_PASSWORD_KEY, published.pkcs12Password, next.pkcs12Password],
+    [JKS_PASSWORD_KEY, published.jksPassword, next.jksPassword],
+  ];
+  for (const [key, before, after] of passwords) {
+    // A first publish cut short before it stored the password has none to compare yet.
+    const known = published.issued || before !== undefined;
+    if (known && !sameSecret(before, after)) {
+      differences.push(`${key}: differs from the published one (not shown)`);
+    }
   }
   return differences;
 }

@@ -6,7 +6,7 @@ import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import { decodePrivateKey } from '../pki/keys.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
-import { readPkcs12Password } from '../volume/volume-secrets.js';
+import { readJksPassword, readPkcs12Password } from '../volume/volume-secrets.js';
 
 // What a volume's dir holds, read back for a republish, a renewal or a restart.
 
@@ -24,7 +24,7 @@ export async function readStoredMetadata(
   }
 }
 
-/** The spec the volume was published with: its stored attributes and PKCS#12 password. */
+/** The spec the volume was published with: its stored attributes and keystore passwords. */
 export async function storedSpec(
   dataRoot: DataRoot,
   volumeId: string,
@@ -33,6 +33,8 @@ export async function storedSpec(
   const context = { ...metadata.volumeContext };
   const password = await readPkcs12Password(dataRoot, volumeId);
   if (password !== undefined) context['csi.cert-manager.io/pkcs12-password'] = password;
+  const jksPassword = await readJksPassword(dataRoot, volumeId);
+  if (jksPassword !== undefined) context['csi.cert-manager.io/jks-password'] = jksPassword;
   return specFromVolumeContext(context, metadata.volumeMountGroup);
 }
 

@@ -15,6 +15,7 @@ export const VolumeFile = {
   data: 'data',
   pendingKey: 'pending.key',
   pkcs12Password: 'pkcs12-password',
+  jksPassword: 'jks-password',
 } as const;
 
 /**
@@ -25,8 +26,8 @@ export const REMOVING_PREFIX = '..removing-';
 
 /**
  * The node-local data root: one 0700 dir per volume holding metadata.json, data/ (what the pod
- * sees), pending.key (the key of an in-flight request) and pkcs12-password (kept out of
- * metadata.json so the secret never sits next to the non-secret state).
+ * sees), pending.key (the key of an in-flight request), pkcs12-password and jks-password (kept
+ * out of metadata.json so the secrets never sit next to the non-secret state).
  */
 export class DataRoot {
   /** Absolute path of the data root. */
@@ -60,6 +61,11 @@ export class DataRoot {
   /** `<root>/<id>/pkcs12-password`, the keystore password. */
   secretsPath(id: string): string {
     return join(this.volumeDir(id), VolumeFile.pkcs12Password);
+  }
+
+  /** `<root>/<id>/jks-password`, the JKS keystore password. */
+  jksPasswordPath(id: string): string {
+    return join(this.volumeDir(id), VolumeFile.jksPassword);
   }
 
   /** Creates the data root (mkdir -p, mode 0700) and finishes removals a crash interrupted. */

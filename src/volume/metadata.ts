@@ -25,8 +25,8 @@ export interface VolumeMetadata {
   targetPath: string;
   /**
    * kubelet's volume context WITHOUT secrets: csi.storage.k8s.io/serviceAccount.tokens and
-   * csi.cert-manager.io/pkcs12-password (and its legacy alias csi.certmanager.k8s.io/pkcs12-password)
-   * are removed before writing.
+   * csi.cert-manager.io/pkcs12-password and jks-password (and their legacy aliases under
+   * csi.certmanager.k8s.io/) are removed before writing.
    */
   volumeContext: Record<string, string>;
   volumeMountGroup?: string;
@@ -54,9 +54,11 @@ export const SECRET_CONTEXT_KEYS: readonly string[] = [
   'csi.storage.k8s.io/serviceAccount.tokens',
   'csi.cert-manager.io/pkcs12-password',
   'csi.certmanager.k8s.io/pkcs12-password',
+  'csi.cert-manager.io/jks-password',
+  'csi.certmanager.k8s.io/jks-password',
 ];
 
-/** A copy of context without the secret keys (service-account tokens, PKCS#12 passwords). */
+/** A copy of context without the secret keys (service-account tokens, keystore passwords). */
 export function stripSecrets(context: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(context)) {

@@ -5,10 +5,11 @@ import type { DataRoot } from './data-root.js';
 import { errnoCode, VolumeError } from './errors.js';
 import { fileOpsFor } from './volatile-fs.js';
 
-type SecretKind = 'pending key' | 'PKCS#12 password';
+type SecretKind = 'pending key' | 'PKCS#12 password' | 'JKS password';
 
 function pathOf(root: DataRoot, id: string, kind: SecretKind): string {
-  return kind === 'pending key' ? root.pendingKeyPath(id) : root.secretsPath(id);
+  if (kind === 'pending key') return root.pendingKeyPath(id);
+  return kind === 'JKS password' ? root.jksPasswordPath(id) : root.secretsPath(id);
 }
 
 async function writeSecret(root: DataRoot, id: string, kind: SecretKind, value: string) {
@@ -77,4 +78,14 @@ export function readPkcs12Password(root: DataRoot, id: string): Promise<string |
 /** Removes pkcs12-password; resolves false when there was none. */
 export function removePkcs12Password(root: DataRoot, id: string): Promise<boolean> {
   return removeSecret(root, id, 'PKCS#12 password');
+}
+
+/** Persists the JKS keystore password (jks-password, 0600, atomic), outside metadata.json. */
+export function writeJksPassword(root: DataRoot, id: string, password: string): Promise<void> {
+  return writeSecret(root, id, 'JKS password', password);
+}
+
+/** The JKS keystore password, or undefined when the volume has none. */
+export function readJksPassword(root: DataRoot, id: string): Promise<string | undefined> {
+  return readSecret(root, id, 'JKS password');
 }

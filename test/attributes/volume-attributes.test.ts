@@ -60,6 +60,8 @@ interface Case {
 const longName = 'a'.repeat(256);
 const WITHOUT_ENABLE =
   'cannot use attribute without "csi.cert-manager.io/pkcs12-enable" set to "true" or "false"';
+const JKS_WITHOUT_ENABLE =
+  'cannot use attribute without "csi.cert-manager.io/jks-enable" set to "true" or "false"';
 const BOOL_ONLY = 'may only accept values of "true" or "false"';
 const GID_RANGE = 'gid value must be greater than 0 and less than 4294967295';
 
@@ -293,6 +295,104 @@ const cases: Case[] = [
     name: 'pkcs12-password without pkcs12-enable is redacted',
     attrs: { 'pkcs12-password': 'hunter2' },
     errors: [`${key('pkcs12-password')}: Invalid value: (redacted): ${WITHOUT_ENABLE}`],
+  },
+
+  // combined PEM and JKS (cert-csi's own attributes)
+  {
+    name: 'combined-pem-file names the combined file',
+    attrs: { 'combined-pem-file': 'tls-combined.pem' },
+    spec: { files: { combinedPem: 'tls-combined.pem' } },
+  },
+  {
+    name: 'combined-pem-file follows the filename rules',
+    attrs: { 'combined-pem-file': '' },
+    errors: [`${key('combined-pem-file')}: Invalid value: "": filename must not be empty`],
+  },
+  {
+    name: 'combined-pem-file must differ from the other files',
+    attrs: { 'combined-pem-file': 'tls.key' },
+    errors: [
+      `${key('combined-pem-file')}: Duplicate value: "tls.key"`,
+      `${key('privatekey-file')}: Duplicate value: "tls.key"`,
+    ],
+  },
+  {
+    name: 'jks enabled with a password; both file names default',
+    attrs: { 'jks-enable': 'true', 'jks-password': 'a-random-password' },
+    spec: {
+      files: {
+        jks: {
+          filename: 'keystore.jks',
+          truststoreFilename: 'truststore.jks',
+          password: 'a-random-password',
+        },
+      },
+    },
+  },
+  {
+    name: 'jks enabled with file names',
+    attrs: {
+      'jks-enable': 'true',
+      'jks-filename': 'app.jks',
+      'jks-truststore-filename': 'trust.jks',
+      'jks-password': 'pw',
+    },
+    spec: { files: { jks: { filename: 'app.jks', truststoreFilename: 'trust.jks' } } },
+  },
+  {
+    name: 'jks enabled without a password',
+    attrs: { 'jks-enable': 'true' },
+    errors: [
+      `${key('jks-password')}: Required value: required attribute when JKS KeyStore is enabled`,
+    ],
+  },
+  {
+    name: 'jks-enable must be true or false',
+    attrs: { 'jks-enable': 'yes', 'jks-password': 'pw' },
+    errors: [`${key('jks-enable')}: Unsupported value: "yes": supported values: "true", "false"`],
+  },
+  {
+    name: 'jks disabled writes nothing and needs no password',
+    attrs: { 'jks-enable': 'false', 'jks-filename': 'tls.crt' },
+    spec: { files: { ca: 'ca.crt', certificate: 'tls.crt', privateKey: 'tls.key' } },
+  },
+  {
+    name: 'jks file names, and the password, without jks-enable',
+    attrs: {
+      'jks-filename': 'a.jks',
+      'jks-truststore-filename': 'b.jks',
+      'jks-password': 'hunter2',
+    },
+    errors: [
+      `${key('jks-filename')}: Invalid value: "a.jks": ${JKS_WITHOUT_ENABLE}`,
+      `${key('jks-password')}: Invalid value: (redacted): ${JKS_WITHOUT_ENABLE}`,
+      `${key('jks-truststore-filename')}: Invalid value: "b.jks": ${JKS_WITHOUT_ENABLE}`,
+    ],
+  },
+  {
+    name: 'jks file names follow the filename rules',
+    attrs: { 'jks-enable': 'true', 'jks-truststore-filename': '../t.jks', 'jks-password': 'pw' },
+    errors: [
+      `${key('jks-truststore-filename')}: Invalid value: "../t.jks": filename must not include '/'`,
+      `${key('jks-truststore-filename')}: Invalid value: "../t.jks": filename must not start with '..'`,
+    ],
+  },
+  {
+    name: 'the keystore and the truststore must differ, from each other and the rest',
+    attrs: {
+      'jks-enable': 'true',
+      'jks-filename': 'store.jks',
+      'jks-truststore-filename': 'store.jks',
+      'pkcs12-enable': 'true',
+      'pkcs12-filename': 'store.jks',
+      'pkcs12-password': 'pw',
+      'jks-password': 'pw',
+    },
+    errors: [
+      `${key('jks-filename')}: Duplicate value: "store.jks"`,
+      `${key('jks-truststore-filename')}: Duplicate value: "store.jks"`,
+      `${key('pkcs12-filename')}: Duplicate value: "store.jks"`,
+    ],
   },
 
   // file names and uniqueness
@@ -995,6 +1095,9 @@ t.test('secrets never appear in errors', async (t) => {
     { 'pkcs12-password': password, 'pkcs12-enable': 'maybe', 'pkcs12-filename': '/x' },
     { 'pkcs12-password': password, 'csi.certmanager.k8s.io/pkcs12-password': `${password}2` },
     { 'csi.certmanager.k8s.io/pkcs12-password': password, 'issuer-name': '' },
+    { 'jks-password': password },
+    { 'jks-password': password, 'jks-enable': 'maybe', 'jks-filename': '/x' },
+    { 'jks-password': password, 'csi.certmanager.k8s.io/jks-password': `${password}2` },
     {
       'csi.storage.k8s.io/serviceAccount.tokens': JSON.stringify({ '': { token } }),
       'csi.storage.k8s.io/ephemeral': 'no',

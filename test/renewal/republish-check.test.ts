@@ -84,3 +84,21 @@ t.test(
     );
   },
 );
+
+t.test('the JKS password is compared like the PKCS#12 one, and never shown', async (t) => {
+  const withJks = { ...published, jksPassword: 'jks-old-secret' };
+  t.same(republishDifferences(withJks, { ...withJks }), [], 'the same password');
+  const differences = republishDifferences(withJks, { ...withJks, jksPassword: 'jks-new-secret' });
+  t.same(differences, [
+    'csi.cert-manager.io/jks-password: differs from the published one (not shown)',
+  ]);
+  t.notMatch(new RepublishConflictError('csi-x', differences).message, /secret/);
+  t.same(
+    republishDifferences(
+      { ...withJks, issued: false, jksPassword: undefined },
+      { ...withJks, jksPassword: 'first' },
+    ),
+    [],
+    'a volume never issued has no stored JKS password to compare yet',
+  );
+});

@@ -5,7 +5,7 @@ import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { readStoredMetadata, storedKey, storedSpec } from '../../src/renewal/stored-volume.js';
 import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import { writePkcs12Password } from '../../src/volume/volume-secrets.js';
+import { writeJksPassword, writePkcs12Password } from '../../src/volume/volume-secrets.js';
 import { tempDir } from '../support/temp-dir.js';
 import { makeVolume, podContext } from './renew-fixtures.js';
 
@@ -38,6 +38,18 @@ t.test('the stored spec takes the PKCS#12 password kept beside the metadata', as
   const spec = await storedSpec(root, 'csi-p12', metadata);
   t.equal(spec.files.pkcs12?.password, 's3cret');
   t.equal(spec.files.pkcs12?.filename, 'keystore.p12');
+
+  await makeVolume(root, 'csi-jks', {
+    volumeContext: podContext({ 'csi.cert-manager.io/jks-enable': 'true' }),
+  });
+  await writeJksPassword(root, 'csi-jks', 'jks-s3cret');
+  const jksMetadata = await readStoredMetadata(root, 'csi-jks');
+  if (!jksMetadata) throw new Error('metadata of csi-jks not found');
+  t.same((await storedSpec(root, 'csi-jks', jksMetadata)).files.jks, {
+    filename: 'keystore.jks',
+    truststoreFilename: 'truststore.jks',
+    password: 'jks-s3cret',
+  });
 
   await makeVolume(root, 'csi-bad', {
     volumeContext: podContext({ 'csi.cert-manager.io/x': '1' }),

@@ -20,6 +20,8 @@ const context = {
   'csi.storage.k8s.io/serviceAccount.tokens': '{"":{"token":"eyJ-secret"}}',
   'csi.cert-manager.io/pkcs12-password': 'changeit-secret',
   'csi.certmanager.k8s.io/pkcs12-password': 'legacy-secret',
+  'csi.cert-manager.io/jks-password': 'jks-secret',
+  'csi.certmanager.k8s.io/jks-password': 'legacy-jks-secret',
 };
 
 const full: VolumeMetadata = {
@@ -47,8 +49,8 @@ async function volume(t: Test) {
   return root;
 }
 
-t.test('stripSecrets removes tokens and both pkcs12 password keys, and copies', async (t) => {
-  t.same(SECRET_CONTEXT_KEYS.length, 3);
+t.test('stripSecrets removes tokens and both keystore password keys, and copies', async (t) => {
+  t.same(SECRET_CONTEXT_KEYS.length, 5);
   const stripped = stripSecrets(context);
   t.same(Object.keys(stripped).sort(), [
     'csi.cert-manager.io/dns-names',
@@ -56,7 +58,7 @@ t.test('stripSecrets removes tokens and both pkcs12 password keys, and copies', 
     'csi.storage.k8s.io/pod.name',
   ]);
   t.not(stripped, context);
-  t.equal(Object.keys(context).length, 6, 'input untouched');
+  t.equal(Object.keys(context).length, 8, 'input untouched');
 });
 
 t.test('write then read round-trips, 0600, one JSON line, no secrets on disk', async (t) => {

@@ -1,0 +1,136 @@
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import t from 'tap';
+import { decodePemBlocks } from '../../src/pki/pem.js';
+import { DATA_LINK } from '../../src/volume/atomic-writer.js';
+import { keytoolList } from '../pki/fixtures/keystore-tools.js';
+import { openssl } from '../pki/fixtures/openssl.js';
+import { rejectsWith } from '../support/grpc-assert.js';
+import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
+
+const JKS_PASSWORD = 'jks-volume-secret';
+const outputs = embeddedCA({
+  'csi.cert-manager.io/key-algorithm': 'ECDSA',
+  // Java refuses to parse a certificate with neither a subject nor a SAN.
+  'csi.cert-manager.io/dns-names': 'app.sandbox.svc',
+  'csi.cert-manager.io/combined-pem-file': 'tls-combined.pem',
+  'csi.cert-manager.io/jks-enable': 'true',
+  'csi.cert-manager.io/jks-password': JKS_PASSWORD,
+});
+
+const keytoolJks = (store: Buffer) =>
+  keytoolList(store, JKS_PASSWORD, { storetype: 'JKS', verbose: false });
+
+t.test('combined PEM, JKS keystore and truststore, renewed in one generation', async (t) => {
+  const p = await startPlugin(t);
+  const { target } = await p.publish('csi-outputs', outputs);
+  const read = (name: string) => readFile(join(target, name));
+
+  // Combined PEM: the key file, then the certificate file, as one file.
+  const keyPem = (await read('tls.key')).toString();
+  const certificatePem = (await read('tls.crt')).toString();
+  const combined = (await read('tls-combined.pem')).toString();
+  t.equal(combined, keyPem + certificatePem, 'tls.key then tls.crt');
+  const blocks = decodePemBlocks(combined);
+  t.equal(blocks[0]?.label, 'PRIVATE KEY', 'the key comes first, PKCS#8 as key-encoding says');
+  t.ok(blocks.length >= 2 && blocks.slice(1).every((b) => b.label === 'CERTIFICATE'));
+  const key = createPrivateKey(combined);
+  const leaf = new X509Certificate(combined.slice(combined.indexOf('-----BEGIN CERTIFICATE')));
+  t.ok(leaf.checkPrivateKey(key), 'the key of the combined file matches its leaf');
+  const chain = combined.slice(combined.indexOf('-----BEGIN CERTIFICATE'));
+  const caPem = (await read('ca.crt')).toString();
+  t.match(
+    await openssl(['verify', '-CAfile', '{ca}', '-untrusted', '{chain}', '{chain}'], {
+      ca: caPem,
+      chain,
+    }),
+    /: OK/,
+    'the chain of the combined file verifies against ca.crt',
+  );
+
+  // JKS: the key entry `certificate` and the CA `ca`; the truststore holds the CA alone.
+  const keystore = await keytoolJks(await read('keystore.jks'));
+  t.match(keystore, /Your keystore contains 2 entries/);
+  t.match(keystore, /^certificate, .*PrivateKeyEntry/m);
+  t.match(keystore, /^ca, .*trustedCertEntry/m);
+  const truststore = await keytoolJks(await read('truststore.jks'));
+  t.match(truststore, /Your keystore contains 1 entry/);
+  t.match(truststore, /^ca, .*trustedCertEntry/m);
+
+  // The password is kept in its own 0600 file, never in metadata.json.
+  const metadata = await readFile(p.dataRoot.metadataPath('csi-outputs'), 'utf8');
+  t.notMatch(metadata, JKS_PASSWORD, 'no JKS password in metadata.json');
+  t.equal(await readFile(p.dataRoot.jksPasswordPath('csi-outputs'), 'utf8'), JKS_PASSWORD);
+  t.equal((await stat(p.dataRoot.jksPasswordPath('csi-outputs'))).mode & 0o777, 0o600);
+
+  // A renewal replaces every file in one generation: the new combined PEM sits beside the
+  // new tls.crt behind the same ..data link.
+  const dataDir = p.dataRoot.dataDir('csi-outputs');
+  const before = await readlink(join(dataDir, DATA_LINK));
+  const outcome = await p.manager.renewNow({ volumeId: 'csi-outputs' });
+  t.equal(outcome.renewed.length, 1, 'renewed');
+  const after = await readlink(join(dataDir, DATA_LINK));
+  t.not(after, before, 'a new generation');
+  const generation = join(dataDir, after);
+  t.same(
+    (await readdir(generation)).sort(),
+    ['ca.crt', 'keystore.jks', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.jks'],
+    'every output is in the new generation',
+  );
+  const renewedCombined = await readFile(join(generation, 'tls-combined.pem'), 'utf8');
+  const renewedCertificate = await readFile(join(generation, 'tls.crt'), 'utf8');
+  t.not(renewedCertificate, certificatePem, 'a new certificate');
+  t.ok(renewedCombined.endsWith(renewedCertificate), 'the combined file has the new certificate');
+  t.ok(
+    new X509Certificate(renewedCertificate).checkPrivateKey(createPrivateKey(renewedCombined)),
+    'and the key that matches it',
+  );
+  t.match(
+    await keytoolJks(await readFile(join(generation, 'keystore.jks'))),
+    /^certificate, .*PrivateKeyEntry/m,
+  );
+
+  // A republish with another JKS password is refused without showing either.
+  const refused = await p
+    .publish('csi-outputs', { ...outputs, 'csi.cert-manager.io/jks-password': 'other-secret' })
+    .then(
+      () => undefined,
+      (e: unknown) => e as { code?: number; details?: string },
+    );
+  t.equal(refused?.code, status.ALREADY_EXISTS);
+  t.match(refused?.details, /csi\.cert-manager\.io\/jks-password: differs/);
+  t.notMatch(refused?.details, /secret/, 'neither password is shown');
+});
+
+t.test(
+  'bad output attributes are refused naming the key, before anything is written',
+  async (t) => {
+    const p = await startPlugin(t);
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [
+        { 'csi.cert-manager.io/jks-enable': 'true' },
+        /csi\.cert-manager\.io\/jks-password: Required value: required attribute when JKS KeyStore is enabled/,
+      ],
+      [
+        { 'csi.cert-manager.io/combined-pem-file': 'tls.crt' },
+        /csi\.cert-manager\.io\/combined-pem-file: Duplicate value: "tls\.crt"/,
+      ],
+      [
+        { 'csi.cert-manager.io/jks-password': 'hunter2' },
+        /csi\.cert-manager\.io\/jks-password: Invalid value: \(redacted\): cannot use attribute without/,
+      ],
+    ];
+    for (const [attributes, expected] of cases) {
+      await rejectsWith(
+        t,
+        p.publish('csi-bad-outputs', embeddedCA(attributes)),
+        status.INVALID_ARGUMENT,
+        expected,
+      );
+    }
+    t.same(await p.dataRoot.listVolumeIds(), [], 'no volume dir');
+    t.same(await p.requests(), [], 'no CertificateRequest');
+  },
+);

@@ -19,8 +19,10 @@ import {
   usageError,
 } from './data-root-command.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
+import { watchStatus } from './status-watch.js';
+import { terminationSignal } from './termination.js';
 
-export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--json]
+export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--watch] [--json]
        cert-csi status --certificate NAMESPACE/NAME --state-dir DIR [--json]
        cert-csi status --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME] [--json]
 
@@ -31,6 +33,13 @@ the last errors it could not write to metadata.json (a full data root).
 
 Long values are shortened with "…" to keep each row to one readable line; --json has
 them whole.
+
+With --watch (-w), prints the table, then again each time it changes, until interrupted
+(Ctrl-C): volumes published or removed, metadata.json rewritten (an issuance, a renewal, a
+failure). Each table is headed by the time it was read; with --json, each is one JSON
+array on one line. Woken by file events in the data root and its volume dirs, and read
+again at least every 5 s for what no file announces (a failure the plugin holds in memory,
+a certificate that expires).
 
 States: ok; pending (an issuance or renewal is in flight or asked for); failing
 (attempts fail and no valid certificate is served); expired; corrupt (metadata.json
@@ -54,6 +63,7 @@ flags (a malformed NAMESPACE/NAME, an unusable kubeconfig, a missing directory).
 
 Flags:
   --data-root DIR                the plugin's --data-root (volumes)
+  -w, --watch                    with --data-root: print again as volumes change
   --certificate NAMESPACE/NAME   show this Certificate instead of the volumes
   --state-dir DIR                the embedded plugin's --state-dir (with --certificate)
   --json                         print JSON instead of text
@@ -73,11 +83,16 @@ const COLUMN_WIDTHS = [72, 48, 48, 20, 24, 24, 60] as const;
 export async function runStatus(
   args: string[],
   out: CommandOutput = processOutput,
+  /** Ends --watch; SIGINT or SIGTERM by default. */
+  until: () => Promise<unknown> = terminationSignal,
 ): Promise<number> {
   const started = startCommand(args, out, statusCommand);
   if (typeof started === 'number') return started;
   const { values } = started;
-  if (values.certificate !== undefined) return certificateStatus(values, out);
+  if (values.certificate !== undefined) {
+    if (values.watch) return usageError(out, statusCommand, '--watch: only used with --data-root');
+    return certificateStatus(values, out);
+  }
   for (const flag of ['state-dir', ...Object.keys(KUBE_CLIENT_OPTIONS)]) {
     if (values.explicit.has(flag)) {
       return usageError(out, statusCommand, `--${flag}: only used with --certificate`);
@@ -90,14 +105,44 @@ export async function runStatus(
   if (!(await isDirectory(root))) {
     return usageError(out, statusCommand, `data root ${root} does not exist or is not a directory`);
   }
+  if (values.watch) return watchVolumes(root, values.json === true, out, until);
   const statuses = await readVolumeStatuses(new DataRoot(root));
   if (values.json) {
     out.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
-  } else if (statuses.length === 0) {
-    out.stdout.write(`no volumes in ${root}\n`);
   } else {
-    out.stdout.write(formatTable(statuses));
+    out.stdout.write(volumesText(root, statuses));
   }
+  return 0;
+}
+
+function volumesText(root: string, statuses: readonly VolumeStatus[]): string {
+  return statuses.length === 0 ? `no volumes in ${root}\n` : formatTable(statuses);
+}
+
+/**
+ * `status --watch`: the table (or one JSON array per line), again each time it changes, until
+ * interrupted. Text snapshots are headed by the time they were read.
+ */
+async function watchVolumes(
+  root: string,
+  json: boolean,
+  out: CommandOutput,
+  until: () => Promise<unknown>,
+): Promise<number> {
+  const stop = new AbortController();
+  void until().then(() => stop.abort());
+  const dataRoot = new DataRoot(root);
+  await watchStatus({
+    root,
+    render: async () => {
+      const statuses = await readVolumeStatuses(dataRoot);
+      return json ? `${JSON.stringify(statuses)}\n` : volumesText(root, statuses);
+    },
+    print: (snapshot) =>
+      out.stdout.write(json ? snapshot : `${timeText(new Date().toISOString())}\n${snapshot}\n`),
+    fail: (message) => out.stderr.write(`cert-csi status: ${message}\n`),
+    signal: stop.signal,
+  });
   return 0;
 }
 
@@ -184,6 +229,7 @@ function parseFlags(args: string[]) {
       'state-dir': { type: 'string' },
       ...KUBE_CLIENT_OPTIONS,
       json: { type: 'boolean' },
+      watch: { type: 'boolean', short: 'w' },
       help: { type: 'boolean', short: 'h' },
     },
     tokens: true,

@@ -1,0 +1,204 @@
+import { EventEmitter } from 'node:events';
+import type { FSWatcher } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { runStatus } from '../../src/cli/status-command.js';
+import { watchStatus } from '../../src/cli/status-watch.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import { DirectoryWatcher } from '../../src/volume/directory-watcher.js';
+import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
+import { makeVolume } from '../renewal/renew-fixtures.js';
+import { until } from '../support/eventually.js';
+import { runInProcess } from '../support/in-process-command.js';
+import { tempDir } from '../support/temp-dir.js';
+
+async function dataRoot(t: Test): Promise<DataRoot> {
+  const root = new DataRoot(join(await tempDir(t, 'cert-csi-watch-'), 'volumes'));
+  await root.ensure();
+  return root;
+}
+
+/** `status --watch` running in this process; stop() ends it as SIGINT would. */
+function startWatch(args: string[]) {
+  let stdout = '';
+  let stderr = '';
+  let stop = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  const code = runStatus(
+    [...args, '--watch'],
+    {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+    },
+    () => stopped,
+  );
+  return {
+    stdout: () => stdout,
+    stderr: () => stderr,
+    /** The last snapshot printed (text form: after its time line). */
+    last: () => stdout.split(/\n(?=\d{4}-\d\d-\d\dT)/).at(-1) ?? '',
+    async stop(): Promise<number> {
+      stop();
+      return code;
+    },
+  };
+}
+
+t.test('status --watch prints again as volumes come, change and go', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-first');
+  const watch = startWatch(['--data-root', root.root]);
+  await until(() => watch.stdout().includes('csi-first'), { what: 'the first table' });
+  t.match(watch.stdout(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\nVOLUME +POD/, 'time, then table');
+
+  await makeVolume(root, 'csi-second');
+  await until(() => watch.last().includes('csi-second'), { what: 'the new volume row' });
+  t.match(watch.last(), /csi-first[\s\S]*csi-second/, 'both rows, in one table');
+
+  const meta = await readMetadata(root, 'csi-second');
+  await writeMetadata(root, {
+    ...meta,
+    failures: 1,
+    lastError: { message: 'issuer not ready', time: new Date().toISOString() },
+  });
+  await until(() => watch.last().includes('issuer not ready'), { what: 'the failure' });
+
+  await rm(root.volumeDir('csi-second'), { recursive: true });
+  await until(() => !watch.last().includes('csi-second'), { what: 'the row removed' });
+  t.match(watch.last(), /csi-first/);
+  const printed = watch.stdout().match(/^\d{4}-\d\d-\d\dT/gm)?.length ?? 0;
+  t.ok(printed >= 4 && printed < 20, `a snapshot per change, not per event (${printed})`);
+
+  t.equal(await watch.stop(), 0, 'ends with 0 when interrupted');
+  t.equal(watch.stderr(), '');
+});
+
+t.test('status --watch --json prints one JSON array per line', async (t) => {
+  const root = await dataRoot(t);
+  const watch = startWatch(['--data-root', root.root, '--json']);
+  await until(() => watch.stdout().includes('\n'), { what: 'the empty snapshot' });
+  await makeVolume(root, 'csi-json');
+  await until(() => watch.stdout().includes('csi-json'), { what: 'the new volume' });
+  t.equal(await watch.stop(), 0);
+  const lines = watch.stdout().trimEnd().split('\n');
+  t.same(JSON.parse(lines[0] ?? ''), [], 'first: no volumes');
+  const latest = JSON.parse(lines.at(-1) ?? '') as Array<{ volumeId: string }>;
+  t.same(
+    latest.map((s) => s.volumeId),
+    ['csi-json'],
+  );
+});
+
+t.test('--watch needs the volumes form', async (t) => {
+  const result = await runInProcess(runStatus, [
+    '--certificate',
+    'ns/name',
+    '--state-dir',
+    '/nowhere',
+    '--watch',
+  ]);
+  t.equal(result.code, 2);
+  t.match(result.stderr, /^cert-csi status: --watch: only used with --data-root/);
+});
+
+t.test('watchStatus: file events wake it, the fallback catches the rest', async (t) => {
+  const root = await dataRoot(t);
+  let rendered = 'one';
+  let renders = 0;
+  const printed: string[] = [];
+  const failures: string[] = [];
+  const stop = new AbortController();
+  const watching = watchStatus({
+    root: root.root,
+    render: async () => {
+      renders++;
+      if (rendered === 'broken') throw new Error('cannot read');
+      return rendered;
+    },
+    print: (snapshot) => printed.push(snapshot),
+    fail: (message) => failures.push(message),
+    signal: stop.signal,
+    // Far beyond the test's deadlines: only a file event can wake it.
+    fallbackMs: 600_000,
+    settleMs: 10,
+  });
+  await until(() => printed.length === 1, { what: 'the first snapshot' });
+  rendered = 'two';
+  await makeVolume(root, 'csi-event');
+  await until(() => printed.at(-1) === 'two', { what: 'a refresh on the event' });
+  const before = renders;
+  await makeVolume(root, 'csi-same');
+  await until(() => renders > before, { what: 'another refresh' });
+  t.same(printed, ['one', 'two'], 'an unchanged snapshot is not printed again');
+  rendered = 'broken';
+  await rm(root.volumeDir('csi-same'), { recursive: true });
+  await until(() => failures.length > 0, { what: 'the failure reported' });
+  t.same(failures, ['cannot read']);
+  stop.abort();
+  await watching;
+
+  // Without any event, the fallback reads again.
+  const quiet = new AbortController();
+  let ticks = 0;
+  const polling = watchStatus({
+    root: join(root.root, 'not-there-yet'),
+    render: async () => `tick ${++ticks}`,
+    print: () => {},
+    fail: () => {},
+    signal: quiet.signal,
+    fallbackMs: 20,
+  });
+  await until(() => ticks >= 3, { what: 'fallback refreshes' });
+  quiet.abort();
+  await polling;
+  t.pass('a missing root is read again at the fallback interval');
+});
+
+t.test('DirectoryWatcher follows subdirectories and stops on close', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-a');
+  let changes = 0;
+  const watcher = new DirectoryWatcher(root.root, () => changes++);
+  await watcher.sync();
+  t.same(watcher.watchedPaths().sort(), [root.root, root.volumeDir('csi-a')].sort());
+  await rm(root.volumeDir('csi-a'), { recursive: true });
+  await until(() => changes > 0, { what: 'the removal seen' });
+  await watcher.sync();
+  t.same(watcher.watchedPaths(), [root.root], 'the removed dir is no longer watched');
+  watcher.close();
+  t.same(watcher.watchedPaths(), []);
+  await watcher.sync();
+  t.same(watcher.watchedPaths(), [], 'a closed watcher watches nothing again');
+});
+
+t.test('a watcher that fails is dropped, counted as a change, and set up again', async (t) => {
+  const root = await dataRoot(t);
+  const made: Array<EventEmitter & { closed: boolean }> = [];
+  let changes = 0;
+  const watcher = new DirectoryWatcher(
+    root.root,
+    () => changes++,
+    () => {
+      const fake = Object.assign(new EventEmitter(), {
+        closed: false,
+        close() {
+          fake.closed = true;
+        },
+      });
+      made.push(fake);
+      return fake as unknown as FSWatcher;
+    },
+  );
+  await watcher.sync();
+  t.equal(made.length, 1);
+  made[0]?.emit('error', new Error('EPERM'));
+  t.equal(changes, 1, 'the failure wakes the reader');
+  t.equal(made[0]?.closed, true, 'the failed watcher is closed');
+  t.same(watcher.watchedPaths(), []);
+  await watcher.sync();
+  t.equal(made.length, 2, 'the next sync watches the root again');
+  watcher.close();
+});

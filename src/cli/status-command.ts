@@ -1,11 +1,17 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { shortened } from '../api/echoed-value.js';
 import { type NamespacedName, parseNamespacedName } from '../api/namespaced-name.js';
+import { dnsLabelProblem } from '../attributes/object-names.js';
 import { errorMessage } from '../base/error-message.js';
 import {
   type CertificateStatusReport,
   readCertificateStatus,
 } from '../certificates/certificate-status-report.js';
+import {
+  type RequestAwaitingApproval,
+  readRequestsAwaitingApproval,
+} from '../issuer/certificaterequests/awaiting-approval.js';
 import { readVolumeStatuses, type VolumeStatus } from '../renewal/volume-status.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { DataRoot } from '../volume/data-root.js';
@@ -19,12 +25,15 @@ import {
   usageError,
 } from './data-root-command.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
+import { formatRequestsTable } from './requests-status-text.js';
 import { watchStatus } from './status-watch.js';
+import { issuerText, shorten } from './table-cells.js';
 import { terminationSignal } from './termination.js';
 
 export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--watch] [--json]
        cert-csi status --certificate NAMESPACE/NAME --state-dir DIR [--json]
        cert-csi status --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME] [--json]
+       cert-csi status --requests [-n NAMESPACE] (--state-dir DIR | --kubeconfig FILE) [--json]
 
 Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
 next renewal and last error. It reads the files under the data root, so it works
@@ -58,18 +67,26 @@ the last failure (time, failed attempts). --json prints the same as one JSON obj
     so it works whether the plugin runs or not.
   with --kubeconfig FILE or --context NAME: a Certificate in that cluster.
 
-Exit codes: 0 shown; 1 the Certificate does not exist or could not be read; 2 bad
-flags (a malformed NAMESPACE/NAME, an unusable kubeconfig, a missing directory).
+With --requests, lists the CertificateRequests waiting for approval (neither an Approved
+nor a Denied condition): namespace, name, issuer, requester (spec.username, who created
+it) and age, oldest first; every namespace, or the one of --namespace. From the embedded
+plugin's --state-dir (read-only) or a cluster (--kubeconfig/--context), as --certificate.
+
+Exit codes: 0 shown; 1 the Certificate does not exist or could not be read, or the
+requests could not be listed; 2 bad flags (a malformed NAMESPACE/NAME, an unusable
+kubeconfig, a missing directory).
 
 Flags:
   --data-root DIR                the plugin's --data-root (volumes)
   -w, --watch                    with --data-root: print again as volumes change
   --certificate NAMESPACE/NAME   show this Certificate instead of the volumes
-  --state-dir DIR                the embedded plugin's --state-dir (with --certificate)
+  --state-dir DIR                the embedded plugin's --state-dir (with --certificate, --requests)
+  --requests                     list the CertificateRequests waiting for approval
+  -n, --namespace NAMESPACE      with --requests: only this namespace
   --json                         print JSON instead of text
   -h, --help                     show this help
 
-Cluster, with --certificate:
+Cluster, with --certificate or --requests:
 ${KUBE_CLIENT_HELP}`;
 
 /**
@@ -89,13 +106,26 @@ export async function runStatus(
   const started = startCommand(args, out, statusCommand);
   if (typeof started === 'number') return started;
   const { values } = started;
-  if (values.certificate !== undefined) {
+  if (values.certificate !== undefined || values.requests) {
     if (values.watch) return usageError(out, statusCommand, '--watch: only used with --data-root');
-    return certificateStatus(values, out);
+    if (values.certificate !== undefined && values.requests) {
+      return usageError(
+        out,
+        statusCommand,
+        '--certificate and --requests are two views: give one of them',
+      );
+    }
+    return values.requests ? requestsStatus(values, out) : certificateStatus(values, out);
   }
-  for (const flag of ['state-dir', ...Object.keys(KUBE_CLIENT_OPTIONS)]) {
+  for (const flag of ['state-dir', 'namespace', ...Object.keys(KUBE_CLIENT_OPTIONS)]) {
     if (values.explicit.has(flag)) {
-      return usageError(out, statusCommand, `--${flag}: only used with --certificate`);
+      return usageError(
+        out,
+        statusCommand,
+        flag === 'namespace'
+          ? '--namespace: only used with --requests'
+          : `--${flag}: only used with --certificate or --requests`,
+      );
     }
   }
   const dataRoot = values['data-root'];
@@ -156,57 +186,11 @@ async function certificateStatus(values: StatusFlags, out: CommandOutput): Promi
   } catch (err) {
     return usageError(out, statusCommand, `--certificate: ${errorMessage(err)}`);
   }
-  if (values['data-root'] !== undefined) {
-    return usageError(
-      out,
-      statusCommand,
-      '--data-root lists volumes: with --certificate give --state-dir DIR (embedded plugin) or --kubeconfig FILE (cluster)',
-    );
+  if (values.explicit.has('namespace')) {
+    return usageError(out, statusCommand, '--namespace: only used with --requests');
   }
-  const inCluster = values.kubeconfig !== undefined || values.context !== undefined;
-  const stateDir = values['state-dir'];
-  let store: Pick<ResourceStore, 'get' | 'list'>;
-  if (inCluster) {
-    if (stateDir !== undefined) {
-      return usageError(
-        out,
-        statusCommand,
-        '--state-dir and --kubeconfig/--context name two places: give --state-dir for an embedded plugin, --kubeconfig (or --context) for a cluster',
-      );
-    }
-    try {
-      // client-node costs ~0.6 s to load: only the cluster form pays for it.
-      store = (await import('./cluster-store.js')).clusterStore(values);
-    } catch (err) {
-      return usageError(out, statusCommand, errorMessage(err));
-    }
-  } else {
-    if (stateDir === undefined) {
-      return usageError(
-        out,
-        statusCommand,
-        '--certificate needs --state-dir DIR (a Certificate of the embedded plugin) or --kubeconfig FILE (a Certificate in a cluster)',
-      );
-    }
-    for (const flag of Object.keys(KUBE_CLIENT_OPTIONS)) {
-      if (values.explicit.has(flag)) {
-        return usageError(
-          out,
-          statusCommand,
-          `--${flag}: only used with --kubeconfig or --context`,
-        );
-      }
-    }
-    const dir = resolve(stateDir);
-    if (!(await isDirectory(dir))) {
-      return usageError(
-        out,
-        statusCommand,
-        `state dir ${dir} does not exist or is not a directory`,
-      );
-    }
-    store = new StateDirectoryReader(dir);
-  }
+  const store = await sourceStore(values, out, { flag: '--certificate', what: 'a Certificate' });
+  if (typeof store === 'number') return store;
   let report: CertificateStatusReport;
   try {
     report = await readCertificateStatus(store, ref);
@@ -220,12 +204,94 @@ async function certificateStatus(values: StatusFlags, out: CommandOutput): Promi
   return 0;
 }
 
+/** `status --requests`: the CertificateRequests no approver has decided on yet. */
+async function requestsStatus(values: StatusFlags, out: CommandOutput): Promise<number> {
+  const namespace = values.namespace;
+  if (namespace !== undefined) {
+    const problem = dnsLabelProblem(namespace);
+    if (problem !== undefined) {
+      return usageError(out, statusCommand, `--namespace: ${shortened(namespace)}: ${problem}`);
+    }
+  }
+  const store = await sourceStore(values, out, {
+    flag: '--requests',
+    what: 'the CertificateRequests',
+  });
+  if (typeof store === 'number') return store;
+  let rows: RequestAwaitingApproval[];
+  try {
+    rows = await readRequestsAwaitingApproval(store, namespace);
+  } catch (err) {
+    out.stderr.write(`cert-csi status: cannot list CertificateRequests: ${errorMessage(err)}\n`);
+    return 1;
+  }
+  const where = namespace === undefined ? 'any namespace' : `namespace ${namespace}`;
+  out.stdout.write(
+    values.json ? `${JSON.stringify(rows, null, 2)}\n` : formatRequestsTable(rows, where),
+  );
+  return 0;
+}
+
+/**
+ * Where a view of objects reads them: the embedded plugin's --state-dir (read-only, without
+ * its lock) or the cluster of --kubeconfig/--context. A usage error's exit status otherwise.
+ */
+async function sourceStore(
+  values: StatusFlags,
+  out: CommandOutput,
+  view: { flag: string; what: string },
+): Promise<Pick<ResourceStore, 'get' | 'list'> | number> {
+  if (values['data-root'] !== undefined) {
+    return usageError(
+      out,
+      statusCommand,
+      `--data-root lists volumes: with ${view.flag} give --state-dir DIR (embedded plugin) or --kubeconfig FILE (cluster)`,
+    );
+  }
+  const inCluster = values.kubeconfig !== undefined || values.context !== undefined;
+  const stateDir = values['state-dir'];
+  if (inCluster) {
+    if (stateDir !== undefined) {
+      return usageError(
+        out,
+        statusCommand,
+        '--state-dir and --kubeconfig/--context name two places: give --state-dir for an embedded plugin, --kubeconfig (or --context) for a cluster',
+      );
+    }
+    try {
+      // client-node costs ~0.6 s to load: only the cluster form pays for it.
+      return (await import('./cluster-store.js')).clusterStore(values);
+    } catch (err) {
+      return usageError(out, statusCommand, errorMessage(err));
+    }
+  }
+  if (stateDir === undefined) {
+    return usageError(
+      out,
+      statusCommand,
+      `${view.flag} needs --state-dir DIR (${view.what} of the embedded plugin) or --kubeconfig FILE (${view.what} in a cluster)`,
+    );
+  }
+  for (const flag of Object.keys(KUBE_CLIENT_OPTIONS)) {
+    if (values.explicit.has(flag)) {
+      return usageError(out, statusCommand, `--${flag}: only used with --kubeconfig or --context`);
+    }
+  }
+  const dir = resolve(stateDir);
+  if (!(await isDirectory(dir))) {
+    return usageError(out, statusCommand, `state dir ${dir} does not exist or is not a directory`);
+  }
+  return new StateDirectoryReader(dir);
+}
+
 function parseFlags(args: string[]) {
   const { values, tokens } = parseArgs({
     args,
     options: {
       'data-root': { type: 'string' },
       certificate: { type: 'string' },
+      requests: { type: 'boolean' },
+      namespace: { type: 'string', short: 'n' },
       'state-dir': { type: 'string' },
       ...KUBE_CLIENT_OPTIONS,
       json: { type: 'boolean' },
@@ -267,21 +333,9 @@ export function formatTable(statuses: readonly VolumeStatus[]): string {
   return `${[header, ...rows].map(line).join('\n')}\n`;
 }
 
-function issuerText(issuer: { name: string; kind: string; group: string }): string {
-  // kubectl's KIND.GROUP/NAME, with cert-manager's own group left out as it is the usual one.
-  const kind = issuer.group === 'cert-manager.io' ? issuer.kind : `${issuer.kind}.${issuer.group}`;
-  return `${kind}/${issuer.name}`;
-}
-
 // Seconds are enough in a table; --json keeps the stored text.
 function timeText(time: string | undefined): string {
   if (time === undefined) return '-';
   const ms = Date.parse(time);
   return Number.isNaN(ms) ? time : new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
-// One line of at most width characters (code points, so no character is split).
-function shorten(text: string, width: number): string {
-  const flat = Array.from(text.replace(/[\s\p{Cc}]+/gu, ' ').trim());
-  return flat.length > width ? `${flat.slice(0, width - 1).join('')}…` : flat.join('');
 }

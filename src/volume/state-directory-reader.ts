@@ -35,7 +35,7 @@ export class StateDirectoryReader implements Pick<ResourceStore, 'get' | 'list'>
     return withKind<T>(kind, object);
   }
 
-  /** Lists one namespace (or a cluster-scoped kind); label and field selectors are not supported. */
+  /** Lists one namespace, every namespace, or a cluster-scoped kind; no label or field selectors. */
   async list<T extends KubeObject>(
     kind: ResourceKind,
     options: ListOptions = {},
@@ -47,12 +47,17 @@ export class StateDirectoryReader implements Pick<ResourceStore, 'get' | 'list'>
     if (options.fieldSelector !== undefined) {
       throw new StoreError('Invalid', 'the state dir reader does not support field selectors');
     }
+    const { group, plural } = kind;
+    if (kind.namespaced && !options.namespace) {
+      // Every namespace, as the API server lists a namespaced kind without a namespace.
+      const objects: KubeObject[] = [];
+      for (const namespace of await this.dir.namespacesOf({ group, plural })) {
+        objects.push(...(await this.dir.readObjects({ group, plural, namespace })));
+      }
+      return { items: objects.map((o) => withKind<T>(kind, o)), resourceVersion: '' };
+    }
     const namespace = checkNamespace(kind, options.namespace, true);
-    const objects = await this.dir.readObjects({
-      group: kind.group,
-      plural: kind.plural,
-      namespace,
-    });
+    const objects = await this.dir.readObjects({ group, plural, namespace });
     return { items: objects.map((o) => withKind<T>(kind, o)), resourceVersion: '' };
   }
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { Dirent } from 'node:fs';
 import { readdir, readFile, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { KubeObject } from '../api/meta.js';
 import { type Clock, systemClock } from '../base/clock.js';
 import { errorMessage } from '../base/error-message.js';
@@ -144,6 +145,25 @@ export class StateDirectory implements StatePersistence {
       }
     }
     return objects;
+  }
+
+  /**
+   * The namespaces holding objects of a namespaced group and plural, sorted (their dirs; a name
+   * that is no namespace, such as a stray file, is skipped).
+   */
+  async namespacesOf(location: Pick<ObjectLocation, 'group' | 'plural'>): Promise<string[]> {
+    const dir = dirname(this.dirOf({ ...location, namespace: undefined, name: '' }));
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw err;
+    }
+    return entries
+      .filter((e) => e.isDirectory() && e.name !== CLUSTER_SCOPE_DIR)
+      .map((e) => e.name)
+      .sort();
   }
 
   /** Writes obj durably at location, replacing the previous state. */

@@ -304,7 +304,8 @@ t.test('help: renew and status document their flags', async (t) => {
   }
   const status = await runInProcess(runStatus, ['-h']);
   t.equal(status.code, 0);
-  for (const flag of ['--data-root', '--json', 'corrupt']) t.match(status.stdout, flag);
+  for (const flag of ['--data-root', '--json', 'corrupt', '--watch', '--requests', '--namespace'])
+    t.match(status.stdout, flag);
 });
 
 t.test('status: a table of every volume, from the files alone', async (t) => {

@@ -130,6 +130,22 @@ t.test('list: one namespace, in name order; what is not an object file is skippe
   t.same((await reader.list(ClusterIssuerKind)).items, [], 'a cluster-scoped kind never written');
 });
 
+t.test('list without a namespace: every namespace, namespace by namespace', async (t) => {
+  const { dir, store } = await persisted(t);
+  const reader = new StateDirectoryReader(dir);
+  t.same((await reader.list(CertificateRequestKind)).items, [], 'none written yet');
+  await store.create(CertificateRequestKind, request('web-1', 'sandbox'));
+  await store.create(CertificateRequestKind, request('api-1', 'apps'));
+  await store.create(CertificateRequestKind, request('web-0', 'sandbox'));
+  // Not a namespace dir: skipped.
+  await writeFile(join(dir, 'cert-manager.io', 'certificaterequests', 'stray.txt'), 'x');
+  const items = (await reader.list<CertificateRequest>(CertificateRequestKind)).items;
+  t.same(
+    items.map((r) => `${r.metadata.namespace}/${r.metadata.name}`),
+    ['apps/api-1', 'sandbox/web-0', 'sandbox/web-1'],
+  );
+});
+
 t.test('a state dir that does not exist reads as empty and is not created', async (t) => {
   const dir = join(await tempDir(t), 'absent');
   const reader = new StateDirectoryReader(dir);

@@ -18,11 +18,13 @@ t.test('lays out one dir per volume under an absolute root', async (t) => {
   t.equal(r.dataDir(ID), `/data/${ID}/data`);
   t.equal(r.pendingKeyPath(ID), `/data/${ID}/pending.key`);
   t.equal(r.secretsPath(ID), `/data/${ID}/pkcs12-password`);
+  t.equal(r.jksPasswordPath(ID), `/data/${ID}/jks-password`);
   t.same(VolumeFile, {
     metadata: 'metadata.json',
     data: 'data',
     pendingKey: 'pending.key',
     pkcs12Password: 'pkcs12-password',
+    jksPassword: 'jks-password',
   });
 });
 
@@ -34,6 +36,7 @@ t.test('every path rejects unsafe volume ids', async (t) => {
     r.dataDir,
     r.pendingKeyPath,
     r.secretsPath,
+    r.jksPasswordPath,
   ] as const) {
     t.throws(() => fn.call(r, '../escape'), VolumeError);
   }

@@ -70,51 +70,59 @@ function readFilename(attrs: AttributeReader, name: AttributeName, fallback: str
 }
 
 function readPkcs12(attrs: AttributeReader): { filename: string; password: string } | undefined {
-  const store = readKeystore(attrs, {
-    enable: 'pkcs12-enable',
-    password: 'pkcs12-password',
-    files: [['pkcs12-filename', DEFAULT_PKCS12_FILENAME]],
-    label: 'PKCS12 KeyStore',
-  });
-  if (store === undefined) return undefined;
-  return { filename: store.filenames[0] ?? DEFAULT_PKCS12_FILENAME, password: store.password };
+  return readKeystore(
+    attrs,
+    {
+      enable: 'pkcs12-enable',
+      password: 'pkcs12-password',
+      files: ['pkcs12-filename'],
+      label: 'PKCS12 KeyStore',
+    },
+    () => ({ filename: readFilename(attrs, 'pkcs12-filename', DEFAULT_PKCS12_FILENAME) }),
+  );
 }
 
 function readJks(
   attrs: AttributeReader,
 ): { filename: string; truststoreFilename: string; password: string } | undefined {
-  const store = readKeystore(attrs, {
-    enable: 'jks-enable',
-    password: 'jks-password',
-    files: [
-      ['jks-filename', DEFAULT_JKS_FILENAME],
-      ['jks-truststore-filename', DEFAULT_JKS_TRUSTSTORE_FILENAME],
-    ],
-    label: 'JKS KeyStore',
-  });
-  if (store === undefined) return undefined;
-  const [filename = DEFAULT_JKS_FILENAME, truststoreFilename = DEFAULT_JKS_TRUSTSTORE_FILENAME] =
-    store.filenames;
-  return { filename, truststoreFilename, password: store.password };
+  return readKeystore(
+    attrs,
+    {
+      enable: 'jks-enable',
+      password: 'jks-password',
+      files: ['jks-filename', 'jks-truststore-filename'],
+      label: 'JKS KeyStore',
+    },
+    () => ({
+      filename: readFilename(attrs, 'jks-filename', DEFAULT_JKS_FILENAME),
+      truststoreFilename: readFilename(
+        attrs,
+        'jks-truststore-filename',
+        DEFAULT_JKS_TRUSTSTORE_FILENAME,
+      ),
+    }),
+  );
 }
 
 /**
  * A password-protected keystore: csi-driver's pkcs12-* rules, which the jks-* attributes
- * share. Files and password only with the enable key; a password only when it is "true".
+ * share. File names (read by readFiles, defaulted) and password only with the enable key; the
+ * password is required when it is "true", and only then is the keystore written.
  */
-function readKeystore(
+function readKeystore<T extends object>(
   attrs: AttributeReader,
   keys: {
     enable: AttributeName;
     password: AttributeName;
-    files: ReadonlyArray<readonly [AttributeName, string]>;
+    files: readonly AttributeName[];
     label: string;
   },
-): { filenames: string[]; password: string } | undefined {
+  readFiles: () => T,
+): (T & { password: string }) | undefined {
   const enable = attrs.value(keys.enable);
   const password = attrs.value(keys.password);
   if (enable === undefined) {
-    for (const [name] of keys.files) {
+    for (const name of keys.files) {
       const filename = attrs.value(name);
       if (filename !== undefined)
         attrs.fail(name, invalidValue(filename, withoutEnable(keys.enable)));
@@ -123,7 +131,7 @@ function readKeystore(
       attrs.fail(keys.password, invalidValue(password, withoutEnable(keys.enable), true));
     return undefined;
   }
-  const filenames = keys.files.map(([name, fallback]) => readFilename(attrs, name, fallback));
+  const files = readFiles();
   if (enable !== 'true') {
     if (enable !== 'false') attrs.fail(keys.enable, unsupportedValue(enable, ['true', 'false']));
     return undefined;
@@ -132,5 +140,5 @@ function readKeystore(
     attrs.fail(keys.password, requiredValue(requiredWhenEnabled(keys.label)));
     return undefined;
   }
-  return { filenames, password };
+  return { ...files, password };
 }

@@ -144,6 +144,9 @@ t.test('list without a namespace: every namespace, namespace by namespace', asyn
     items.map((r) => `${r.metadata.namespace}/${r.metadata.name}`),
     ['apps/api-1', 'sandbox/web-0', 'sandbox/web-1'],
   );
+  // A file where the kind's dir should be cannot be listed: said, not read as empty.
+  await writeFile(join(dir, 'cert-manager.io', 'certificates'), 'x');
+  await t.rejects(reader.list(CertificateKind), { code: 'ENOTDIR' });
 });
 
 t.test('a state dir that does not exist reads as empty and is not created', async (t) => {

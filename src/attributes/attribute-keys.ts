@@ -14,7 +14,7 @@ export const SERVICE_ACCOUNT_NAME_KEY = 'csi.storage.k8s.io/serviceAccount.name'
 /** kubelet's token requests (CSIDriver tokenRequests): JSON `{audience: {token, expirationTimestamp}}`. */
 export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 
-/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus disable-auto-renew. */
+/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus disable-auto-renew and cert-csi's own. */
 export const ATTRIBUTE_NAMES = [
   'issuer-name',
   'issuer-kind',
@@ -48,6 +48,8 @@ export const ATTRIBUTE_NAMES = [
   'pkcs12-enable',
   'pkcs12-filename',
   'pkcs12-password',
+  // Issue 14: the CA file follows a trust bundle (README: Trust bundles that follow the CA).
+  'trust-bundle',
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];

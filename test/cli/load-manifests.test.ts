@@ -74,8 +74,8 @@ t.test(
       ['scalar.yaml', 'hello\n', /scalar\.yaml: expected an object/],
       [
         'kind.yaml',
-        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n',
-        /unsupported apiVersion\/kind "v1\/ConfigMap": only v1 Secret and cert-manager\.io\/v1 Issuer, ClusterIssuer and Certificate can be loaded$/,
+        'apiVersion: v1\nkind: Service\nmetadata: {name: x}\n',
+        /unsupported apiVersion\/kind "v1\/Service": only v1 Secret and ConfigMap and cert-manager\.io\/v1 Issuer, ClusterIssuer and Certificate can be loaded$/,
       ],
       ['noname.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {}\n', /metadata\.name is required/],
       [

@@ -33,6 +33,7 @@ export function trustBundlePem(
     );
   }
   const entries = [...seen.entries()];
-  if (order === 'sorted') entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // Keys are distinct: no two entries compare equal.
+  if (order === 'sorted') entries.sort(([a], [b]) => (a < b ? -1 : 1));
   return entries.map(([, pem]) => pem).join('');
 }

@@ -71,8 +71,8 @@ export class TrustBundleSources {
     if (!source) return;
     this.usersSources.delete(user);
     for (const { key } of watchesOf(source)) {
-      const running = this.watches.get(key);
-      if (!running) continue;
+      // A watch lives while it has users, and user is one of them.
+      const running = this.watches.get(key) as RunningWatch;
       running.users.delete(user);
       if (running.users.size > 0) continue;
       this.watches.delete(key);

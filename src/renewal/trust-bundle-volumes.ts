@@ -56,11 +56,6 @@ export class TrustBundleVolumes {
     for (const volumeId of volumeIds) this.schedule(volumeId);
   }
 
-  /** Resolves once no rewrite runs (for tests and stop). */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
-  }
-
   /**
    * Waits, before a first issuance, until the volume's source yields a bundle; throws an
    * IssuanceError (timeout) naming the source and its problem when signal ends the wait.

@@ -127,3 +127,44 @@ t.test(
     t.same(await plugin.requests(), [], 'no CertificateRequest was created');
   },
 );
+
+t.test(
+  'a renewal racing bundle changes: the files end with the newest certificate and the newest bundle',
+  async (t) => {
+    const plugin = await startPlugin(t);
+    await setRoots(plugin.store, { 'ca.crt': A });
+    const { target } = await plugin.publish('vol-race', attributes);
+    const versions = [A + B, B, C];
+    for (const version of versions) {
+      const before = await readFile(join(target, 'tls.crt'), 'utf8');
+      const [renewed] = await Promise.all([
+        plugin.manager.renewNow({ volumeId: 'vol-race' }),
+        setRoots(plugin.store, { 'ca.crt': version }),
+      ]);
+      t.equal(renewed.renewed.length, 1, 'renewed');
+      await follows([target], version, 'the newest bundle');
+      const cert = new X509Certificate(await readFile(join(target, 'tls.crt')));
+      t.not(cert.toString(), new X509Certificate(before).toString(), 'the renewed certificate');
+      t.ok(
+        cert.checkPrivateKey(
+          (await import('node:crypto')).createPrivateKey(await readFile(join(target, 'tls.key'))),
+        ),
+        'key and certificate match',
+      );
+    }
+  },
+);
+
+t.test('a malformed source is refused at publish, before anything is written', async (t) => {
+  const plugin = await startPlugin(t);
+  await rejectsWith(
+    t,
+    plugin.publish('vol-bad', {
+      ...attributes,
+      'csi.cert-manager.io/trust-bundle': 'configmap:roots',
+    }),
+    status.INVALID_ARGUMENT,
+    /csi\.cert-manager\.io\/trust-bundle: Invalid value: "configmap:roots": must be configmap:<name>\/<key>/,
+  );
+  t.notOk(await plugin.dataRoot.hasVolume('vol-bad'), 'nothing written');
+});

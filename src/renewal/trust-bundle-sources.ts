@@ -25,6 +25,8 @@ interface RunningWatch {
   informer: Informer<KubeObject>;
   users: Set<string>;
   removals: Array<() => void>;
+  /** Why the last list or watch failed (an API that is not served, a missing permission). */
+  lastError?: string;
 }
 
 export interface TrustBundleSourcesOptions {
@@ -92,10 +94,11 @@ export class TrustBundleSources {
     for (const { key } of watchesOf(source)) {
       const running = this.watches.get(key);
       if (!running) return { ok: false, problem: 'no volume uses this source' };
+      if (!running.informer.hasSynced()) {
+        const why = running.lastError === undefined ? '' : `: ${running.lastError}`;
+        return { ok: false, problem: `not listed from the API yet${why}` };
+      }
       informers.push(running.informer);
-    }
-    if (!informers.every((i) => i.hasSynced())) {
-      return { ok: false, problem: 'not listed from the API yet' };
     }
     try {
       return { ok: true, pem: this.bundleOf(source, informers) };
@@ -137,12 +140,19 @@ export class TrustBundleSources {
   private watch(spec: WatchSpec): RunningWatch {
     const existing = this.watches.get(spec.key);
     if (existing) return existing;
-    const informer = new Informer<KubeObject>(this.store, spec.kind, {
-      ...spec.options,
-      ...(this.options.clock ? { clock: this.options.clock } : {}),
-      ...(this.options.onError ? { onError: this.options.onError } : {}),
-    });
-    const running: RunningWatch = { informer, users: new Set(), removals: [] };
+    const running: RunningWatch = {
+      informer: new Informer<KubeObject>(this.store, spec.kind, {
+        ...spec.options,
+        ...(this.options.clock ? { clock: this.options.clock } : {}),
+        onError: (err) => {
+          running.lastError = err.message;
+          this.options.onError?.(err);
+        },
+      }),
+      users: new Set(),
+      removals: [],
+    };
+    const { informer } = running;
     const changed = () => {
       this.wakeWaiters();
       this.options.onChange([...running.users]);

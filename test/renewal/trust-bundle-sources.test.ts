@@ -13,6 +13,7 @@ import {
 import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { until } from '../support/eventually.js';
+import { FaultyStore } from '../support/faulty-store.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 
 const [A, B] = (await Promise.all([makeCA(), makeCA()])).map((ca) =>
@@ -205,4 +206,29 @@ t.test('stopped: no watch starts, a wait ends at once', async (t) => {
   await t.rejects(sources.waitUsable(source, new AbortController().signal), {
     message: 'clustertrustbundle:corp: no volume uses this source',
   });
+});
+
+t.test('a source that cannot be listed says why while it waits', async (t) => {
+  const store = new FaultyStore(new MemoryStore());
+  store.listsFailWith = new Error('the server could not find the requested resource');
+  const errors: string[] = [];
+  const sources = new TrustBundleSources(store, {
+    onChange: () => undefined,
+    onError: (err) => errors.push(err.message),
+  });
+  t.teardown(() => sources.stop());
+  const source: TrustBundleSource = { kind: 'clustertrustbundle', name: 'corp' };
+  sources.use('a', source);
+  const problem = await until(
+    () => {
+      const resolved = sources.resolve(source);
+      return !resolved.ok && resolved.problem.includes('could not find') && resolved.problem;
+    },
+    { what: 'the list failure in the problem' },
+  );
+  t.match(
+    problem,
+    /^not listed from the API yet: .*the server could not find the requested resource/,
+  );
+  t.ok(errors.length > 0, 'the failure is told to the plugin (logged)');
 });

@@ -5,13 +5,17 @@ import t from 'tap';
 import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind } from '../../src/api/issuer.js';
+import { silentLogger } from '../../src/api/logger.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { splitPemCertificates } from '../../src/pki/chain.js';
+import { createMounter } from '../../src/volume/mounter.js';
 import { readContinuously } from '../support/ca-file-reader.js';
 import {
   caIssuerAttributes,
+  NODE_TOKEN,
   POD_NAMESPACE,
   startCluster,
   startClusterController,
@@ -229,3 +233,35 @@ t.test(
     t.match((await verify()).stdout, /OK/, 'the leaf verifies against the new root alone');
   },
 );
+
+t.test('a change made while the plugin is down reaches the volumes when it starts', async (t) => {
+  const { target } = await node.publish('vol-4', {
+    ...caIssuerAttributes,
+    ...ECDSA,
+    [TRUST_BUNDLE]: 'configmap:roots/ca.crt',
+  });
+  const current = await readFile(join(target, 'ca.crt'), 'utf8');
+  await node.stop();
+  const next = current === C ? D : C;
+  await setConfigMap({ 'ca.crt': next });
+  // The same data root, a new process: the volumes on disk are taken back and watch again.
+  const restarted = await startKubernetesPlugin({
+    endpoint: { kind: 'unix', path: join(node.dir, 'restarted.sock') },
+    nodeId: 'node-1',
+    driverName: 'csi.cert-manager.io',
+    version: 'test',
+    dataRoot: join(node.dir, 'volumes'),
+    mounter: createMounter({ mode: 'direct' }),
+    logger: silentLogger,
+    kubeConfig: cluster.kubeConfig(NODE_TOKEN),
+    qps: 1000,
+    burst: 1000,
+    useTokenRequest: false,
+  });
+  t.teardown(() => restarted.stop());
+  await until(async () => (await readFile(join(target, 'ca.crt'), 'utf8')) === next, {
+    what: 'the CA file to catch up after the restart',
+    timeoutMs: FOLLOW_TIMEOUT_MS,
+  });
+  t.pass('the CA file holds the bundle changed while the plugin was down');
+});

@@ -99,7 +99,8 @@ t.test(
     t.equal(await readFile(join(targets[0] as string, 'ca.crt'), 'utf8'), A + B, 'bundle kept');
     await first.stop();
 
-    // Changed while the plugin is down, and again after: the rediscovered volumes follow.
+    // After a restart (the source unusable at start, from above): the rediscovered volumes watch
+    // their source again and follow each change without being published again.
     const second = await startPlugin(t, { dir, stateDir });
     await setRoots(second.store, { 'ca.crt': B });
     await follows(targets, B, 'the rediscovered volumes to follow');

@@ -73,7 +73,8 @@ export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
 export class VolumeManager implements VolumePublisher {
   private readonly tracker: RequestTracker;
   private readonly parts: ManagerParts;
-  private readonly trustBundleSources: TrustBundleSources;
+  /** The trust bundles the volumes follow: what each source resolves to now (status, tests). */
+  readonly trustBundleSources: TrustBundleSources;
   private stopRequested = false;
   private started = false;
 

@@ -117,7 +117,20 @@ t.test(
       ...attributes,
       'csi.cert-manager.io/trust-bundle': 'configmap:absent/ca.crt',
     });
-    // The publish's deadline is the only one held: expire it once it exists.
+    // Once the source is known missing, the publish's deadline (the only one held) is expired.
+    const source = {
+      kind: 'configmap',
+      namespace: NAMESPACE,
+      name: 'absent',
+      key: 'ca.crt',
+    } as const;
+    await until(
+      () => {
+        const resolved = plugin.manager.trustBundleSources.resolve(source);
+        return !resolved.ok && resolved.problem === 'ConfigMap "sandbox/absent" not found';
+      },
+      { what: 'the source to be listed and found missing' },
+    );
     await until(() => plugin.deadlines.expire() > 0, { what: 'the publish deadline' });
     await rejectsWith(
       t,

@@ -1,4 +1,5 @@
 import type { IssuerReference } from './issuer-ref.js';
+import type { TrustBundleSource } from './trust-bundle-source.js';
 
 /** Subject fields of a requested certificate (cert-manager's names, lists in order). */
 export interface SubjectSpec {
@@ -61,4 +62,6 @@ export interface VolumeCertificateSpec {
   /** Attributes with another prefix, copied verbatim to the CertificateRequest. */
   annotations: Record<string, string>;
   pod: PodInfo;
+  /** Where the CA file comes from instead of the request's status.ca (trust-bundle attribute). */
+  trustBundle?: TrustBundleSource;
 }

@@ -48,12 +48,14 @@ export const ATTRIBUTE_NAMES = [
   'pkcs12-enable',
   'pkcs12-filename',
   'pkcs12-password',
-  // issue 14 outputs: not csi-driver attributes (README "Extra outputs").
+  // Not csi-driver attributes: extra outputs (README "Extra outputs").
   'combined-pem-file',
   'jks-enable',
   'jks-filename',
   'jks-truststore-filename',
   'jks-password',
+  // The CA file follows a trust bundle (README "Trust bundles that follow the CA").
+  'trust-bundle',
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];

@@ -31,6 +31,7 @@ import { readKeyAttributes } from './key-attributes.js';
 import { splitList } from './list-splitting.js';
 import { dnsLabelProblem, dnsSubdomainProblem } from './object-names.js';
 import { renewalWindowProblem } from './renewal-window.js';
+import { readTrustBundle } from './trust-bundle-attribute.js';
 
 export type { AttributeError } from './attribute-errors.js';
 export { formatAttributeErrors } from './attribute-errors.js';
@@ -101,6 +102,8 @@ export function parseVolumeAttributes(
   }
   const fsGroup = readFsGroup(attrs, options.volumeMountGroup, kubeletErrors);
   if (fsGroup !== undefined) spec.fsGroup = fsGroup;
+  const trustBundle = readTrustBundle(attrs, pod.namespace);
+  if (trustBundle !== undefined) spec.trustBundle = trustBundle;
 
   checkAnnotationsSize(sorted.annotations, kubeletErrors);
 

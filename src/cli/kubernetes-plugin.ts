@@ -55,7 +55,8 @@ export async function startKubernetesPlugin(
     host: options.nodeId,
     logger: options.logger.child({ source: 'events' }),
   });
-  // This node's requests only: the one informer the node plugin runs.
+  // This node's requests only: the one shared informer the node plugin runs (the volume
+  // manager adds one watch per trust-bundle source its volumes use).
   const informers = new SharedInformers(store, {
     scopes: nodeRequestScope(options.nodeId),
     ...(options.clock ? { clock: options.clock } : {}),

@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CertificateKind } from '../api/certificate.js';
+import { ConfigMapKind } from '../api/config-map.js';
 import { quoted } from '../api/echoed-value.js';
 import { ClusterIssuerKind, IssuerKind } from '../api/issuer.js';
 import type { KubeObject, ResourceKind } from '../api/meta.js';
@@ -15,6 +16,7 @@ import { embeddedAdmission } from './embedded-admission.js';
 
 const loadableKinds: ReadonlyMap<string, ResourceKind> = new Map([
   ['v1/Secret', SecretKind],
+  ['v1/ConfigMap', ConfigMapKind],
   ['cert-manager.io/v1/Issuer', IssuerKind],
   ['cert-manager.io/v1/ClusterIssuer', ClusterIssuerKind],
   ['cert-manager.io/v1/Certificate', CertificateKind],
@@ -89,7 +91,7 @@ function checkManifest(where: string, value: unknown, admit: AdmissionHook): Man
   if (!kind) {
     throw new ManifestError(
       where,
-      `unsupported apiVersion/kind "${String(object.apiVersion)}/${String(object.kind)}": only v1 Secret and cert-manager.io/v1 Issuer, ClusterIssuer and Certificate can be loaded`,
+      `unsupported apiVersion/kind "${String(object.apiVersion)}/${String(object.kind)}": only v1 Secret and ConfigMap and cert-manager.io/v1 Issuer, ClusterIssuer and Certificate can be loaded`,
     );
   }
   if (typeof object.metadata?.name !== 'string' || object.metadata.name === '') {

@@ -50,7 +50,7 @@ Flags:
                                  running as root (default ${NODE_DEFAULTS.dataRoot})
   --state-dir DIR                where the embedded store persists its objects
                                  (default ${NODE_DEFAULTS.stateDir})
-  --manifests DIR                load Issuer, ClusterIssuer, Certificate and Secret YAML
+  --manifests DIR                load Issuer, ClusterIssuer, Certificate, Secret, ConfigMap YAML
                                  files at start
   --accept-new-ca                when the embedded CA Secret is missing or unusable while
                                  volumes it signed exist, replace it (and renew them) instead

@@ -62,6 +62,7 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
   if (registry.isUnpublishing(volumeId)) throw unpublishingError();
   const state = registry.stateOf(volumeId);
   registry.keepTokens(request);
+  parts.trustBundles.track(volumeId, spec, targetPath);
   if (existing && isUsable(existing, parts.clock.now())) {
     // Ready already: only make sure the mount is there (kubelet republishes often).
     await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
@@ -99,6 +100,8 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
   } catch (err) {
     await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
+    // A first publish that left nothing on disk: kubelet's retry tracks it again.
+    if (!registry.has(volumeId)) parts.trustBundles.untrack(volumeId);
     if (state.abort.signal.aborted) throw abortedError(state, err);
     parts.onFailed(volumeId, metadata.volumeContext, err);
     throw err;

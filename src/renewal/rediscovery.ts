@@ -17,7 +17,7 @@ export interface RediscoveryCounts {
 /** What rediscovery works with: it issues nothing itself, it only arms timers. */
 export type RediscoveryParts = Pick<
   ManagerParts,
-  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler'
+  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler' | 'trustBundles'
 >;
 
 // How many metadata.json files are read at once at start.
@@ -95,6 +95,8 @@ async function takeBack(
       );
     });
   parts.registry.stateOf(volumeId);
+  // Before the refresh below could miss a change: the watch starts now.
+  parts.trustBundles.track(volumeId, spec, metadata.targetPath);
   parts.scheduler.schedule(volumeId, metadata, spec);
   return 'managed';
 }

@@ -45,6 +45,7 @@ async function unpublishOnce(
     }
     await dataRoot.removeVolume(volumeId);
     registry.forget(volumeId);
+    parts.trustBundles.untrack(volumeId);
     parts.failures.forget(volumeId);
   } finally {
     release();

@@ -17,6 +17,7 @@ import {
   obtainCertificate,
 } from './issuance.js';
 import type { RequestTracker } from './request-tracker.js';
+import type { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';
 
 /** What a volume's issuance works with. */
@@ -29,6 +30,8 @@ export interface VolumeIssuanceDeps {
   dataRoot: DataRoot;
   registry: VolumeRegistry;
   failures: FailureRecorder;
+  /** Writes the CA file of volumes that follow a trust bundle. */
+  trustBundles: TrustBundleVolumes;
   logger: Logger;
   clock: Clock;
   /** How long one issuance may take, the wait for a slot included. */
@@ -82,7 +85,11 @@ export class VolumeIssuance {
     signal: AbortSignal,
     reuseKey: KeyObject | undefined,
   ): Promise<IssuedCertificate> {
-    const { dataRoot, registry, requestCreator } = this.deps;
+    const { dataRoot, registry, requestCreator, trustBundles } = this.deps;
+    trustBundles.track(volumeId, spec, metadata.targetPath);
+    // A first issuance waits for its trust bundle before asking for a certificate.
+    if (metadata.nextIssuanceTime === undefined)
+      await trustBundles.waitForFirstBundle(spec, signal);
     const issued = await obtainCertificate(
       {
         store: this.deps.store,
@@ -108,7 +115,8 @@ export class VolumeIssuance {
       }
       await writeAtomically(
         dataRoot.dataDir(volumeId),
-        issued.files,
+        // Under the lock: the bundle is the newest the watch has seen.
+        await trustBundles.withBundle(volumeId, spec, issued.files),
         spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
       );
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();

@@ -18,6 +18,8 @@ import { type BackoffPolicy, DEFAULT_BACKOFF } from './renewal-policy.js';
 import { RenewalScheduler } from './renewal-scheduler.js';
 import { RequestTracker } from './request-tracker.js';
 import type { UnsavedFailure } from './status-socket.js';
+import { TrustBundleSources } from './trust-bundle-sources.js';
+import { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import { unpublishVolume } from './unpublish-volume.js';
 import { VolumeIssuance } from './volume-issuance.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
@@ -71,6 +73,8 @@ export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
 export class VolumeManager implements VolumePublisher {
   private readonly tracker: RequestTracker;
   private readonly parts: ManagerParts;
+  /** The trust bundles the volumes follow: what each source resolves to now (status, tests). */
+  readonly trustBundleSources: TrustBundleSources;
   private stopRequested = false;
   private started = false;
 
@@ -82,6 +86,17 @@ export class VolumeManager implements VolumePublisher {
       options.nodeId,
     );
     const registry = new VolumeRegistry();
+    let trustBundles: TrustBundleVolumes | undefined;
+    // Its own informers, one per watched source, started by the first volume that uses it.
+    this.trustBundleSources = new TrustBundleSources(options.store, {
+      clock,
+      onError: (err) => logger.warn({ err: err.message }, 'trust bundle watch failed; retrying'),
+      onChange: (volumeIds) => trustBundles?.changed(volumeIds),
+    });
+    trustBundles = new TrustBundleVolumes(
+      { dataRoot, mounter: options.mounter, logger, registry },
+      this.trustBundleSources,
+    );
     const failures = new FailureRecorder({
       dataRoot,
       registry,
@@ -96,6 +111,7 @@ export class VolumeManager implements VolumePublisher {
       clock,
       registry,
       failures,
+      trustBundles,
       scheduler: new RenewalScheduler(clock, options.renewalJitterMs ?? 0, (volumeId, reason) => {
         void this.renew(volumeId, reason);
       }),
@@ -107,6 +123,7 @@ export class VolumeManager implements VolumePublisher {
         dataRoot,
         registry,
         failures,
+        trustBundles,
         logger,
         clock,
         attemptTimeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
@@ -139,6 +156,7 @@ export class VolumeManager implements VolumePublisher {
     this.started = false;
     this.parts.scheduler.clear();
     this.parts.registry.abortAll(new Error('plugin stopping'));
+    this.trustBundleSources.stop();
   }
 
   /** True once start() finished. */

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
+import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
@@ -74,8 +75,8 @@ t.test(
       ['scalar.yaml', 'hello\n', /scalar\.yaml: expected an object/],
       [
         'kind.yaml',
-        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n',
-        /unsupported apiVersion\/kind "v1\/ConfigMap": only v1 Secret and cert-manager\.io\/v1 Issuer, ClusterIssuer and Certificate can be loaded$/,
+        'apiVersion: v1\nkind: Service\nmetadata: {name: x}\n',
+        /unsupported apiVersion\/kind "v1\/Service": only v1 Secret and ConfigMap and cert-manager\.io\/v1 Issuer, ClusterIssuer and Certificate can be loaded$/,
       ],
       ['noname.yaml', 'apiVersion: v1\nkind: Secret\nmetadata: {}\n', /metadata\.name is required/],
       [
@@ -218,4 +219,19 @@ t.test('an update the store refuses names the file', async (t) => {
     'old',
     'the stored object is kept',
   );
+});
+
+t.test('loads ConfigMaps, the trust bundles volumes may follow', async (t) => {
+  const dir = await dirWith(t, {
+    'roots.yaml': [
+      'apiVersion: v1',
+      'kind: ConfigMap',
+      'metadata: {name: roots, namespace: sandbox}',
+      'data: {ca.crt: "-----BEGIN CERTIFICATE-----"}',
+    ].join('\n'),
+  });
+  const store = new MemoryStore();
+  t.equal(await loadManifests(store, dir), 1);
+  const roots = await store.get<ConfigMap>(ConfigMapKind, 'roots', 'sandbox');
+  t.same(roots.data, { 'ca.crt': '-----BEGIN CERTIFICATE-----' });
 });

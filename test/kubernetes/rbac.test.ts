@@ -14,6 +14,7 @@ import {
   ClusterTrustBundleKind,
 } from '../../src/api/cluster-trust-bundle.js';
 import { isConditionTrue, setCondition } from '../../src/api/conditions.js';
+import { ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
 import {
@@ -22,6 +23,7 @@ import {
   terminalConditionOf,
 } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { TrustManagerBundleKind } from '../../src/api/trust-manager-bundle.js';
 import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
@@ -57,6 +59,7 @@ import { loadRbacYaml } from '../support/rbac-authorizer.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
+const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
 const CLUSTER_SIGNER = 'clusterissuers.cert-manager.io/cluster-ca';
 const CLUSTER_BUNDLE = 'clusterissuers.cert-manager.io:cluster-ca:primary';
 
@@ -204,6 +207,27 @@ async function everything(
   clusterIssuer.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
   await server.store.create(ClusterIssuerKind, clusterIssuer);
   await server.store.create(NamespaceKind, namespaceObject(POD_NAMESPACE));
+  // Trust bundle sources of the node's volumes (below).
+  for (const name of ['roots', 'trust-roots']) {
+    await server.store.create(ConfigMapKind, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name, namespace: POD_NAMESPACE },
+      data: { 'ca.crt': ca.certificatePem, 'root-certs.pem': ca.certificatePem },
+    });
+  }
+  await server.store.create(TrustManagerBundleKind, {
+    apiVersion: 'trust.cert-manager.io/v1alpha1',
+    kind: 'Bundle',
+    metadata: { name: 'trust-roots' },
+    spec: { target: { configMap: { key: 'root-certs.pem' } } },
+  });
+  await server.store.create<ClusterTrustBundle>(ClusterTrustBundleKind, {
+    apiVersion: 'certificates.k8s.io/v1beta1',
+    kind: 'ClusterTrustBundle',
+    metadata: { name: 'corp-roots' },
+    spec: { trustBundle: ca.certificatePem },
+  });
   const pod = await createPod(server.store, podIdentity(POD_NAMESPACE, 'pod-cert-app'));
   await server.store.create(
     CertificateKind,
@@ -418,6 +442,28 @@ async function everything(
       await expireOnceWaiting(held, 'vol-2', () => true, waits.signal);
       await publishing;
     });
+    // Trust bundles that follow the CA: a volume per kind of source makes the plugin list and
+    // watch a ConfigMap, a trust-manager Bundle (and its target ConfigMap) and a
+    // ClusterTrustBundle.
+    for (const [id, source, resource] of [
+      ['vol-tb-1', 'configmap:roots/ca.crt', 'configmaps'],
+      ['vol-tb-2', 'bundle:trust-roots', 'bundles'],
+      ['vol-tb-3', 'clustertrustbundle:corp-roots', 'clustertrustbundles'],
+    ] as const) {
+      await step(() =>
+        client.nodeCall(
+          'NodePublishVolume',
+          volume(id, { ...caIssuerAttributes, 'csi.cert-manager.io/trust-bundle': source }),
+        ),
+      );
+      await step(() =>
+        answered(
+          cluster,
+          (r) => r.user === NODE_USER && r.verb === 'watch' && r.resource === resource,
+          waits.signal,
+        ),
+      );
+    }
     await step(() => plugin.events.flush());
     await settleExpiring(overtaken, deadlines);
     client.close();

@@ -5,8 +5,11 @@ import { FailureRecorder } from '../../src/renewal/failure-recorder.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
 import type { ManagerParts } from '../../src/renewal/manager-parts.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
+import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
+import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import type { VolumeIssuance } from '../../src/renewal/volume-issuance.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { type LogRecord, recordingLogger } from '../support/recording-logger.js';
@@ -58,6 +61,8 @@ export async function testParts(
     issue,
     deleteRequests: async (volumeId: string) => void deletedRequests.push(volumeId),
   } as unknown as VolumeIssuance;
+  const sources = new TrustBundleSources(new MemoryStore(), { onChange: () => undefined });
+  t.teardown(() => sources.stop());
   const parts: ManagerParts = {
     dataRoot,
     mounter,
@@ -75,6 +80,7 @@ export async function testParts(
       logger,
       backoff: { initialMs: 30_000, factor: 2, capMs: 300_000, jitter: 0 },
     }),
+    trustBundles: new TrustBundleVolumes({ dataRoot, mounter, logger, registry }, sources),
     onIssued: (volumeId, certificate, reason) => void issued.push([volumeId, certificate, reason]),
     onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
   };

@@ -4,12 +4,23 @@ import t from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
 import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
+import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
+import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 import { makeVolume, podContext } from './renew-fixtures.js';
+
+/** Volumes without a trust-bundle attribute: nothing is watched. */
+function noTrustBundles(parts: ConstructorParameters<typeof TrustBundleVolumes>[0]) {
+  return new TrustBundleVolumes(
+    parts,
+    new TrustBundleSources(new MemoryStore(), { onChange: () => undefined }),
+  );
+}
 
 const HOUR_MS = 3600_000;
 
@@ -47,7 +58,15 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
   });
   const logger = recordingLogger();
 
-  const counts = await rediscoverVolumes({ dataRoot, mounter, logger, clock, registry, scheduler });
+  const counts = await rediscoverVolumes({
+    dataRoot,
+    mounter,
+    logger,
+    clock,
+    registry,
+    scheduler,
+    trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
+  });
 
   t.same(counts, { managed: 3, corrupt: 1 });
   t.same(registry.volumeIds(), ['csi-issued', 'csi-pending', 'csi-unmirrored']);
@@ -96,14 +115,18 @@ t.test('an empty data root: nothing to take back', async (t) => {
   const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
   await dataRoot.ensure();
   const clock = new ManualClock();
+  const logger = recordingLogger();
+  const registry = new VolumeRegistry();
+  // Never called without volumes.
+  const mounter = {} as Mounter;
   const counts = await rediscoverVolumes({
     dataRoot,
-    // Never called without volumes.
-    mounter: {} as Mounter,
-    logger: recordingLogger(),
+    mounter,
+    logger,
     clock,
-    registry: new VolumeRegistry(),
+    registry,
     scheduler: new RenewalScheduler(clock, 0, () => {}),
+    trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

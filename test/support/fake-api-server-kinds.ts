@@ -2,6 +2,7 @@ import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { CertificateSigningRequestKind } from '../../src/api/certificate-signing-request.js';
 import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
+import { ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import { KubeEventKind } from '../../src/api/kube-event.js';
 import { LeaseKind } from '../../src/api/lease.js';
@@ -10,6 +11,7 @@ import { NamespaceKind } from '../../src/api/namespace.js';
 import { PodKind } from '../../src/api/pod.js';
 import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { TrustManagerBundleKind } from '../../src/api/trust-manager-bundle.js';
 import {
   clusterTrustBundleStrategy,
   podCertificateRequestStrategy,
@@ -158,6 +160,9 @@ export const certCsiKinds: readonly ServedKind[] = [
       'type',
     ],
   }),
+  // Trust bundles volumes follow (trust-bundle attribute): ConfigMaps and trust-manager's Bundle.
+  builtinKind(ConfigMapKind),
+  customResource(TrustManagerBundleKind),
 ];
 
 /** The API server folds a Secret's write-only stringData into data (base64) and drops it. */

@@ -182,7 +182,7 @@ export function collectionPath(kind: ResourceKind, namespace?: string): string {
 /**
  * A ResourceStore over a Kubernetes API server through @kubernetes/client-node: custom
  * resources (cert-manager.io, coordination.k8s.io) through CustomObjectsApi, core Secrets,
- * Pods, Namespaces and Events through CoreV1Api. Every request waits for the client-side
+ * Pods, Namespaces, Events and (listed only) ConfigMaps through CoreV1Api. Every request waits for the client-side
  * rate limit.
  * A watch reopens itself from its last resourceVersion when the server closes it; an
  * expired resourceVersion (410) or a failed connection is reported to the caller, whose
@@ -266,6 +266,12 @@ export class KubernetesStore implements ResourceStore {
             : this.core.listPodForAllNamespaces(selector, call);
         case 'namespaces':
           return this.core.listNamespace(selector, call);
+        case 'configmaps':
+          // The trust bundles volumes follow: always one namespace, one name.
+          return this.core.listNamespacedConfigMap(
+            { namespace: need(namespace, kind), ...selector },
+            call,
+          );
         default:
           throw unsupported('list', kind);
       }

@@ -7,6 +7,7 @@ import type { IssuedCertificate } from './issuance.js';
 import type { RenewalScheduler } from './renewal-scheduler.js';
 import type { VolumeIssuance } from './volume-issuance.js';
 import type { VolumeRegistry } from './volume-registry.js';
+import type { VolumeTelemetry } from './volume-telemetry.js';
 
 /**
  * What the volume manager's operations (publish, renewal, manual renewal, unpublish,
@@ -21,6 +22,8 @@ export interface ManagerParts {
   scheduler: RenewalScheduler;
   issuance: VolumeIssuance;
   failures: FailureRecorder;
+  /** Told which volumes are managed (rediscovery) and given up (unpublish). */
+  telemetry: VolumeTelemetry;
   /** Told after each certificate written (first issuance or renewal). */
   onIssued: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
   /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */

@@ -17,7 +17,7 @@ export interface RediscoveryCounts {
 /** What rediscovery works with: it issues nothing itself, it only arms timers. */
 export type RediscoveryParts = Pick<
   ManagerParts,
-  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler'
+  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler' | 'telemetry'
 >;
 
 // How many metadata.json files are read at once at start.
@@ -96,6 +96,7 @@ async function takeBack(
     });
   parts.registry.stateOf(volumeId);
   parts.scheduler.schedule(volumeId, metadata, spec);
+  parts.telemetry.managed(volumeId, metadata.nextIssuanceTime);
   return 'managed';
 }
 

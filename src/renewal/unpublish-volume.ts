@@ -46,6 +46,7 @@ async function unpublishOnce(
     await dataRoot.removeVolume(volumeId);
     registry.forget(volumeId);
     parts.failures.forget(volumeId);
+    parts.telemetry.unmanaged(volumeId);
   } finally {
     release();
   }

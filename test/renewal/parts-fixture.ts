@@ -7,6 +7,7 @@ import type { ManagerParts } from '../../src/renewal/manager-parts.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import type { VolumeIssuance } from '../../src/renewal/volume-issuance.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { VolumeTelemetry } from '../../src/renewal/volume-telemetry.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { type LogRecord, recordingLogger } from '../support/recording-logger.js';
@@ -68,6 +69,7 @@ export async function testParts(
       fired.push([volumeId, reason]);
     }),
     issuance,
+    telemetry: new VolumeTelemetry('parts-fixture-node'),
     failures: new FailureRecorder({
       dataRoot,
       registry,

@@ -5,6 +5,7 @@ import { ManualClock } from '../../src/base/clock.js';
 import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { VolumeTelemetry } from '../../src/renewal/volume-telemetry.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { recordingLogger } from '../support/recording-logger.js';
@@ -47,7 +48,15 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
   });
   const logger = recordingLogger();
 
-  const counts = await rediscoverVolumes({ dataRoot, mounter, logger, clock, registry, scheduler });
+  const counts = await rediscoverVolumes({
+    dataRoot,
+    mounter,
+    logger,
+    clock,
+    registry,
+    scheduler,
+    telemetry: new VolumeTelemetry('rediscovery-node'),
+  });
 
   t.same(counts, { managed: 3, corrupt: 1 });
   t.same(registry.volumeIds(), ['csi-issued', 'csi-pending', 'csi-unmirrored']);
@@ -104,6 +113,7 @@ t.test('an empty data root: nothing to take back', async (t) => {
     clock,
     registry: new VolumeRegistry(),
     scheduler: new RenewalScheduler(clock, 0, () => {}),
+    telemetry: new VolumeTelemetry('rediscovery-node'),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

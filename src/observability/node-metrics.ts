@@ -1,0 +1,167 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { CertificateRequest } from '../api/certificate-request.js';
+import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
+import { ISSUANCE_FAILURE_REASONS, subscribeFacts } from '../base/telemetry.js';
+import { ManagedVolumes } from './managed-volumes.js';
+import { CONDITION_STATUSES, readyStatusOf } from './ready-condition.js';
+import { requestExpirySeconds } from './request-expiry.js';
+
+/** What the node's families are computed from. */
+export interface NodeMetricsSources {
+  nodeId: string;
+  /** The CertificateRequests the process has cached (its informer); [] before it runs. */
+  requests(): readonly CertificateRequest[];
+}
+
+/** Buckets of the issuance duration: a local signer answers in ms, an approval can take minutes. */
+export const ISSUANCE_DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+const REQUEST_LABELS = ['name', 'namespace', 'issuer_name', 'issuer_kind', 'issuer_group'] as const;
+
+/**
+ * csi-lib's `certmanager_csi_*` families for one node, plus the issuance duration and the
+ * failures by reason. Counters follow the volume manager's facts; the request families are
+ * computed at scrape time from the request informer's cache and the managed volumes kept in
+ * memory. The `volume` label of csi-lib's counters is dropped (per-node totals): a volume id
+ * per series would grow without bound as pods come and go. Returns the unsubscription.
+ */
+export function registerNodeMetrics(
+  registry: Registry,
+  sources: NodeMetricsSources,
+  onError: (err: unknown) => void,
+): () => void {
+  const node = hashIdentifier(sources.nodeId);
+  const volumes = new ManagedVolumes(sources.nodeId);
+  const ownRequests = () =>
+    sources.requests().filter((request) => request.metadata.labels?.[NODE_ID_HASH_LABEL] === node);
+  const registers = [registry];
+
+  const issueRequests = new Counter({
+    name: 'certmanager_csi_issue_requests_total',
+    help: 'The number of issue() calls made by the driver.',
+    labelNames: ['node'],
+    registers,
+  });
+  const issueErrors = new Counter({
+    name: 'certmanager_csi_issue_errors_total',
+    help: 'The number of errors encountered during the driver issue() calls.',
+    labelNames: ['node'],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'certmanager_csi_issue_failures_total',
+    help: 'The number of failed issue() calls, by reason.',
+    labelNames: ['node', 'reason'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'certmanager_csi_issue_duration_seconds',
+    help: 'How long issue() calls took, from the start to a written certificate or a failure.',
+    labelNames: ['node', 'outcome'],
+    buckets: ISSUANCE_DURATION_BUCKETS,
+    registers,
+  });
+  // Present from the first scrape, so a rate() has a zero to start from.
+  issueRequests.inc({ node }, 0);
+  issueErrors.inc({ node }, 0);
+  for (const reason of ISSUANCE_FAILURE_REASONS) failures.inc({ node, reason }, 0);
+
+  new Gauge({
+    name: 'certmanager_csi_certificate_request_ready_status',
+    help: 'The ready status of the certificate request.',
+    labelNames: ['name', 'namespace', 'condition', 'issuer_name', 'issuer_kind', 'issuer_group'],
+    registers,
+    collect() {
+      this.reset();
+      for (const request of ownRequests()) {
+        const status = readyStatusOf(request.status?.conditions);
+        for (const condition of CONDITION_STATUSES) {
+          this.set({ ...requestLabels(request), condition }, status === condition ? 1 : 0);
+        }
+      }
+    },
+  });
+  new Gauge({
+    name: 'certmanager_csi_certificate_request_expiration_timestamp_seconds',
+    help: 'The timestamp after which the certificate request expires, expressed in Unix Epoch Time.',
+    labelNames: REQUEST_LABELS,
+    registers,
+    collect() {
+      this.reset();
+      for (const request of ownRequests()) {
+        const expiry = requestExpirySeconds(request);
+        if (expiry !== undefined) this.set(requestLabels(request), expiry);
+      }
+    },
+  });
+  new Gauge({
+    name: 'certmanager_csi_certificate_request_renewal_timestamp_seconds',
+    help: 'The timestamp after which the certificate request should be renewed, expressed in Unix Epoch Time.',
+    labelNames: REQUEST_LABELS,
+    registers,
+    collect() {
+      this.reset();
+      const renewals = volumes.renewalByVolumeHash();
+      for (const request of ownRequests()) {
+        const volumeHash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
+        this.set(requestLabels(request), (volumeHash && renewals.get(volumeHash)) || 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'certmanager_csi_managed_volume_count',
+    help: 'The number of managed volumes by the csi driver.',
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.set({ node }, volumes.count());
+    },
+  });
+  new Gauge({
+    name: 'certmanager_csi_managed_certificate_request_count',
+    help: 'The number of managed certificate requests by the csi driver.',
+    labelNames: ['node'],
+    registers,
+    collect() {
+      this.set({ node }, ownRequests().length);
+    },
+  });
+
+  const unsubscribe = [
+    subscribeFacts(
+      'issuance',
+      (fact) => {
+        if (fact.nodeId !== sources.nodeId) return;
+        volumes.observe(fact);
+        if (fact.phase === 'started') {
+          issueRequests.inc({ node });
+        } else if (fact.phase === 'succeeded') {
+          duration.observe({ node, outcome: 'success' }, fact.durationSeconds);
+        } else {
+          issueErrors.inc({ node });
+          failures.inc({ node, reason: fact.reason });
+          duration.observe({ node, outcome: 'failure' }, fact.durationSeconds);
+        }
+      },
+      onError,
+    ),
+    subscribeFacts('volume', (fact) => volumes.observe(fact), onError),
+  ];
+  return () => {
+    for (const stop of unsubscribe) stop();
+  };
+}
+
+/** The issuer labels of a request: the raw spec.issuerRef values, as csi-lib. */
+function requestLabels(
+  request: CertificateRequest,
+): Record<(typeof REQUEST_LABELS)[number], string> {
+  const ref = request.spec.issuerRef;
+  return {
+    name: request.metadata.name,
+    namespace: request.metadata.namespace ?? '',
+    issuer_name: ref.name,
+    issuer_kind: ref.kind ?? '',
+    issuer_group: ref.group ?? '',
+  };
+}

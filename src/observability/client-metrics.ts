@@ -1,5 +1,6 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { subscribeFacts } from '../base/telemetry.js';
+import type { ComponentMetrics } from './component-metrics.js';
 
 /** client-go's buckets of rest_client_request_duration_seconds. */
 const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
@@ -12,21 +13,21 @@ const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 
  * unsubscription.
  */
 export function registerClientMetrics(
-  registry: Registry,
+  metrics: ComponentMetrics,
   onError: (err: unknown) => void,
 ): () => void {
   const requests = new Counter({
     name: 'rest_client_requests_total',
     help: 'Number of HTTP requests, partitioned by status code, method, and host.',
     labelNames: ['code', 'host', 'method'],
-    registers: [registry],
+    registers: [metrics.registry],
   });
   const duration = new Histogram({
     name: 'rest_client_request_duration_seconds',
     help: 'Request latency in seconds. Broken down by verb, and host.',
     labelNames: ['verb', 'host'],
     buckets: REQUEST_DURATION_BUCKETS,
-    registers: [registry],
+    registers: [metrics.registry],
   });
   return subscribeFacts(
     'apiRequest',

@@ -1,8 +1,9 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter } from 'prom-client';
 import { type Certificate, CertificateKind } from '../api/certificate.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import { subscribeFacts } from '../base/telemetry.js';
 import type { SharedInformers } from '../controller/shared-informers.js';
+import { type ComponentMetrics, labelText } from './component-metrics.js';
 import { CONDITION_STATUSES, readyStatusOf, unixSeconds } from './ready-condition.js';
 
 /** What the controller's families are computed from: the informer caches, [] when not running. */
@@ -22,14 +23,6 @@ export function informerMetricsSources(
     clusterIssuers: () => informers()?.cached<Issuer>(ClusterIssuerKind) ?? [],
   };
 }
-
-const CERTIFICATE_LABELS = [
-  'name',
-  'namespace',
-  'issuer_name',
-  'issuer_kind',
-  'issuer_group',
-] as const;
 
 /** A Certificate family of one timestamp of its status. */
 const CERTIFICATE_TIMESTAMPS = [
@@ -61,69 +54,68 @@ const CERTIFICATE_TIMESTAMPS = [
  * controller runtime's `sync` facts. Returns the unsubscription.
  */
 export function registerControllerMetrics(
-  registry: Registry,
+  metrics: ComponentMetrics,
   sources: ControllerMetricsSources,
   onError: (err: unknown) => void,
 ): () => void {
-  const registers = [registry];
-  new Gauge({
+  const registers = [metrics.registry];
+  const certificates = metrics.perScrape(() => sources.certificates());
+  metrics.addScrapeFamily({
     name: 'certmanager_certificate_ready_status',
     help: 'The ready status of the certificate.',
-    labelNames: ['name', 'namespace', 'condition', 'issuer_name', 'issuer_kind', 'issuer_group'],
-    registers,
-    collect() {
-      this.reset();
-      for (const certificate of sources.certificates()) {
+    type: 'gauge',
+    collect(out) {
+      for (const certificate of certificates()) {
         const status = readyStatusOf(certificate.status?.conditions);
+        const labels = certificateLabels(certificate);
         for (const condition of CONDITION_STATUSES) {
-          this.set({ ...certificateLabels(certificate), condition }, status === condition ? 1 : 0);
+          out.series(`${labels},condition="${condition}"`, status === condition ? 1 : 0);
         }
       }
     },
   });
   for (const family of CERTIFICATE_TIMESTAMPS) {
-    new Gauge({
+    metrics.addScrapeFamily({
       name: family.name,
       help: family.help,
-      labelNames: CERTIFICATE_LABELS,
-      registers,
-      collect() {
-        this.reset();
-        for (const certificate of sources.certificates()) {
-          this.set(certificateLabels(certificate), unixSeconds(certificate.status?.[family.field]));
+      type: 'gauge',
+      collect(out) {
+        for (const certificate of certificates()) {
+          out.series(
+            certificateLabels(certificate),
+            unixSeconds(certificate.status?.[family.field]),
+          );
         }
       },
     });
   }
-  new Gauge({
+  metrics.addScrapeFamily({
     name: 'certmanager_issuer_ready_status',
     help: 'The ready status of the Issuer.',
-    labelNames: ['name', 'namespace', 'condition'],
-    registers,
-    collect() {
-      this.reset();
+    type: 'gauge',
+    collect(out) {
       for (const issuer of sources.issuers()) {
         const status = readyStatusOf(issuer.status?.conditions);
+        const labels = labelText({
+          name: issuer.metadata.name,
+          namespace: issuer.metadata.namespace ?? '',
+        });
         for (const condition of CONDITION_STATUSES) {
-          this.set(
-            { name: issuer.metadata.name, namespace: issuer.metadata.namespace ?? '', condition },
-            status === condition ? 1 : 0,
-          );
+          out.series(`${labels},condition="${condition}"`, status === condition ? 1 : 0);
         }
       }
     },
   });
-  new Gauge({
+  metrics.addScrapeFamily({
     name: 'certmanager_clusterissuer_ready_status',
     help: 'The ready status of the ClusterIssuer.',
-    labelNames: ['name', 'condition'],
-    registers,
-    collect() {
-      this.reset();
+    type: 'gauge',
+    collect(out) {
       for (const issuer of sources.clusterIssuers()) {
         const status = readyStatusOf(issuer.status?.conditions);
+        const labels = labelText({ name: issuer.metadata.name });
         for (const condition of CONDITION_STATUSES) {
-          this.set({ name: issuer.metadata.name, condition }, status === condition ? 1 : 0);
+          out.series(`${labels},condition="${condition}"`, status === condition ? 1 : 0);
         }
       }
     },
@@ -150,16 +142,22 @@ export function registerControllerMetrics(
   );
 }
 
-/** The labels of a Certificate's families: the raw spec.issuerRef values, as cert-manager. */
-function certificateLabels(
-  certificate: Certificate,
-): Record<(typeof CERTIFICATE_LABELS)[number], string> {
-  const ref = certificate.spec.issuerRef;
-  return {
-    name: certificate.metadata.name,
-    namespace: certificate.metadata.namespace ?? '',
-    issuer_name: ref.name,
-    issuer_kind: ref.kind ?? '',
-    issuer_group: ref.group ?? '',
-  };
+// The informer replaces a cached object on every change: its label text is built once.
+const labelsOfCertificate = new WeakMap<Certificate, string>();
+
+/** The labels of a Certificate's families (the raw spec.issuerRef values, as cert-manager). */
+function certificateLabels(certificate: Certificate): string {
+  let text = labelsOfCertificate.get(certificate);
+  if (text === undefined) {
+    const ref = certificate.spec.issuerRef;
+    text = labelText({
+      name: certificate.metadata.name,
+      namespace: certificate.metadata.namespace ?? '',
+      issuer_name: ref.name,
+      issuer_kind: ref.kind ?? '',
+      issuer_group: ref.group ?? '',
+    });
+    labelsOfCertificate.set(certificate, text);
+  }
+  return text;
 }

@@ -1,15 +1,15 @@
-import type { Registry } from 'prom-client';
+import type { ComponentMetrics } from './component-metrics.js';
 import type { RouteAnswer } from './http-endpoint.js';
 
-/** The `/metrics` route: registry in Prometheus' text exposition format. */
-export function metricsRoutes(registry: Registry): Map<string, () => Promise<RouteAnswer>> {
+/** The `/metrics` route: a component's metrics in Prometheus' text exposition format. */
+export function metricsRoutes(metrics: ComponentMetrics): Map<string, () => Promise<RouteAnswer>> {
   return new Map([
     [
       '/metrics',
       async () => ({
         status: 200,
-        contentType: registry.contentType,
-        body: await registry.metrics(),
+        contentType: metrics.contentType,
+        body: await metrics.exposition(),
       }),
     ],
   ]);

@@ -1,6 +1,6 @@
-import type { Registry } from 'prom-client';
 import type { Logger } from '../api/logger.js';
 import type { BindAddress } from './bind-address.js';
+import type { ComponentMetrics } from './component-metrics.js';
 import { healthRoutes, type ReadinessCheck } from './health-routes.js';
 import { type HttpEndpoint, type RouteAnswer, startHttpEndpoint } from './http-endpoint.js';
 import { metricsRoutes } from './metrics-routes.js';
@@ -10,7 +10,7 @@ export interface ObservabilityEndpointsOptions {
   metrics: BindAddress | undefined;
   /** `/livez` and `/readyz` here; not served when undefined. */
   health: BindAddress | undefined;
-  registry: Registry;
+  component: ComponentMetrics;
   checks: readonly ReadinessCheck[];
   logger: Logger;
 }
@@ -30,7 +30,7 @@ export async function startObservabilityEndpoints(
   options: ObservabilityEndpointsOptions,
 ): Promise<ObservabilityEndpoints> {
   const { metrics, health, logger } = options;
-  const metricsPaths = metricsRoutes(options.registry);
+  const metricsPaths = metricsRoutes(options.component);
   const healthPaths = healthRoutes(options.checks);
   if (metrics && health && sameFixedAddress(metrics, health)) {
     const both = await startHttpEndpoint(

@@ -1,7 +1,7 @@
-import { Registry } from 'prom-client';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
 import type { BindAddress } from './bind-address.js';
+import { ComponentMetrics } from './component-metrics.js';
 import type { ReadinessCheck } from './health-routes.js';
 import {
   type ObservabilityEndpoints,
@@ -9,7 +9,10 @@ import {
 } from './observability-endpoints.js';
 
 /** Registers families in a registry; returns what stops feeding them. */
-export type MetricsCollector = (registry: Registry, onError: (err: unknown) => void) => () => void;
+export type MetricsCollector = (
+  metrics: ComponentMetrics,
+  onError: (err: unknown) => void,
+) => () => void;
 
 export interface ObservabilityOptions {
   /** `/metrics` here; undefined: not served, and no collector is registered (no cost). */
@@ -23,7 +26,7 @@ export interface ObservabilityOptions {
 
 /** A component's metrics registry and its endpoints. */
 export interface Observability extends ObservabilityEndpoints {
-  registry: Registry;
+  component: ComponentMetrics;
 }
 
 /**
@@ -33,11 +36,11 @@ export interface Observability extends ObservabilityEndpoints {
  */
 export async function startObservability(options: ObservabilityOptions): Promise<Observability> {
   const { logger } = options;
-  const registry = new Registry();
+  const component = new ComponentMetrics();
   const onError = (err: unknown) =>
     logger.warn({ err: errorMessage(err) }, 'a metrics listener failed');
   const unsubscribe = options.metrics
-    ? options.collectors.map((collector) => collector(registry, onError))
+    ? options.collectors.map((collector) => collector(component, onError))
     : [];
   const stopListening = () => {
     for (const stop of unsubscribe) stop();
@@ -47,7 +50,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
     endpoints = await startObservabilityEndpoints({
       metrics: options.metrics,
       health: options.health,
-      registry,
+      component,
       checks: options.checks,
       logger,
     });
@@ -57,7 +60,7 @@ export async function startObservability(options: ObservabilityOptions): Promise
   }
   return {
     ...endpoints,
-    registry,
+    component,
     async close() {
       stopListening();
       await endpoints.close();

@@ -89,9 +89,9 @@ export async function runController(
   const observability = await startObservability({
     ...served,
     collectors: [
-      (registry, onError) =>
+      (metrics, onError) =>
         registerControllerMetrics(
-          registry,
+          metrics,
           informerMetricsSources(() => controller?.informers()),
           onError,
         ),

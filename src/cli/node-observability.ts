@@ -42,9 +42,9 @@ export interface NodeObservabilityOptions {
 export function startNodeObservability(options: NodeObservabilityOptions): Promise<Observability> {
   const informers = () => options.plugin()?.informers;
   const collectors: MetricsCollector[] = [
-    (registry, onError) =>
+    (metrics, onError) =>
       registerNodeMetrics(
-        registry,
+        metrics,
         {
           nodeId: options.nodeId,
           requests: () => informers()?.cached<CertificateRequest>(CertificateRequestKind) ?? [],
@@ -53,8 +53,8 @@ export function startNodeObservability(options: NodeObservabilityOptions): Promi
       ),
   ];
   if (options.controllers) {
-    collectors.push((registry, onError) =>
-      registerControllerMetrics(registry, informerMetricsSources(informers), onError),
+    collectors.push((metrics, onError) =>
+      registerControllerMetrics(metrics, informerMetricsSources(informers), onError),
     );
   }
   if (options.apiClient) collectors.push(registerClientMetrics);

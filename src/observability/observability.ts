@@ -8,7 +8,7 @@ import {
   startObservabilityEndpoints,
 } from './observability-endpoints.js';
 
-/** Registers families in a registry; returns what stops feeding them. */
+/** Registers families in a component's metrics; returns what stops feeding them. */
 export type MetricsCollector = (
   metrics: ComponentMetrics,
   onError: (err: unknown) => void,

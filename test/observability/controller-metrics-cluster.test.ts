@@ -193,3 +193,45 @@ function sumOf(
     .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
     .reduce((sum, s) => sum + s.value, 0);
 }
+
+t.test('readiness: a leader once its caches synced, a standby at once', async (t) => {
+  const cluster = await startCluster(t);
+  const leaderElection = {
+    namespace: 'cert-csi',
+    name: 'cert-csi-controller',
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  };
+  // No list succeeds until the test says so: the leader's caches cannot sync.
+  const allowLists = cluster.server.failRequests({ match: (r) => r.verb === 'list' });
+  const leaderLog = recordingLogger();
+  const leader = startClusterController(t, cluster, {
+    identity: 'controller-a',
+    logger: leaderLog,
+    leaderElection,
+  });
+  await until(() => leaderLog.records.some(([, , msg]) => msg === 'became leader'), {
+    what: 'the lease',
+  });
+  await until(() => cluster.server.requests.some((r) => r.verb === 'list'), {
+    what: 'the leader listing',
+  });
+  t.notOk(leader.ready(), 'leading with caches not synced: not ready');
+  t.equal(leader.informers(), undefined, 'no caches to scrape yet');
+
+  const standbyLog = recordingLogger();
+  const standby = startClusterController(t, cluster, {
+    identity: 'controller-b',
+    logger: standbyLog,
+    leaderElection,
+  });
+  t.ok(standby.ready(), 'a standby is ready');
+  t.equal(standby.informers(), undefined, 'and has no caches');
+
+  allowLists();
+  await until(() => leader.ready(), { what: 'the leader ready' });
+  t.ok(leader.informers(), 'the leader scrapes its caches');
+  t.ok(standby.ready());
+  t.notOk(standbyLog.records.some(([, , msg]) => msg === 'became leader'));
+});

@@ -20,7 +20,8 @@ export function parseBindAddress(flag: string, text: string): BindAddress | unde
       `${flag}: expected host:port (e.g. ":9402") or 0 to disable, got ${quoted(text)}`,
     );
   }
-  return { host: match[1] ?? match[2] ?? '', port };
+  // One of the two host groups matched: the bracketed one or the plain one (maybe empty).
+  return { host: match[1] ?? (match[2] as string), port };
 }
 
 /** An address as `host:port` (`[v6]:port`), for logs. */

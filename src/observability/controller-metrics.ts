@@ -98,7 +98,7 @@ export function registerControllerMetrics(
         const status = readyStatusOf(issuer.status?.conditions);
         const labels = labelText({
           name: issuer.metadata.name,
-          namespace: issuer.metadata.namespace ?? '',
+          namespace: issuer.metadata.namespace as string,
         });
         for (const condition of CONDITION_STATUSES) {
           out.series(`${labels},condition="${condition}"`, status === condition ? 1 : 0);
@@ -152,7 +152,8 @@ function certificateLabels(certificate: Certificate): string {
     const ref = certificate.spec.issuerRef;
     text = labelText({
       name: certificate.metadata.name,
-      namespace: certificate.metadata.namespace ?? '',
+      // A namespaced object in a cache always has its namespace.
+      namespace: certificate.metadata.namespace as string,
       issuer_name: ref.name,
       issuer_kind: ref.kind ?? '',
       issuer_group: ref.group ?? '',

@@ -60,7 +60,8 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  const path = new URL(request.url ?? '/', 'http://endpoint').pathname;
+  // node:http sets url on every request a server receives.
+  const path = new URL(request.url as string, 'http://endpoint').pathname;
   const route = routes.get(path);
   let result: RouteAnswer;
   if (request.method !== 'GET' && request.method !== 'HEAD') {

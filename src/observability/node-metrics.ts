@@ -167,7 +167,8 @@ function requestLabels(request: CertificateRequest): string {
     const ref = request.spec.issuerRef;
     text = labelText({
       name: request.metadata.name,
-      namespace: request.metadata.namespace ?? '',
+      // A namespaced object in a cache always has its namespace.
+      namespace: request.metadata.namespace as string,
       issuer_name: ref.name,
       issuer_kind: ref.kind ?? '',
       issuer_group: ref.group ?? '',

@@ -65,6 +65,14 @@ t.test('the controller serves cert-manager and client families from its caches',
   const metrics = `http://127.0.0.1:${observability.metrics?.address.port}/metrics`;
   const readyz = `http://127.0.0.1:${observability.health?.address.port}/readyz`;
   t.equal((await fetch(readyz)).status, 503, 'not ready before the controller runs');
+  const early = await scrape(metrics);
+  for (const name of [
+    'certmanager_certificate_ready_status',
+    'certmanager_issuer_ready_status',
+    'certmanager_clusterissuer_ready_status',
+  ]) {
+    t.equal(early.get(name)?.samples.length, 0, `${name}: no caches, no series`);
+  }
 
   // One status write conflicts: a sync error the runtime retries.
   cluster.server.conflictOnNextStatusUpdates(1);

@@ -61,6 +61,10 @@ t.test('the embedded node serves csi-lib and cert-manager families and its healt
   const starting = await fetch(`${health}/readyz`);
   t.equal(starting.status, 503, 'not ready before the plugin started');
   t.match(await starting.text(), /\[-\]volume-manager not ready/);
+  const early = await scrape(metrics);
+  t.equal(early.get('certmanager_csi_certificate_request_ready_status')?.samples.length, 0);
+  t.equal(early.get('certmanager_clusterissuer_ready_status')?.samples.length, 0);
+  t.equal(sampleValue(early.get('certmanager_csi_managed_volume_count'), { node }), 0);
 
   harness = await startPlugin(t, {
     nodeId: NODE_ID,

@@ -2,9 +2,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
+import { CertificateKind } from '../../src/api/certificate.js';
 import { type CertificateRequest, encodeBytes } from '../../src/api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
 import { isObserved, publishFact, subscribeFacts } from '../../src/base/telemetry.js';
+import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { formatAddress, parseBindAddress } from '../../src/observability/bind-address.js';
 import { ComponentMetrics, escapeLabelValue } from '../../src/observability/component-metrics.js';
 import { registerControllerMetrics } from '../../src/observability/controller-metrics.js';
@@ -14,7 +16,13 @@ import { registerNodeMetrics } from '../../src/observability/node-metrics.js';
 import { startObservability } from '../../src/observability/observability.js';
 import { unixSeconds } from '../../src/observability/ready-condition.js';
 import { requestExpirySeconds } from '../../src/observability/request-expiry.js';
-import { resourceOfPath } from '../../src/store/kubernetes/request-telemetry.js';
+import { IssuanceError } from '../../src/renewal/issuance.js';
+import { failureReason } from '../../src/renewal/volume-telemetry.js';
+import {
+  RequestObservation,
+  resourceOfPath,
+} from '../../src/store/kubernetes/request-telemetry.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { parseExposition, sampleValue } from '../support/prometheus-text.js';
 import { recordingLogger } from '../support/recording-logger.js';
@@ -147,6 +155,42 @@ t.test('API paths name their resource', async (t) => {
   t.equal(resourceOfPath('/api/v1/namespaces/ns/secrets'), 'secrets');
   t.equal(resourceOfPath('/api/v1/namespaces/ns'), 'namespaces');
   t.equal(resourceOfPath('/apis/cert-manager.io/v1'), 'discovery');
+  t.equal(resourceOfPath('/apis'), 'discovery');
+});
+
+t.test('a request never sent publishes nothing', async (t) => {
+  const seen: unknown[] = [];
+  const stop = subscribeFacts('apiRequest', (fact) => seen.push(fact), t.error);
+  t.teardown(stop);
+  const observation = RequestObservation.ifObserved();
+  t.ok(observation, 'observed while someone listens');
+  observation?.finish();
+  t.same(seen, []);
+});
+
+t.test('an issuance failure reason: the IssuanceError reason, else other', async (t) => {
+  t.equal(failureReason(new IssuanceError('denied', 'denied')), 'denied');
+  t.equal(failureReason(new Error('disk full')), 'other');
+});
+
+t.test('SharedInformers.cached creates no informer', async (t) => {
+  const store = await MemoryStore.open();
+  const informers = new SharedInformers(store);
+  t.same(informers.cached(CertificateKind), []);
+  informers.start();
+  t.ok(informers.hasSynced(), 'no informer was created to wait for');
+  informers.stop();
+});
+
+t.test('an endpoint on every interface (":port")', async (t) => {
+  const endpoint = await startHttpEndpoint(
+    'any',
+    { host: '', port: 0 },
+    new Map([['/x', () => ({ status: 200, contentType: 'text/plain', body: 'x' })]]),
+    recordingLogger(),
+  );
+  t.teardown(() => endpoint.close());
+  t.equal((await fetch(`http://127.0.0.1:${endpoint.address.port}/x`)).status, 200);
 });
 
 t.test('managed volumes follow their node only', async (t) => {
@@ -235,6 +279,10 @@ t.test('node request families: unknown status, no certificate, an unparsable one
     sampleValue(families.get('certmanager_csi_managed_certificate_request_count'), { node }),
     3,
   );
+  // Another plugin in the process (another node id): its issuances are not this node's.
+  publishFact('issuance', { phase: 'started', nodeId: 'm', volumeId: 'v' });
+  const after = parseExposition(await metrics.exposition());
+  t.equal(sampleValue(after.get('certmanager_csi_issue_requests_total'), { node }), 0);
 });
 
 t.test('controller families of objects without status', async (t) => {

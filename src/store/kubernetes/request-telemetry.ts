@@ -10,8 +10,7 @@ export const NO_ANSWER_CODE = '<error>';
  * was never sent (refused before, e.g. a missing namespace) publishes nothing.
  */
 export class RequestObservation {
-  private method: string | undefined;
-  private url: string | undefined;
+  private sentAs: { method: string; url: string } | undefined;
   private code = NO_ANSWER_CODE;
   private readonly began = performance.now();
 
@@ -22,8 +21,7 @@ export class RequestObservation {
 
   /** The request is sent. */
   sent(method: string, url: string): void {
-    this.method = method;
-    this.url = url;
+    this.sentAs = { method, url };
   }
 
   /** The server answered with status. */
@@ -33,10 +31,10 @@ export class RequestObservation {
 
   /** Publishes the request, if it was sent. */
   finish(): void {
-    if (this.method === undefined || this.url === undefined) return;
-    const url = new URL(this.url);
+    if (this.sentAs === undefined) return;
+    const url = new URL(this.sentAs.url);
     publishFact('apiRequest', {
-      method: this.method,
+      method: this.sentAs.method,
       host: url.host,
       code: this.code,
       resource: resourceOfPath(url.pathname),

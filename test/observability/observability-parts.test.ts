@@ -23,6 +23,7 @@ import {
   resourceOfPath,
 } from '../../src/store/kubernetes/request-telemetry.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { freePort } from '../support/free-port.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { parseExposition, sampleValue } from '../support/prometheus-text.js';
 import { recordingLogger } from '../support/recording-logger.js';
@@ -338,12 +339,3 @@ t.test('controller families of objects without status', async (t) => {
     t.equal(sampleValue(after.get(family), { controller: 'certificates-trigger' }), 1, family);
   }
 });
-
-/** A port free a moment ago (the test binds it at once). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}

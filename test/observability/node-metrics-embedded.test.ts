@@ -11,6 +11,7 @@ import { until } from '../support/eventually.js';
 import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
 import { type Family, labelSets, sampleValue, scrape } from '../support/prometheus-text.js';
 import { recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const NODE_ID = 'metrics-node';
 const node = hashIdentifier(NODE_ID);
@@ -221,4 +222,45 @@ t.test('--metrics-bind-address=0: no endpoint, nothing listens to the facts', as
   t.equal(observability.health, undefined);
   t.notOk(isObserved('issuance'), 'the volume manager publishes into the void');
   t.notOk(isObserved('apiRequest'));
+});
+
+t.test('after a restart the volumes taken back are managed again, from memory', async (t) => {
+  const dir = await tempDir(t);
+  const stateDir = join(dir, 'state');
+  const first = await startPlugin(t, { nodeId: 'restart-node', dir, stateDir });
+  await first.publish('csi-restart-1', embeddedCA());
+  const metadata = await readMetadata(first.dataRoot, 'csi-restart-1');
+  await first.stop();
+
+  // A fresh process: its metrics know only what the restarted plugin tells them.
+  let second: PluginHarness | undefined;
+  const observability = await startNodeObservability({
+    metrics: local,
+    health: undefined,
+    nodeId: 'restart-node',
+    controllers: false,
+    apiClient: false,
+    logger: recordingLogger(),
+    plugin: () => second,
+  });
+  t.teardown(() => observability.close());
+  second = await startPlugin(t, { nodeId: 'restart-node', dir, stateDir });
+  const families = await scrape(`http://127.0.0.1:${observability.metrics?.address.port}/metrics`);
+  const restartNode = hashIdentifier('restart-node');
+  t.equal(
+    sampleValue(families.get('certmanager_csi_managed_volume_count'), { node: restartNode }),
+    1,
+    'rediscovery told the metrics',
+  );
+  t.equal(
+    sampleValue(families.get('certmanager_csi_issue_requests_total'), { node: restartNode }),
+    0,
+    'nothing issued: taken back as it was',
+  );
+  t.equal(
+    families.get('certmanager_csi_certificate_request_renewal_timestamp_seconds')?.samples[0]
+      ?.value,
+    Math.floor(Date.parse(metadata.nextIssuanceTime as string) / 1000),
+  );
+  t.notOk(families.has('certmanager_certificate_ready_status'), 'no controller families asked');
 });

@@ -5,13 +5,20 @@ import { quoted } from '../api/echoed-value.js';
 import { PCR_MIN_EXPIRATION_SECONDS } from '../api/pod-certificate-request.js';
 import { checkLeaderElectionTiming } from '../controller/leader-election.js';
 import { trustDomainProblem } from '../issuer/podcertificaterequests/pod-certificate-profile.js';
+import { registerClientMetrics } from '../observability/client-metrics.js';
+import {
+  informerMetricsSources,
+  registerControllerMetrics,
+} from '../observability/controller-metrics.js';
 import { createLogger, isLogLevel } from '../observability/logger.js';
+import { startObservability } from '../observability/observability.js';
 import { loadKubeConfig } from '../store/kubernetes/kube-config.js';
-import { startController } from './controller.js';
+import { type Controller, startController } from './controller.js';
 import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
 import { controllerSelection } from './controller-names.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
 import { kubeClientFlags } from './kube-flags.js';
+import { observabilityAddresses } from './observability-flags.js';
 import { terminationSignal } from './termination.js';
 
 /**
@@ -69,6 +76,7 @@ export async function runController(
     values['disable-approval'] ? ['-certificaterequests-approver'] : [],
   );
   const rate = kubeClientFlags(values);
+  const served = observabilityAddresses(values);
   const logger = createLogger(level);
   const kubeConfig = loadKubeConfig({
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
@@ -76,8 +84,24 @@ export async function runController(
   });
   const identity = values.identity || `${hostname()}_${randomUUID().slice(0, 8)}`;
   const clusterResourceNamespace = values['cluster-resource-namespace'];
+  // Before the controller: /readyz answers 503 while a leader's caches sync.
+  let controller: Controller | undefined;
+  const observability = await startObservability({
+    ...served,
+    collectors: [
+      (metrics, onError) =>
+        registerControllerMetrics(
+          metrics,
+          informerMetricsSources(() => controller?.informers()),
+          onError,
+        ),
+      registerClientMetrics,
+    ],
+    checks: [{ name: 'controllers', ready: () => controller?.ready() ?? false }],
+    logger,
+  });
   logger.info({ identity, leaderElect, clusterResourceNamespace }, 'cert-csi controller started');
-  const controller = startController({
+  const running = startController({
     kubeConfig,
     ...rate,
     identity,
@@ -97,8 +121,11 @@ export async function runController(
         }
       : {}),
   });
-  void until().then(() => controller.stop());
-  if ((await controller.done) === 'stopped') return 0;
+  controller = running;
+  void until().then(() => running.stop());
+  const outcome = await running.done;
+  await observability.close();
+  if (outcome === 'stopped') return 0;
   logger.error({ identity }, 'lost the leader-election lease: exiting');
   return 1;
 }

@@ -6,6 +6,7 @@ import {
 import { LOG_LEVELS } from '../observability/logger.js';
 import { CONTROLLERS_HELP } from './controller-names.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from './kube-flags.js';
+import { OBSERVABILITY_HELP, OBSERVABILITY_OPTIONS } from './observability-flags.js';
 
 export const CONTROLLER_DEFAULTS = {
   leaderElectionNamespace: 'cert-csi',
@@ -40,6 +41,7 @@ export const CONTROLLER_OPTIONS = {
     type: 'string',
     default: CONTROLLER_DEFAULTS.podCertificateMaxDuration,
   },
+  ...OBSERVABILITY_OPTIONS,
   'log-level': { type: 'string', default: CONTROLLER_DEFAULTS.logLevel },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -78,6 +80,6 @@ ${CONTROLLERS_HELP}  --disable-approval             do not approve requests; lea
   --pod-certificate-max-duration DURATION
                                  longest pod certificate, at least 1h; a request may ask
                                  for less (default ${CONTROLLER_DEFAULTS.podCertificateMaxDuration})
-  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})
+${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})
   -h, --help                     show this help
 `;

@@ -1,9 +1,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../api/logger.js';
 import { subjectAccessReviewer } from '../controller/access-reviewer.js';
-import { startControllers } from '../controller/controller-manager.js';
+import { type RunningControllers, startControllers } from '../controller/controller-manager.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { LeaderElector } from '../controller/leader-election.js';
+import type { SharedInformers } from '../controller/shared-informers.js';
 import { KubernetesStore } from '../store/kubernetes/kubernetes-store.js';
 import { servedControllers } from './served-apis.js';
 import { stackConfig, stackControllers } from './stack-controllers.js';
@@ -41,6 +42,10 @@ export interface Controller {
   /** Resolves when the controller ends: 'lost' when it lost the lease, 'stopped' after stop(). */
   done: Promise<'lost' | 'stopped'>;
   stop(): Promise<void>;
+  /** The controllers' informers while they run (this replica leads), else undefined. */
+  informers(): SharedInformers | undefined;
+  /** False only while this replica leads and its caches are not synced yet; a standby is ready. */
+  ready(): boolean;
 }
 
 const FIELD_MANAGER = 'cert-csi-controller';
@@ -65,9 +70,20 @@ export function startController(options: ControllerOptions): Controller {
     logger: logger.child({ source: 'events' }),
   });
   const stopping = new AbortController();
+  let leading = false;
+  let running: RunningControllers | undefined;
 
   // Runs the controllers until signal aborts.
   const work = async (signal: AbortSignal) => {
+    leading = true;
+    try {
+      await lead(signal);
+    } finally {
+      leading = false;
+      running = undefined;
+    }
+  };
+  const lead = async (signal: AbortSignal) => {
     const enabled = await servedControllers(store, options.enabled, logger);
     const started = startControllers({
       store,
@@ -96,6 +112,7 @@ export function startController(options: ControllerOptions): Controller {
       throw err;
     });
     if (stack === undefined) return;
+    running = stack;
     await new Promise<void>((resolve) => {
       if (signal.aborted) resolve();
       else signal.addEventListener('abort', () => resolve(), { once: true });
@@ -104,11 +121,16 @@ export function startController(options: ControllerOptions): Controller {
     await events.flush();
   };
 
+  const observed = {
+    informers: () => running?.informers,
+    ready: () => !leading || running !== undefined,
+  };
   const election = options.leaderElection;
   if (!election) {
     return {
       done: work(stopping.signal).then(() => 'stopped' as const),
       stop: async () => stopping.abort(),
+      ...observed,
     };
   }
   const elector = new LeaderElector({
@@ -127,5 +149,6 @@ export function startController(options: ControllerOptions): Controller {
       await elector.stop();
       await done;
     },
+    ...observed,
   };
 }

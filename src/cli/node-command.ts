@@ -13,6 +13,12 @@ import { startEmbeddedPlugin } from './embedded-plugin.js';
 import { flagDuration, positiveInteger } from './flag-values.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from './kube-flags.js';
 import { loadManifests } from './load-manifests.js';
+import { type ObservedPlugin, startNodeObservability } from './node-observability.js';
+import {
+  OBSERVABILITY_HELP,
+  OBSERVABILITY_OPTIONS,
+  observabilityAddresses,
+} from './observability-flags.js';
 import { packageVersion } from './package-version.js';
 import { terminationSignal } from './termination.js';
 
@@ -69,7 +75,7 @@ ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind
   --backoff-max DURATION         longest retry delay (default ${NODE_DEFAULTS.backoffMax})
   --backoff-factor N             delay multiplier per failure (default ${DEFAULT_BACKOFF.factor});
                                  each delay is stretched by up to 50 % at random
-  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
+${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
   -h, --help                     show this help
 
 Kubernetes mode:
@@ -108,6 +114,8 @@ export const NODE_OPTIONS = {
   'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
   'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
   'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
+  // Metrics and health (issue 14).
+  ...OBSERVABILITY_OPTIONS,
   'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
@@ -173,6 +181,7 @@ export async function runNode(
   if (backoff.capMs < backoff.initialMs)
     throw new Error('--backoff-max: must not be shorter than --backoff-initial');
   const endpoint = parseEndpoint(values.endpoint);
+  const served = observabilityAddresses(values);
   const logger = createLogger(level);
   const mounter = createMounter({ mode: mountMode, logger });
   if (mounter.mode === 'direct') {
@@ -194,8 +203,23 @@ export async function runNode(
     backoff,
   };
   const manifests = values.manifests;
-  const plugin =
-    mode === 'kubernetes'
+  // Metrics and health first: /readyz answers 503 while the plugin starts.
+  let running: ObservedPlugin | undefined;
+  const observability = await startNodeObservability({
+    ...served,
+    nodeId: common.nodeId,
+    controllers: mode === 'embedded',
+    apiClient: mode === 'kubernetes',
+    logger,
+    plugin: () => running,
+  });
+  const plugin = await startPlugin().catch(async (err: unknown) => {
+    await observability.close();
+    throw err;
+  });
+  running = plugin;
+  async function startPlugin() {
+    return mode === 'kubernetes'
       ? await (await import('./kubernetes-plugin.js')).startKubernetesPlugin({
           ...common,
           // Loaded only in this mode: client-node costs ~0.6 s to import.
@@ -221,6 +245,7 @@ export async function runNode(
               }
             : {}),
         });
+  }
   logger.info(
     {
       mode,
@@ -234,5 +259,6 @@ export async function runNode(
   await until();
   logger.info({}, 'stopping');
   await plugin.stop();
+  await observability.close();
   return 0;
 }

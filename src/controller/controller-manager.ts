@@ -2,6 +2,7 @@ import { discardEvents, type EventRecorder } from '../api/event.js';
 import { type Logger, silentLogger } from '../api/logger.js';
 import { type Clock, systemClock } from '../base/clock.js';
 import { errorMessage } from '../base/error-message.js';
+import { publishFact } from '../base/telemetry.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { WorkQueue } from '../store/work-queue.js';
@@ -101,11 +102,13 @@ export async function startControllers<Config>(
       try {
         result = await controller.sync(key);
       } catch (err) {
+        publishFact('sync', { controller: definition.name, error: true });
         // A conflict only means the cache was behind; it is routine, not a warning.
         const level = isStoreError(err, 'Conflict') ? 'debug' : 'warn';
         log[level]({ key, err: errorMessage(err) }, 'sync failed, will retry');
         throw err;
       }
+      publishFact('sync', { controller: definition.name, error: false });
       if (result?.requeueAfterMs !== undefined) queue.addAfter(key, result.requeueAfterMs);
     }, definition.workers?.(options.config) ?? 1),
   );

@@ -47,6 +47,14 @@ export class SharedInformers {
     return informer as unknown as Informer<T>;
   }
 
+  /**
+   * The cached objects of kind when this process runs an informer of it, else [] (without
+   * creating one: a reader such as a metrics scrape must not start a list and watch).
+   */
+  cached<T extends KubeObject>(kind: ResourceKind): T[] {
+    return (this.informers.get(resourceNameOf(kind))?.list() ?? []) as T[];
+  }
+
   /** Starts every informer created so far and any created later. */
   start(): void {
     this.started = true;

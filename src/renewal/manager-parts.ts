@@ -8,6 +8,7 @@ import type { RenewalScheduler } from './renewal-scheduler.js';
 import type { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import type { VolumeIssuance } from './volume-issuance.js';
 import type { VolumeRegistry } from './volume-registry.js';
+import type { VolumeTelemetry } from './volume-telemetry.js';
 
 /**
  * What the volume manager's operations (publish, renewal, manual renewal, unpublish,
@@ -24,6 +25,8 @@ export interface ManagerParts {
   failures: FailureRecorder;
   /** The volumes whose CA file follows a trust bundle. */
   trustBundles: TrustBundleVolumes;
+  /** Told which volumes are managed (rediscovery) and given up (unpublish). */
+  telemetry: VolumeTelemetry;
   /** Told after each certificate written (first issuance or renewal). */
   onIssued: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
   /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */

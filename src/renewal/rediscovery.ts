@@ -17,7 +17,14 @@ export interface RediscoveryCounts {
 /** What rediscovery works with: it issues nothing itself, it only arms timers. */
 export type RediscoveryParts = Pick<
   ManagerParts,
-  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler' | 'trustBundles'
+  | 'dataRoot'
+  | 'mounter'
+  | 'logger'
+  | 'clock'
+  | 'registry'
+  | 'scheduler'
+  | 'trustBundles'
+  | 'telemetry'
 >;
 
 // How many metadata.json files are read at once at start.
@@ -98,6 +105,7 @@ async function takeBack(
   // Before the refresh below could miss a change: the watch starts now.
   parts.trustBundles.track(volumeId, spec, metadata.targetPath);
   parts.scheduler.schedule(volumeId, metadata, spec);
+  parts.telemetry.managed(volumeId, metadata.nextIssuanceTime);
   return 'managed';
 }
 

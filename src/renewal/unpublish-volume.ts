@@ -47,6 +47,7 @@ async function unpublishOnce(
     registry.forget(volumeId);
     parts.trustBundles.untrack(volumeId);
     parts.failures.forget(volumeId);
+    parts.telemetry.unmanaged(volumeId);
   } finally {
     release();
   }

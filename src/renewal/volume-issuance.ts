@@ -19,6 +19,7 @@ import {
 import type { RequestTracker } from './request-tracker.js';
 import type { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';
+import type { VolumeTelemetry } from './volume-telemetry.js';
 
 /** What a volume's issuance works with. */
 export interface VolumeIssuanceDeps {
@@ -40,6 +41,8 @@ export interface VolumeIssuanceDeps {
   maxConcurrentIssuances: number;
   /** The store that creates a volume's request, from the pod's latest tokens. */
   requestCreator?: ((serviceAccountTokens: string | undefined) => ResourceStore) | undefined;
+  /** Told when each issuance starts and how it ends. */
+  telemetry: VolumeTelemetry;
 }
 
 /**
@@ -66,7 +69,9 @@ export class VolumeIssuance {
   ): Promise<IssuedCertificate> {
     const deadline = new Deadline(this.deps.clock, this.deps.attemptTimeoutMs, state.abort.signal);
     try {
-      return await this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey);
+      return await this.deps.telemetry.issuance(volumeId, () =>
+        this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey),
+      );
     } finally {
       deadline.clear();
     }

@@ -24,6 +24,7 @@ import { unpublishVolume } from './unpublish-volume.js';
 import { VolumeIssuance } from './volume-issuance.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
 import { VolumeRegistry } from './volume-registry.js';
+import { VolumeTelemetry } from './volume-telemetry.js';
 
 export interface VolumeManagerOptions {
   store: ResourceStore;
@@ -97,6 +98,7 @@ export class VolumeManager implements VolumePublisher {
       { dataRoot, mounter: options.mounter, logger, registry },
       this.trustBundleSources,
     );
+    const telemetry = new VolumeTelemetry(options.nodeId);
     const failures = new FailureRecorder({
       dataRoot,
       registry,
@@ -112,6 +114,7 @@ export class VolumeManager implements VolumePublisher {
       registry,
       failures,
       trustBundles,
+      telemetry,
       scheduler: new RenewalScheduler(clock, options.renewalJitterMs ?? 0, (volumeId, reason) => {
         void this.renew(volumeId, reason);
       }),
@@ -129,6 +132,7 @@ export class VolumeManager implements VolumePublisher {
         attemptTimeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
         maxConcurrentIssuances: options.maxConcurrentIssuances ?? DEFAULT_MAX_CONCURRENT_ISSUANCES,
         requestCreator: options.requestCreator,
+        telemetry,
       }),
       onIssued: options.onIssued ?? (() => {}),
       onFailed: options.onFailed ?? (() => {}),

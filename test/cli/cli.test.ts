@@ -35,7 +35,13 @@ t.test(
   'node + publish + unpublish from the command line; the embedded CA survives a restart',
   async (t) => {
     const dir = await workDir(t);
-    const node = await startNode(nodeArgs(dir));
+    // Metrics and health on free ports (issue 14): the process logs where it listens.
+    const node = await startNode(
+      nodeArgs(dir, [
+        '--metrics-bind-address=127.0.0.1:0',
+        '--health-probe-bind-address=127.0.0.1:0',
+      ]),
+    );
     t.teardown(() => node.stop());
     const endpoint = `unix://${join(dir, 'csi.sock')}`;
     const target = join(dir, 'target');
@@ -70,6 +76,19 @@ t.test(
     ]);
     t.match(stdout, /: OK/);
     const ca = await readFile(join(target, 'ca.crt'), 'utf8');
+    const [metricsAt, healthAt] = ['metrics', 'health'].map((name) => {
+      const line = node
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"serving HTTP"') && l.includes(`"endpoint":"${name}"`));
+      const address = line ? (JSON.parse(line) as { address: string }).address : '';
+      t.match(address, /^127\.0\.0\.1:[1-9]\d*$/, `${name}: the bound address is logged`);
+      return address;
+    });
+    t.equal((await fetch(`http://${healthAt}/readyz`)).status, 200, '/readyz once started');
+    const exposition = await (await fetch(`http://${metricsAt}/metrics`)).text();
+    t.match(exposition, /^certmanager_csi_managed_volume_count\{node="[a-z0-9]+"\} 1$/m);
+    t.match(exposition, /^# TYPE certmanager_clusterissuer_ready_status gauge$/m);
 
     const invalid = await runCli([
       'publish',

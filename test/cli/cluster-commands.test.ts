@@ -9,7 +9,19 @@ import { loadKubeConfig } from '../../src/store/kubernetes/kube-config.js';
 import { runCli } from '../support/cli-process.js';
 import { CONTROLLER_TOKEN, NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { rejectionMessage, until } from '../support/eventually.js';
+import { freePort } from '../support/free-port.js';
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
+
+t.test('metrics and health addresses are checked before anything starts', async (t) => {
+  t.equal(
+    await rejectionMessage(runNode(['--metrics-bind-address', '9402'])),
+    '--metrics-bind-address: expected host:port (e.g. ":9402") or 0 to disable, got "9402"',
+  );
+  t.equal(
+    await rejectionMessage(runController(['--health-probe-bind-address', 'localhost'])),
+    '--health-probe-bind-address: expected host:port (e.g. ":9402") or 0 to disable, got "localhost"',
+  );
+});
 
 t.test('node: mode flags are checked before anything starts', async (t) => {
   t.match(
@@ -110,6 +122,13 @@ t.test('kubeconfig: a missing context is named with the known ones', async (t) =
 t.test('node --mode kubernetes and controller run until told to stop', async (t) => {
   const cluster = await startCluster(t);
   await cluster.seedIssuer();
+  // Metrics and health (issue 14): both commands serve them on fixed free ports.
+  const [controllerMetrics, controllerHealth, nodeMetrics, nodeHealth] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   let stopController = () => {};
   const controller = runController(
     [
@@ -121,6 +140,8 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
       'silent',
       '--identity',
       'in-process',
+      `--metrics-bind-address=127.0.0.1:${controllerMetrics}`,
+      `--health-probe-bind-address=127.0.0.1:${controllerHealth}`,
     ],
     () => new Promise<void>((resolve) => (stopController = resolve)),
   );
@@ -152,6 +173,8 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
       'cli-node',
       '--log-level',
       'silent',
+      `--metrics-bind-address=127.0.0.1:${nodeMetrics}`,
+      `--health-probe-bind-address=127.0.0.1:${nodeHealth}`,
     ],
     () => new Promise<void>((resolve) => (stopNode = resolve)),
   );
@@ -171,6 +194,32 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
     }),
   );
   t.pass('a volume was issued through the two commands');
+  // Metrics and health (issue 14): the node in Kubernetes mode and the controller.
+  for (const port of [nodeHealth, controllerHealth]) {
+    t.equal((await fetch(`http://127.0.0.1:${port}/readyz`)).status, 200, `ready on ${port}`);
+  }
+  const nodeText = await (await fetch(`http://127.0.0.1:${nodeMetrics}/metrics`)).text();
+  const apiHost = new URL(cluster.server.url).host;
+  t.match(nodeText, /^certmanager_csi_issue_requests_total\{node="[a-z0-9]+"\} 1$/m);
+  t.match(nodeText, /^certmanager_csi_managed_volume_count\{node="[a-z0-9]+"\} 1$/m);
+  t.match(
+    nodeText,
+    new RegExp(
+      `^rest_client_requests_total\\{code="201",host="${apiHost}",method="POST"\\} [1-9]`,
+      'm',
+    ),
+    'the request create, counted by the node client',
+  );
+  t.notMatch(nodeText, /^certmanager_certificate_ready_status/m, 'no controllers in the node');
+  const controllerText = await (
+    await fetch(`http://127.0.0.1:${controllerMetrics}/metrics`)
+  ).text();
+  t.match(
+    controllerText,
+    /^certmanager_issuer_ready_status\{name="ca",namespace="sandbox",condition="True"\} 1$/m,
+  );
+  t.match(controllerText, /^certmanager_controller_sync_call_count\{controller="[a-z-]+"\} [1-9]/m);
+  t.notMatch(controllerText, /^certmanager_csi_/m, 'no node families in the controller');
   stopNode();
   t.equal(await node, 0, 'node exits 0 when told to stop');
   stopController();

@@ -24,6 +24,7 @@ import { readinessStatus } from '../../src/certificates/readiness-status.js';
 import { CONTROLLER_OPTIONS } from '../../src/cli/controller-flags.js';
 import { loadManifests } from '../../src/cli/load-manifests.js';
 import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-command.js';
+import { observabilityAddresses } from '../../src/cli/observability-flags.js';
 import { WEBHOOK_OPTIONS, webhookSettings } from '../../src/cli/webhook-flags.js';
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { failedStatus, issuedStatus } from '../../src/issuer/certificaterequests/request-status.js';
@@ -401,7 +402,11 @@ t.test('the controller passes only flags `cert-csi controller` accepts', async (
   t.equal(values['leader-elect'], 'true', 'two replicas need leader election');
   t.ok((deployment.spec.replicas ?? 1) >= 2, 'a standby replica');
   t.equal(main.image, container(daemonSet(), PLUGIN).image, 'one image for node and controller');
-  t.same(main.ports ?? [], [], 'no ports: nothing connects to the controller');
+  t.same(
+    (main.ports ?? []).map((p) => p.name).sort(),
+    ['health', 'http-metrics'],
+    'only metrics and health are served',
+  );
 });
 
 t.test('registrar, livenessprobe and plugin agree on the socket', async (t) => {
@@ -445,6 +450,42 @@ t.test('the liveness port is the one livenessprobe serves', async (t) => {
   const resolved =
     typeof port === 'string' ? plugin.ports?.find((p) => p.name === port)?.containerPort : port;
   t.equal(resolved, healthPort, 'the probe port resolves to --health-port');
+});
+
+// Metrics and health (issue 14): each probe names a path the process serves, on the port its
+// flag binds, and the metrics port is the one --metrics-bind-address binds.
+t.test('metrics and health: the probes and ports agree with the flags', async (t) => {
+  const plugin = container(daemonSet(), PLUGIN);
+  const main = controller().spec.template.spec.containers[0] as Container;
+  for (const [c, values] of [
+    [plugin, parseNodeArgs(plugin).values],
+    [main, parseControllerArgs(main).values],
+  ] as const) {
+    const served = observabilityAddresses(values);
+    t.equal(served.metrics?.port, 9402, `${c.name}: --metrics-bind-address parses to :9402`);
+    t.equal(
+      c.ports?.find((p) => p.name === 'http-metrics')?.containerPort,
+      served.metrics?.port,
+      `${c.name}: http-metrics is the metrics port`,
+    );
+    const health = served.health?.port;
+    t.ok(health, `${c.name}: --health-probe-bind-address serves health`);
+    const readiness = c.readinessProbe?.httpGet;
+    t.equal(readiness?.path, '/readyz', `${c.name}: readiness is /readyz`);
+    t.equal(containerPort(c, readiness?.port), health, `${c.name}: on the health port`);
+    t.not(health, served.metrics?.port, `${c.name}: health on its own port`);
+  }
+  const liveness = main.livenessProbe?.httpGet;
+  t.equal(liveness?.path, '/livez', 'controller liveness is /livez');
+  t.equal(
+    containerPort(main, liveness?.port),
+    observabilityAddresses(parseControllerArgs(main).values).health?.port,
+  );
+  t.equal(
+    plugin.livenessProbe?.httpGet?.path,
+    '/healthz',
+    'node liveness stays with livenessprobe',
+  );
 });
 
 t.test('data root and pods dir are host paths with Bidirectional propagation', async (t) => {

@@ -9,6 +9,7 @@ import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import type { VolumeIssuance } from '../../src/renewal/volume-issuance.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { VolumeTelemetry } from '../../src/renewal/volume-telemetry.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
@@ -73,6 +74,7 @@ export async function testParts(
       fired.push([volumeId, reason]);
     }),
     issuance,
+    telemetry: new VolumeTelemetry('parts-fixture-node'),
     failures: new FailureRecorder({
       dataRoot,
       registry,

@@ -7,6 +7,7 @@ import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { VolumeTelemetry } from '../../src/renewal/volume-telemetry.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
@@ -66,6 +67,7 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
     registry,
     scheduler,
     trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
+    telemetry: new VolumeTelemetry('rediscovery-node'),
   });
 
   t.same(counts, { managed: 3, corrupt: 1 });
@@ -127,6 +129,7 @@ t.test('an empty data root: nothing to take back', async (t) => {
     registry,
     scheduler: new RenewalScheduler(clock, 0, () => {}),
     trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
+    telemetry: new VolumeTelemetry('rediscovery-node'),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

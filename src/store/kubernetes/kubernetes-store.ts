@@ -27,6 +27,7 @@ import type {
   WatchOptions,
 } from '../resource-store.js';
 import { RateLimiter } from './rate-limiter.js';
+import { RequestObservation } from './request-telemetry.js';
 
 export interface KubernetesStoreOptions {
   kubeConfig: KubeConfig;
@@ -69,16 +70,23 @@ export function watchTimeoutSeconds(idleTimeoutMs: number): number {
   return Math.max(1, Math.floor((idleTimeoutMs * 0.8) / 1000));
 }
 
-/** Per-request client options that hand signal to the HTTP request, so aborting it cancels it. */
-function cancelledBy(signal: AbortSignal): ConfigurationOptions {
+/**
+ * Per-request client options that hand signal to the HTTP request, so aborting it cancels it,
+ * and tell observation (when given) what was sent and answered.
+ */
+function cancelledBy(signal: AbortSignal, observation?: RequestObservation): ConfigurationOptions {
   return {
     middleware: [
       {
         pre: (context: RequestContext) => {
           context.setSignal(signal);
+          observation?.sent(context.getHttpMethod(), context.getUrl());
           return new Observable(Promise.resolve(context));
         },
-        post: (context: ResponseContext) => new Observable(Promise.resolve(context)),
+        post: (context: ResponseContext) => {
+          observation?.answered(context.httpStatusCode);
+          return new Observable(Promise.resolve(context));
+        },
       },
     ],
     middlewareMergeStrategy: 'append',
@@ -372,7 +380,23 @@ export class KubernetesStore implements ResourceStore {
     onDone: (err: unknown) => void,
   ): Promise<AbortController> {
     await this.limiter.take();
-    return new KubeWatch(this.kubeConfig).watch(path, query, onLine, onDone);
+    const observation = RequestObservation.ifObserved();
+    if (!observation) return new KubeWatch(this.kubeConfig).watch(path, query, onLine, onDone);
+    // client-node reports a refused watch through onDone before its promise resolves.
+    let opening = true;
+    const watch = new KubeWatch(this.kubeConfig);
+    observation.sent('GET', `${this.kubeConfig.getCurrentCluster()?.server ?? ''}${path}`);
+    const controller = await watch.watch(path, query, onLine, (err: unknown) => {
+      if (opening) {
+        const status = (err as { statusCode?: unknown } | null)?.statusCode;
+        if (typeof status === 'number') observation.answered(status);
+      }
+      onDone(err);
+    });
+    opening = false;
+    if (!controller.signal.aborted) observation.answered(200);
+    observation.finish();
+    return controller;
   }
 
   private async replace<T extends KubeObject>(
@@ -443,13 +467,16 @@ export async function callWithin<R>(
   request: (options: ConfigurationOptions) => Promise<R>,
 ): Promise<R> {
   const deadline = new Deadline(clock, timeoutMs);
-  return untilAborted(request(cancelledBy(deadline.signal)), deadline.signal).then(
+  const observation = RequestObservation.ifObserved();
+  return untilAborted(request(cancelledBy(deadline.signal, observation)), deadline.signal).then(
     (result) => {
       deadline.clear();
+      observation?.finish();
       return result;
     },
     (err: unknown) => {
       deadline.clear();
+      observation?.finish();
       if (deadline.exceeded) {
         // InternalError, as for a refused or broken connection: callers retry it with backoff.
         throw new StoreError(

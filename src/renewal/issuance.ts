@@ -261,7 +261,11 @@ export async function certificateFiles(
     );
   }
   try {
-    const extra = { files: spec.files, key, keyPem, certificatePem, caPem, now: new Date() };
+    // A volume's trust bundle is read under its lock when the files are written: its JKS
+    // stores are built there (TrustBundleVolumes.withBundle), not from the request's CA.
+    const { jks: _fromTheBundle, ...withoutJks } = spec.files;
+    const outputs = spec.trustBundle ? withoutJks : spec.files;
+    const extra = { files: outputs, key, keyPem, certificatePem, caPem, now: new Date() };
     for (const [name, data] of extraOutputFiles(extra)) files.set(name, data);
   } catch (err) {
     throw new IssuanceError(

@@ -2,6 +2,8 @@ import { describeTrustBundleSource } from '../api/trust-bundle-source.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { errorMessage } from '../base/error-message.js';
 import { readAtomically, writeAtomically } from '../volume/atomic-writer.js';
+import { readJksPassword } from '../volume/volume-secrets.js';
+import { jksFilesForCa } from './extra-outputs.js';
 import { IssuanceError } from './issuance.js';
 import type { ManagerParts } from './manager-parts.js';
 import type { TrustBundleSources } from './trust-bundle-sources.js';
@@ -70,8 +72,9 @@ export class TrustBundleVolumes {
   }
 
   /**
-   * The files an issuance writes, with the CA file from the volume's source; while the source
-   * is unusable the CA file on disk stays (an error is logged). The caller holds the lock.
+   * The files an issuance writes, with the CA file from the volume's source (and the JKS
+   * stores trusting it); while the source is unusable the CA file on disk stays (an error is
+   * logged). The caller holds the lock.
    */
   async withBundle(
     volumeId: string,
@@ -80,26 +83,47 @@ export class TrustBundleVolumes {
   ): Promise<Map<string, Uint8Array>> {
     if (!spec.trustBundle) return files;
     const resolved = this.sources.resolve(spec.trustBundle);
-    const out = new Map(files);
-    if (resolved.ok) {
-      out.set(spec.files.ca, Buffer.from(resolved.pem));
-      return out;
-    }
-    const current = (await readAtomically(this.parts.dataRoot.dataDir(volumeId)))?.get(
-      spec.files.ca,
-    );
     const source = describeTrustBundleSource(spec.trustBundle);
-    if (current === undefined) {
-      throw new IssuanceError(
-        `trust bundle ${source} not available: ${resolved.problem}`,
-        'failed',
+    let ca: Uint8Array;
+    if (resolved.ok) {
+      ca = Buffer.from(resolved.pem);
+    } else {
+      const current = (await readAtomically(this.parts.dataRoot.dataDir(volumeId)))?.get(
+        spec.files.ca,
       );
+      if (current === undefined) {
+        throw new IssuanceError(
+          `trust bundle ${source} not available: ${resolved.problem}`,
+          'failed',
+        );
+      }
+      this.parts.logger.error(
+        { volumeId, source, problem: resolved.problem },
+        'trust bundle unusable: the volume keeps its previous CA file',
+      );
+      ca = current;
     }
-    this.parts.logger.error(
-      { volumeId, source, problem: resolved.problem },
-      'trust bundle unusable: the volume keeps its previous CA file',
-    );
-    out.set(spec.files.ca, current);
+    const out = new Map(files);
+    out.set(spec.files.ca, ca);
+    if (spec.files.jks) {
+      try {
+        const jks = spec.files.jks;
+        const caPem = Buffer.from(ca).toString('utf8');
+        const stores = jksFilesForCa({
+          files: out,
+          names: spec.files,
+          jks,
+          caPem,
+          now: new Date(),
+        });
+        for (const [name, data] of stores) out.set(name, data);
+      } catch (err) {
+        throw new IssuanceError(
+          `cannot build the JKS stores with trust bundle ${source}: ${errorMessage(err)}`,
+          'invalid-certificate',
+        );
+      }
+    }
     return out;
   }
 
@@ -146,6 +170,19 @@ export class TrustBundleVolumes {
       const pem = Buffer.from(resolved.pem);
       if (pem.equals(current.get(spec.files.ca) as Buffer)) return;
       current.set(spec.files.ca, pem);
+      const jks = spec.files.jks;
+      if (jks) {
+        const stores = await this.jksStores(volumeId, spec, jks, current, resolved.pem);
+        if (!stores.ok) {
+          // Never a CA file the JKS stores beside it do not trust: nothing is written.
+          logger.error(
+            { volumeId, source, problem: stores.problem },
+            'cannot build the JKS stores with the new trust bundle: the volume keeps its previous files',
+          );
+          return;
+        }
+        for (const [name, data] of stores.files) current.set(name, data);
+      }
       await writeAtomically(
         dataDir,
         current,
@@ -155,6 +192,37 @@ export class TrustBundleVolumes {
       logger.info({ volumeId, source }, 'trust bundle written');
     } finally {
       release();
+    }
+  }
+
+  /**
+   * The JKS stores of a rewrite: the key entry from the key and certificate files as on disk,
+   * the bundle trusted, under the password of the volume's 0600 secrets file (its record of the
+   * password, as a renewal after a restart reads it). The problem never holds the password.
+   */
+  private async jksStores(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    jks: NonNullable<VolumeCertificateSpec['files']['jks']>,
+    files: ReadonlyMap<string, Uint8Array>,
+    caPem: string,
+  ): Promise<{ ok: true; files: Map<string, Buffer> } | { ok: false; problem: string }> {
+    try {
+      const password = await readJksPassword(this.parts.dataRoot, volumeId);
+      if (password === undefined) {
+        return {
+          ok: false,
+          problem: `no JKS password file ${this.parts.dataRoot.jksPasswordPath(volumeId)}`,
+        };
+      }
+      const names = spec.files;
+      const now = new Date();
+      return {
+        ok: true,
+        files: jksFilesForCa({ files, names, jks: { ...jks, password }, caPem, now }),
+      };
+    } catch (err) {
+      return { ok: false, problem: errorMessage(err) };
     }
   }
 }

@@ -3,6 +3,7 @@ import t from 'tap';
 import { type CertificateRequest, encodeBytes } from '../../src/api/certificate-request.js';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
+import { jksFilesForCa } from '../../src/renewal/extra-outputs.js';
 import { certificateFiles } from '../../src/renewal/issuance.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 
@@ -61,4 +62,28 @@ t.test('the extra outputs are files of the issuance, or it fails as invalid', as
   const withoutJks = specWith({ 'csi.cert-manager.io/combined-pem-file': 'both.pem' });
   const plain = await certificateFiles(issued(ca.certificatePem, notACertificate), key, withoutJks);
   t.ok(plain.files.has('both.pem'), 'without JKS the CA is not parsed, as before');
+});
+
+t.test('JKS stores for a new CA name the volume file they cannot read', async (t) => {
+  const ca = await makeCA();
+  const spec = specWith({
+    'csi.cert-manager.io/jks-enable': 'true',
+    'csi.cert-manager.io/jks-password': 'pw-secret',
+  });
+  const jks = spec.files.jks as NonNullable<VolumeCertificateSpec['files']['jks']>;
+  const build = (files: Record<string, string>) => () =>
+    jksFilesForCa({
+      files: new Map(Object.entries(files).map(([name, pem]) => [name, Buffer.from(pem)])),
+      names: spec.files,
+      jks,
+      caPem: ca.certificatePem,
+      now: new Date(),
+    });
+  t.throws(build({ 'tls.crt': ca.certificatePem }), { message: 'no key file tls.key' });
+  t.throws(build({ 'tls.key': ca.keyPem }), { message: 'no certificate file tls.crt' });
+  t.throws(build({ 'tls.key': 'pw-secret', 'tls.crt': ca.certificatePem }), {
+    message: 'key file tls.key: cannot decode private key: no private key PEM block found',
+  });
+  const stores = build({ 'tls.key': ca.keyPem, 'tls.crt': ca.certificatePem })();
+  t.same([...stores.keys()], ['keystore.jks', 'truststore.jks']);
 });

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
@@ -8,6 +8,7 @@ import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { readAtomically, writeAtomically } from '../../src/volume/atomic-writer.js';
 import type { Mounter } from '../../src/volume/mounter.js';
+import { writeJksPassword } from '../../src/volume/volume-secrets.js';
 import { until } from '../support/eventually.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { testParts } from './parts-fixture.js';
@@ -152,3 +153,103 @@ t.test('an unpublished volume is never written; the group of the files is kept',
   volumes.untrack('gone');
   volumes.untrack('gone');
 });
+
+/** Whether a JKS store's trailing integrity digest is the one of password (Java's check). */
+function jksProtectedBy(store: Buffer, password: string): boolean {
+  const secret = Buffer.alloc(password.length * 2);
+  for (let i = 0; i < password.length; i++) secret.writeUInt16BE(password.charCodeAt(i), i * 2);
+  const body = store.subarray(0, store.length - 20);
+  const digest = createHash('sha1').update(secret).update('Mighty Aphrodite').update(body);
+  return digest.digest().equals(store.subarray(store.length - 20));
+}
+
+t.test(
+  'JKS stores follow the bundle; a rewrite that cannot build them keeps the previous generation',
+  async (t) => {
+    const { parts, logs, volumes, setRoots, caFile } = await setup(t);
+    const leaf = await makeCA();
+    const jksSpec = {
+      ...spec,
+      files: {
+        ...spec.files,
+        // The rewrite reads the password of the volume's secrets file, not this one.
+        jks: { filename: 'ks.jks', truststoreFilename: 'ts.jks', password: 'stale-in-memory' },
+      },
+    } as VolumeCertificateSpec;
+    const dataDir = parts.dataRoot.dataDir('v');
+    const previous = {
+      'tls.key': Buffer.from(leaf.keyPem),
+      'tls.crt': Buffer.from(leaf.certificatePem),
+      'ca.crt': Buffer.from('status ca'),
+      'ks.jks': Buffer.from('previous keystore'),
+      'ts.jks': Buffer.from('previous truststore'),
+    };
+    await parts.dataRoot.ensureVolume('v');
+    await writeAtomically(dataDir, previous);
+    parts.registry.stateOf('v');
+    const failures = () =>
+      logs.filter(([level, , msg]) => level === 'error' && msg?.startsWith('cannot build the JKS'));
+    const kept = async (what: string) =>
+      t.same(Object.fromEntries((await readAtomically(dataDir)) ?? []), previous, what);
+
+    // No password file: nothing written, the volume named.
+    await setRoots(A);
+    volumes.track('v', jksSpec, '/target');
+    await until(() => failures().length === 1, { what: 'the missing password to be logged' });
+    t.match(failures()[0]?.[1], {
+      volumeId: 'v',
+      source: 'configmap:shop/roots/ca.crt',
+      problem: /^no JKS password file .*jks-password$/,
+    });
+    await kept('no password: the previous generation, CA file included');
+
+    // A key file that does not decode: the same.
+    await writeJksPassword(parts.dataRoot, 'v', 'file-secret');
+    previous['tls.key'] = Buffer.from('not a key');
+    await writeAtomically(dataDir, previous);
+    await setRoots(B);
+    await until(() => failures().length === 2, { what: 'the bad key to be logged' });
+    t.match(failures()[1]?.[1], {
+      volumeId: 'v',
+      problem: /^key file tls\.key: cannot decode private key/,
+    });
+    await kept('bad key: the previous generation');
+
+    // Key and password good: CA file and both stores in one generation, under the file's password.
+    previous['tls.key'] = Buffer.from(leaf.keyPem);
+    await writeAtomically(dataDir, previous);
+    await setRoots(B + C);
+    await until(async () => (await caFile('v')) === B + C, { what: 'the bundle to be written' });
+    const files = (await readAtomically(dataDir)) as Map<string, Buffer>;
+    const [keystore, truststore] = [files.get('ks.jks'), files.get('ts.jks')] as [Buffer, Buffer];
+    const [rawB, rawC, rawLeaf] = [B, C, leaf.certificatePem].map(
+      (p) => new X509Certificate(p).raw,
+    );
+    t.ok(
+      truststore.includes(rawB as Buffer) && truststore.includes(rawC as Buffer),
+      'B and C trusted',
+    );
+    t.ok(keystore.includes(rawLeaf as Buffer), 'the key entry holds the certificate on disk');
+    t.ok(keystore.includes(rawB as Buffer) && keystore.includes(rawC as Buffer));
+    t.ok(jksProtectedBy(keystore, 'file-secret') && jksProtectedBy(truststore, 'file-secret'));
+    t.notOk(jksProtectedBy(truststore, 'stale-in-memory'), 'not the password in memory');
+    t.notMatch(JSON.stringify(logs), /file-secret|stale-in-memory/, 'no password in the logs');
+
+    // An issuance builds the stores from the bundle too; one whose key is not its leaf's fails.
+    const issuedFiles = new Map<string, Uint8Array>([
+      ['tls.key', Buffer.from(leaf.keyPem)],
+      ['tls.crt', Buffer.from(leaf.certificatePem)],
+      ['ca.crt', Buffer.from('request ca')],
+    ]);
+    const written = await volumes.withBundle('v', jksSpec, issuedFiles);
+    t.equal(Buffer.from(written.get('ca.crt') ?? []).toString(), B + C);
+    t.ok(Buffer.from(written.get('ts.jks') ?? []).includes(rawC as Buffer), 'issued: C trusted');
+    issuedFiles.set('tls.key', Buffer.from((await makeCA()).keyPem));
+    await t.rejects(volumes.withBundle('v', jksSpec, issuedFiles), {
+      name: 'IssuanceError',
+      reason: 'invalid-certificate',
+      message:
+        'cannot build the JKS stores with trust bundle configmap:shop/roots/ca.crt: JKS entry "certificate": the private key does not match the leaf certificate',
+    });
+  },
+);

@@ -4,6 +4,7 @@ import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import { subscribeFacts } from '../base/telemetry.js';
 import type { SharedInformers } from '../controller/shared-informers.js';
 import { type ComponentMetrics, labelText } from './component-metrics.js';
+import { issuerRefLabels } from './issuer-ref-labels.js';
 import { CONDITION_STATUSES, readyStatusOf, unixSeconds } from './ready-condition.js';
 
 /** What the controller's families are computed from: the informer caches, [] when not running. */
@@ -67,7 +68,7 @@ export function registerControllerMetrics(
     collect(out) {
       for (const certificate of certificates()) {
         const status = readyStatusOf(certificate.status?.conditions);
-        const labels = certificateLabels(certificate);
+        const labels = issuerRefLabels(certificate);
         for (const condition of CONDITION_STATUSES) {
           out.series(`${labels},condition="${condition}"`, status === condition ? 1 : 0);
         }
@@ -81,10 +82,7 @@ export function registerControllerMetrics(
       type: 'gauge',
       collect(out) {
         for (const certificate of certificates()) {
-          out.series(
-            certificateLabels(certificate),
-            unixSeconds(certificate.status?.[family.field]),
-          );
+          out.series(issuerRefLabels(certificate), unixSeconds(certificate.status?.[family.field]));
         }
       },
     });
@@ -140,25 +138,4 @@ export function registerControllerMetrics(
     },
     onError,
   );
-}
-
-// The informer replaces a cached object on every change: its label text is built once.
-const labelsOfCertificate = new WeakMap<Certificate, string>();
-
-/** The labels of a Certificate's families (the raw spec.issuerRef values, as cert-manager). */
-function certificateLabels(certificate: Certificate): string {
-  let text = labelsOfCertificate.get(certificate);
-  if (text === undefined) {
-    const ref = certificate.spec.issuerRef;
-    text = labelText({
-      name: certificate.metadata.name,
-      // A namespaced object in a cache always has its namespace.
-      namespace: certificate.metadata.namespace as string,
-      issuer_name: ref.name,
-      issuer_kind: ref.kind ?? '',
-      issuer_group: ref.group ?? '',
-    });
-    labelsOfCertificate.set(certificate, text);
-  }
-  return text;
 }

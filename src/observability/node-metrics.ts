@@ -3,6 +3,7 @@ import type { CertificateRequest } from '../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
 import { ISSUANCE_FAILURE_REASONS, subscribeFacts } from '../base/telemetry.js';
 import { type ComponentMetrics, labelText, seriesLine } from './component-metrics.js';
+import { issuerRefLabels } from './issuer-ref-labels.js';
 import { ManagedVolumes } from './managed-volumes.js';
 import { CONDITION_STATUSES, readyStatusOf } from './ready-condition.js';
 import { requestExpirySeconds } from './request-expiry.js';
@@ -81,7 +82,7 @@ export function registerNodeMetrics(
     collect(out) {
       for (const request of ownRequests()) {
         const expiry = requestExpirySeconds(request);
-        if (expiry !== undefined) out.series(requestLabels(request), expiry);
+        if (expiry !== undefined) out.series(issuerRefLabels(request), expiry);
       }
     },
   });
@@ -93,7 +94,7 @@ export function registerNodeMetrics(
       const renewals = volumes.renewalByVolumeHash();
       for (const request of ownRequests()) {
         const volumeHash = request.metadata.labels?.[VOLUME_ID_HASH_LABEL];
-        out.series(requestLabels(request), (volumeHash && renewals.get(volumeHash)) || 0);
+        out.series(issuerRefLabels(request), (volumeHash && renewals.get(volumeHash)) || 0);
       }
     },
   });
@@ -142,7 +143,6 @@ export function registerNodeMetrics(
 
 // The informer replaces a cached object on every change: what a scrape writes of one object
 // is built once, the first time it is scraped (at 2,000 requests this halves a scrape).
-const labelsOfRequest = new WeakMap<CertificateRequest, string>();
 const readyLinesOfRequest = new WeakMap<CertificateRequest, string>();
 const READY_STATUS = 'certmanager_csi_certificate_request_ready_status';
 
@@ -151,29 +151,11 @@ function readyLines(request: CertificateRequest): string {
   let text = readyLinesOfRequest.get(request);
   if (text === undefined) {
     const status = readyStatusOf(request.status?.conditions);
-    const labels = requestLabels(request);
+    const labels = issuerRefLabels(request);
     text = CONDITION_STATUSES.map((condition) =>
       seriesLine(READY_STATUS, `${labels},condition="${condition}"`, status === condition ? 1 : 0),
     ).join('\n');
     readyLinesOfRequest.set(request, text);
-  }
-  return text;
-}
-
-/** The issuer labels of a request (the raw spec.issuerRef values, as csi-lib) as label text. */
-function requestLabels(request: CertificateRequest): string {
-  let text = labelsOfRequest.get(request);
-  if (text === undefined) {
-    const ref = request.spec.issuerRef;
-    text = labelText({
-      name: request.metadata.name,
-      // A namespaced object in a cache always has its namespace.
-      namespace: request.metadata.namespace as string,
-      issuer_name: ref.name,
-      issuer_kind: ref.kind ?? '',
-      issuer_group: ref.group ?? '',
-    });
-    labelsOfRequest.set(request, text);
   }
   return text;
 }

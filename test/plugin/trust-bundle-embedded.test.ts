@@ -3,9 +3,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t from 'tap';
-import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import { readContinuously } from '../support/ca-file-reader.js';
+import { putConfigMap } from '../support/config-map-fixtures.js';
 import { until } from '../support/eventually.js';
 import { rejectsWith } from '../support/grpc-assert.js';
 import { makeCA } from '../support/issuer-fixtures.js';
@@ -23,19 +23,8 @@ const [A, B, C] = (await Promise.all([makeCA(), makeCA(), makeCA()])).map((ca) =
   new X509Certificate(ca.certificatePem).toString(),
 ) as [string, string, string];
 
-async function setRoots(store: MemoryStore, data: Record<string, string>): Promise<void> {
-  const existing = await store
-    .get<ConfigMap>(ConfigMapKind, 'roots', NAMESPACE)
-    .catch(() => undefined);
-  if (existing) await store.update<ConfigMap>(ConfigMapKind, { ...existing, data });
-  else
-    await store.create<ConfigMap>(ConfigMapKind, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'roots', namespace: NAMESPACE },
-      data,
-    });
-}
+const setRoots = (store: MemoryStore, data: Record<string, string>) =>
+  putConfigMap(store, NAMESPACE, 'roots', data);
 
 const follows = (targets: string[], expected: string, what: string) =>
   until(

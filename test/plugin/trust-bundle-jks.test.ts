@@ -2,10 +2,10 @@ import { X509Certificate } from 'node:crypto';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import { DATA_LINK } from '../../src/volume/atomic-writer.js';
 import { keytoolList } from '../pki/fixtures/keystore-tools.js';
+import { putConfigMap } from '../support/config-map-fixtures.js';
 import { until } from '../support/eventually.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
@@ -26,20 +26,8 @@ const [A, B, C] = (await Promise.all([makeCA(), makeCA(), makeCA()])).map(
 // Generous: only a broken watch reaches it.
 const FOLLOW_TIMEOUT_MS = 20_000;
 
-async function setRoots(store: MemoryStore, pem: string): Promise<void> {
-  const existing = await store
-    .get<ConfigMap>(ConfigMapKind, 'roots', NAMESPACE)
-    .catch(() => undefined);
-  const data = { 'ca.crt': pem };
-  if (existing) await store.update<ConfigMap>(ConfigMapKind, { ...existing, data });
-  else
-    await store.create<ConfigMap>(ConfigMapKind, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'roots', namespace: NAMESPACE },
-      data,
-    });
-}
+const setRoots = (store: MemoryStore, pem: string) =>
+  putConfigMap(store, NAMESPACE, 'roots', { 'ca.crt': pem });
 
 /** The entries `keytool -list` shows: alias, kind and SHA-256 fingerprint, sorted by alias. */
 function entriesOf(listing: string): Array<[alias: string, kind: string, fingerprint: string]> {

@@ -57,4 +57,10 @@ export interface VolumeCertificateSpec {
   /** Attributes with another prefix, copied verbatim to the CertificateRequest. */
   annotations: Record<string, string>;
   pod: PodInfo;
+  /**
+   * Present when dns-names or ip-sans use ${POD_IP} or ${POD_IPS}: the pod IPs they were
+   * expanded with, first one first. Empty while the pod has no IP: the SANs then hold a
+   * placeholder that only served validation, and the volume waits for the pod's IPs.
+   */
+  podIPs?: string[];
 }

@@ -14,6 +14,7 @@ import { flagDuration, positiveInteger } from './flag-values.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from './kube-flags.js';
 import { loadManifests } from './load-manifests.js';
 import { packageVersion } from './package-version.js';
+import { READINESS_HELP, READINESS_OPTIONS, readinessOptions } from './readiness-flags.js';
 import { terminationSignal } from './termination.js';
 
 export const NODE_DEFAULTS = {
@@ -70,7 +71,7 @@ ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind
   --backoff-factor N             delay multiplier per failure (default ${DEFAULT_BACKOFF.factor});
                                  each delay is stretched by up to 50 % at random
   --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
-  -h, --help                     show this help
+${READINESS_HELP}  -h, --help                     show this help
 
 Kubernetes mode:
 ${KUBE_CLIENT_HELP}  --use-token-request            create each CertificateRequest with the pod's own
@@ -109,6 +110,8 @@ export const NODE_OPTIONS = {
   'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
   'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
   'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
+  // csi-driver's readiness options (--continue-on-not-ready, --pod-readiness-gate, --gate-backoff-*).
+  ...READINESS_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -172,6 +175,7 @@ export async function runNode(
     throw new Error(`--backoff-factor: must be a number >= 1, got "${values['backoff-factor']}"`);
   if (backoff.capMs < backoff.initialMs)
     throw new Error('--backoff-max: must not be shorter than --backoff-initial');
+  const readiness = readinessOptions(values, mode);
   const endpoint = parseEndpoint(values.endpoint);
   const logger = createLogger(level);
   const mounter = createMounter({ mode: mountMode, logger });
@@ -192,6 +196,7 @@ export async function runNode(
     maxConcurrentIssuances,
     renewalJitterMs,
     backoff,
+    readiness,
   };
   const manifests = values.manifests;
   const plugin =

@@ -5,6 +5,7 @@ import { errorMessage } from '../base/error-message.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
 import type { ManagerParts } from './manager-parts.js';
 import { storedSpec } from './stored-volume.js';
+import { watchPod } from './waiting-volume.js';
 
 /** What rediscovery found on the data root. */
 export interface RediscoveryCounts {
@@ -17,7 +18,7 @@ export interface RediscoveryCounts {
 /** What rediscovery works with: it issues nothing itself, it only arms timers. */
 export type RediscoveryParts = Pick<
   ManagerParts,
-  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler'
+  'dataRoot' | 'mounter' | 'logger' | 'clock' | 'registry' | 'scheduler' | 'readiness'
 >;
 
 // How many metadata.json files are read at once at start.
@@ -78,7 +79,9 @@ async function takeBack(
     );
     return 'skipped';
   }
-  if (!metadata.nextIssuanceTime && !metadata.pendingRequest) {
+  // A volume published empty (waiting for its pod) was reported mounted: kubelet will not
+  // publish it again, so it is taken back like an issued one.
+  if (!metadata.nextIssuanceTime && !metadata.pendingRequest && !metadata.waiting) {
     // The first publish never got a certificate; kubelet's retry will publish again.
     log.info({ volumeId }, 'volume never issued: waiting for kubelet to publish it');
     return 'skipped';
@@ -96,6 +99,8 @@ async function takeBack(
     });
   parts.registry.stateOf(volumeId);
   parts.scheduler.schedule(volumeId, metadata, spec);
+  // Its pod may have become ready, or changed IPs, while the plugin was down.
+  if (metadata.waiting || spec.podIPs !== undefined) watchPod(parts, volumeId, spec.pod);
   return 'managed';
 }
 

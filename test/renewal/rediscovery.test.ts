@@ -2,6 +2,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
+import { DEFAULT_READINESS, PodReadiness } from '../../src/renewal/pod-readiness.js';
+import { contextPodSource } from '../../src/renewal/pod-source.js';
 import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
@@ -12,6 +14,10 @@ import { tempDir } from '../support/temp-dir.js';
 import { makeVolume, podContext } from './renew-fixtures.js';
 
 const HOUR_MS = 3600_000;
+
+// Embedded mode's readiness: no gates, pods described by their volume context.
+const embeddedReadiness = (clock: ManualClock) =>
+  new PodReadiness(contextPodSource, DEFAULT_READINESS, clock, () => {});
 
 t.test('rediscovery takes back what it can and never fails on what it cannot', async (t) => {
   const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
@@ -47,7 +53,15 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
   });
   const logger = recordingLogger();
 
-  const counts = await rediscoverVolumes({ dataRoot, mounter, logger, clock, registry, scheduler });
+  const counts = await rediscoverVolumes({
+    dataRoot,
+    mounter,
+    logger,
+    clock,
+    registry,
+    scheduler,
+    readiness: embeddedReadiness(clock),
+  });
 
   t.same(counts, { managed: 3, corrupt: 1 });
   t.same(registry.volumeIds(), ['csi-issued', 'csi-pending', 'csi-unmirrored']);
@@ -104,6 +118,7 @@ t.test('an empty data root: nothing to take back', async (t) => {
     clock,
     registry: new VolumeRegistry(),
     scheduler: new RenewalScheduler(clock, 0, () => {}),
+    readiness: embeddedReadiness(clock),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

@@ -50,6 +50,7 @@ export class PodReadiness {
   private readonly notReadyCounts = new Map<string, number>();
   private readonly retries: TimerSet;
   private stopWatching: () => void = () => {};
+  private stopped = false;
 
   constructor(
     private readonly source: PodSource,
@@ -73,6 +74,7 @@ export class PodReadiness {
 
   /** Stops listening and every gate retry. */
   stop(): void {
+    this.stopped = true;
     this.stopWatching();
     this.retries.clear();
   }
@@ -137,7 +139,9 @@ export class PodReadiness {
    * Arms the volume's gate retry after one more failed evaluation (the gate backoff): a
    * change the informer reports comes first anyway.
    */
-  retryLater(volumeId: string, random = Math.random): number {
+  retryLater(volumeId: string, random = Math.random): number | undefined {
+    // A look that ends after stop() arms nothing: no timer outlives the plugin.
+    if (this.stopped) return undefined;
     const count = (this.notReadyCounts.get(volumeId) ?? 0) + 1;
     this.notReadyCounts.set(volumeId, count);
     const delay = backoffDelay(count, this.options.gateBackoff, random);

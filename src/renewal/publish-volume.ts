@@ -94,12 +94,13 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
   try {
     if (!ready.ready) {
       // --continue-on-not-ready (or ${POD_IP}): mounted empty now, issued once the pod is ready.
+      // Watched from now on: a change during the steps below is looked at after the publish.
+      parts.readiness.watch(volumeId, spec.pod);
       await markWaiting(parts, volumeId, metadata, ready.reason);
       await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
       throwIfUnpublished(state);
       await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
       throwIfUnpublished(state);
-      watchPod(parts, volumeId, spec.pod);
       return { issued: false, waiting: ready.reason };
     }
     const issued = await parts.issuance.issue(volumeId, ready.spec, metadata, state);

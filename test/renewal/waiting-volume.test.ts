@@ -52,7 +52,7 @@ async function waitingParts(
 ) {
   const specs: VolumeCertificateSpec[] = [];
   const renewals: string[] = [];
-  const test: TestParts = await testParts(t, async (volumeId, spec, metadata) => {
+  const test: TestParts = await testParts(t, async (_volumeId, spec, metadata) => {
     specs.push(spec);
     const issued = fakeIssued(test.clock, HOUR_MS);
     metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();

@@ -171,6 +171,6 @@ export class PodReadiness {
   }
 }
 
-function podKey(namespace: string, name: string): string {
+function podKey(namespace: string | undefined, name: string): string {
   return `${namespace}/${name}`;
 }

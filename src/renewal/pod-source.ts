@@ -18,7 +18,7 @@ export interface PodSource {
   /** The volume's pod as last seen; undefined when not seen (yet, or any more). */
   get(pod: PodInfo, volumeContext: Readonly<Record<string, string>>): Pod | undefined;
   /** Calls listener with the namespace and name of each pod that changes; returns its removal. */
-  onChange(listener: (namespace: string, name: string) => void): () => void;
+  onChange(listener: (namespace: string | undefined, name: string) => void): () => void;
 }
 
 /** The one pod informer's scope of a node plugin: the pods scheduled to this node. */
@@ -45,7 +45,7 @@ export function informerPodSource(informers: SharedInformers): PodSource {
       return found;
     },
     onChange(listener) {
-      const tell = (pod: Pod) => listener(pod.metadata.namespace ?? '', pod.metadata.name);
+      const tell = (pod: Pod) => listener(pod.metadata.namespace, pod.metadata.name);
       const removals = [
         informer.on('add', tell),
         informer.on('update', (_old, pod) => tell(pod)),

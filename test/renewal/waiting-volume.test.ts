@@ -13,7 +13,7 @@ import { renewVolume } from '../../src/renewal/renew-volume.js';
 import { unpublishVolume } from '../../src/renewal/unpublish-volume.js';
 import type { PublishRequest } from '../../src/renewal/volume-publisher.js';
 import { readVolumeStatuses } from '../../src/renewal/volume-status.js';
-import { podChanged } from '../../src/renewal/waiting-volume.js';
+import { markWaiting, podChanged } from '../../src/renewal/waiting-volume.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { until } from '../support/eventually.js';
 import { fakeIssued, type TestParts, testParts } from './parts-fixture.js';
@@ -241,3 +241,54 @@ t.test('defaults: no gates, readiness applies only to volumes using the pod IPs'
   readiness.stop();
   t.equal(readiness.retryLater('csi-w'), undefined, 'a stopped plugin arms no gate retry');
 });
+
+t.test('a pod not yet seen; a pod losing its IP; a volume recorded without IPs', async (t) => {
+  const { parts, source, specs } = await waitingParts(t);
+  const first = await publishVolume(parts, request(IP_SANS));
+  t.equal(first.waiting, 'pod shop/web-0 not yet observed by informer');
+
+  source.set({ podIPs: [{ ip: '10.2.0.1' }] });
+  await until(
+    async () => (await readMetadata(parts.dataRoot, 'csi-w')).podIPs?.join() === '10.2.0.1',
+    {
+      what: 'the issuance',
+    },
+  );
+  // The pod loses its IP (being torn down): the certificate stays, nothing is asked.
+  source.set(undefined);
+  // A metadata.json from before podIPs were recorded: the next change re-issues to record them.
+  const metadata = await readMetadata(parts.dataRoot, 'csi-w');
+  delete metadata.podIPs;
+  await writeMetadata(parts.dataRoot, metadata);
+  source.set({ podIPs: [{ ip: '10.2.0.1' }] });
+  await until(async () => (await readMetadata(parts.dataRoot, 'csi-w')).podIPs !== undefined, {
+    what: 'the re-issuance that records the IPs',
+  });
+  t.equal(specs.length, 2, 'the lost IP asked nothing; the unrecorded IPs asked one issuance');
+  parts.readiness.stop();
+});
+
+t.test(
+  'a look that ends after the unpublish writes nothing; status of an expired waiting volume',
+  async (t) => {
+    const { parts, clock, source } = await waitingParts(t);
+    source.set(undefined);
+    await publishVolume(parts, request(IP_SANS));
+    const metadata = await readMetadata(parts.dataRoot, 'csi-w');
+    parts.registry.abort('csi-w', new Error('volume unpublished'));
+    await markWaiting(parts, 'csi-w', metadata, 'another reason');
+    t.equal(
+      (await readMetadata(parts.dataRoot, 'csi-w')).waiting?.reason,
+      'pod has no IP address yet',
+    );
+
+    // A certificate that expired while its renewal waits for the pod: expired says more.
+    const stored = await readMetadata(parts.dataRoot, 'csi-w');
+    stored.notAfter = new Date(clock.now() - 1000).toISOString();
+    await writeMetadata(parts.dataRoot, stored);
+    const [status] = await readVolumeStatuses(parts.dataRoot, new Date(clock.now()));
+    t.equal(status?.state, 'expired');
+    t.equal(status?.detail, 'waiting for the pod: pod has no IP address yet');
+    parts.readiness.stop();
+  },
+);

@@ -1,6 +1,8 @@
 import t from 'tap';
+import { runNode } from '../../src/cli/node-command.js';
 import { readinessOptions } from '../../src/cli/readiness-flags.js';
 import { DEFAULT_GATE_BACKOFF, DEFAULT_READINESS } from '../../src/renewal/pod-readiness.js';
+import { rejectionMessage } from '../support/eventually.js';
 
 t.test('readiness flags: csi-driver defaults and values', async (t) => {
   t.same(readinessOptions({}, 'kubernetes'), DEFAULT_READINESS, 'nothing set: defaults');
@@ -113,4 +115,27 @@ t.test('readiness flags: every refusal, with its message', async (t) => {
   for (const [values, message, mode] of cases) {
     t.throws(() => readinessOptions(values, mode), { message }, message);
   }
+});
+
+t.test('cert-csi node refuses bad readiness flags before anything starts', async (t) => {
+  t.equal(
+    await rejectionMessage(runNode(['--pod-readiness-gate', 'pod-ip:any'])),
+    '--pod-readiness-gate requires --continue-on-not-ready=true',
+  );
+  t.match(
+    await rejectionMessage(
+      runNode(['--continue-on-not-ready', '--pod-readiness-gate', 'pod-annotation:a']),
+    ),
+    /^--pod-readiness-gate pod-annotation:a: only pod-ip gates work with --mode embedded/,
+  );
+  t.equal(
+    await rejectionMessage(runNode(['--mode', 'kubernetes', '--gate-backoff-jitter', '2'])),
+    '--gate-backoff-jitter must be between 0 and 1, got 2',
+  );
+  t.equal(
+    await rejectionMessage(
+      runNode(['--mode', 'kubernetes', '--continue-on-not-ready', '--pod-readiness-gate', 'x']),
+    ),
+    'invalid --pod-readiness-gate "x": expected <type>:<value>, got "x"',
+  );
 });

@@ -5,6 +5,7 @@ import type { Pod } from '../../src/api/pod.js';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
 import { IssuanceError } from '../../src/renewal/issuance.js';
+import { renewNow } from '../../src/renewal/manual-renewal.js';
 import { DEFAULT_READINESS, PodReadiness } from '../../src/renewal/pod-readiness.js';
 import { contextPodSource, type PodSource } from '../../src/renewal/pod-source.js';
 import { publishVolume } from '../../src/renewal/publish-volume.js';
@@ -170,8 +171,22 @@ t.test('a renewal whose gates fail waits with the certificate in place', async (
     waiting.waiting,
     'pod does not yet have annotation "example.com/ok" with a non-empty value',
   );
-  // Gates pass, the volume is issued; then they fail at its renewal.
+  // A renewal (its timer, or cert-csi renew) while the gates fail issues nothing.
   t.equal(await renewVolume(parts, 'csi-w', 'test'), undefined, 'still waiting: nothing issued');
+  t.same(
+    await renewNow(parts, { volumeId: 'csi-w' }, () => {}),
+    {
+      renewed: [],
+      failed: [
+        {
+          volumeId: 'csi-w',
+          error:
+            'waiting for the pod: pod does not yet have annotation "example.com/ok" with a non-empty value',
+        },
+      ],
+    },
+    'cert-csi renew says why',
+  );
   t.equal(specs.length, 0);
   const statuses = await readVolumeStatuses(parts.dataRoot);
   t.equal(statuses[0]?.state, 'waiting');

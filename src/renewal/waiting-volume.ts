@@ -49,6 +49,9 @@ export async function specWhenReady(
   if (!parts.readiness.applies(spec)) return spec;
   const verdict = parts.readiness.evaluate(spec, metadata.volumeContext);
   if (!verdict.ready) {
+    // A volume whose gates passed at publish was not watched: its pod's next change ends
+    // the wait, not only the gate backoff.
+    parts.readiness.watch(volumeId, spec.pod);
     await markWaiting(parts, volumeId, metadata, verdict.reason);
     return undefined;
   }

@@ -23,7 +23,9 @@ import { podContext } from './renew-fixtures.js';
 const HOUR_MS = 3_600_000;
 
 /** A pod source whose one pod the test sets; each set is a change, as an informer event. */
-function fakeSource(): PodSource & { set(status: Pod['status'] | undefined): void } {
+function fakeSource(): PodSource & {
+  set(status: Pod['status'] | undefined, annotations?: Record<string, string>): void;
+} {
   let pod: Pod | undefined;
   const listeners = new Set<(namespace: string, name: string) => void>();
   return {
@@ -34,11 +36,11 @@ function fakeSource(): PodSource & { set(status: Pod['status'] | undefined): voi
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    set(status) {
+    set(status, annotations) {
       pod = {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: 'web-0', namespace: 'shop' },
+        metadata: { name: 'web-0', namespace: 'shop', ...(annotations ? { annotations } : {}) },
         ...(status ? { status } : {}),
       };
       for (const listener of listeners) listener('shop', 'web-0');
@@ -304,6 +306,24 @@ t.test(
     const [status] = await readVolumeStatuses(parts.dataRoot, new Date(clock.now()));
     t.equal(status?.state, 'expired');
     t.equal(status?.detail, 'waiting for the pod: pod has no IP address yet');
+    parts.readiness.stop();
+  },
+);
+
+t.test(
+  'gates that passed at publish and fail at renewal: the pod change ends the wait',
+  async (t) => {
+    const { parts, source, specs } = await waitingParts(t, {
+      gates: ['pod-annotation:example.com/ok'],
+    });
+    source.set(undefined, { 'example.com/ok': 'yes' });
+    t.equal((await publishVolume(parts, request({}))).issued, true, 'issued at publish');
+    t.notOk(parts.readiness.isWatching('csi-w'), 'no pod IPs, no wait: not watched');
+    source.set(undefined, {});
+    t.equal(await renewVolume(parts, 'csi-w', 'renewal time'), undefined, 'the renewal waits');
+    t.ok(parts.readiness.isWatching('csi-w'), 'watched from then on');
+    source.set(undefined, { 'example.com/ok': 'again' });
+    await until(() => specs.length === 2, { what: 'the renewal on the pod change' });
     parts.readiness.stop();
   },
 );

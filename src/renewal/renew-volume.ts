@@ -56,7 +56,8 @@ async function renewOnce(
       },
       'certificate renewed',
     );
-    parts.scheduler.schedule(volumeId, metadata, spec);
+    // Stopped or unpublished meanwhile: no timer may outlive the volume or the plugin.
+    if (!state.abort.signal.aborted) parts.scheduler.schedule(volumeId, metadata, spec);
     return issued;
   } catch (err) {
     if (state.abort.signal.aborted) return undefined;

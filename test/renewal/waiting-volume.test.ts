@@ -327,3 +327,22 @@ t.test(
     parts.readiness.stop();
   },
 );
+
+t.test('a renewal that ends after the plugin stopped arms no timer', async (t) => {
+  const { parts, source, specs } = await waitingParts(t);
+  source.set({ podIPs: [{ ip: '10.3.0.1' }] });
+  await publishVolume(parts, request(IP_SANS));
+  t.ok(parts.scheduler.has('csi-w'), 'issued and scheduled');
+  const issue = parts.issuance.issue;
+  // The certificate arrives just as the plugin stops (abortAll): it is written, not scheduled.
+  parts.issuance.issue = async (...args) => {
+    const issued = await issue(...args);
+    parts.scheduler.clear();
+    parts.registry.abortAll(new Error('plugin stopping'));
+    return issued;
+  };
+  t.ok(await renewVolume(parts, 'csi-w', 'renewal time'));
+  t.equal(specs.length, 2);
+  t.notOk(parts.scheduler.has('csi-w'), 'no timer outlives the plugin');
+  parts.readiness.stop();
+});

@@ -13,6 +13,12 @@ export const POD_UID_KEY = 'csi.storage.k8s.io/pod.uid';
 export const SERVICE_ACCOUNT_NAME_KEY = 'csi.storage.k8s.io/serviceAccount.name';
 /** kubelet's token requests (CSIDriver tokenRequests): JSON `{audience: {token, expirationTimestamp}}`. */
 export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
+/**
+ * The pod's IPs, comma-separated, first one first, for ${POD_IP} and ${POD_IPS} in embedded
+ * mode (`cert-csi publish --pod-ip`). kubelet never sends it; Kubernetes mode ignores it and
+ * reads the pod's IPs from the API server.
+ */
+export const POD_IPS_KEY = 'csi.storage.k8s.io/pod.ips';
 
 /** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (README). */
 export const ATTRIBUTE_NAMES = [

@@ -14,7 +14,12 @@ import {
   URI_MAX_CHARACTERS,
 } from './identity-limits.js';
 import { splitCsvRecord, splitSanList } from './list-splitting.js';
-import { expandVariables, type Variables } from './variable-expansion.js';
+import {
+  expandVariables,
+  POD_IP_VARIABLE_NAMES,
+  referencedVariables,
+  type Variables,
+} from './variable-expansion.js';
 
 /** What the certificate names: subject (or literal subject) and SANs, variables expanded. */
 export interface Identity {
@@ -23,6 +28,14 @@ export interface Identity {
   dnsNames: string[];
   ipAddresses: string[];
   uris: string[];
+  /** True when dns-names or ip-sans use ${POD_IP} or ${POD_IPS}. */
+  usesPodIPs: boolean;
+}
+
+/** The values of ${POD_IP} and ${POD_IPS}. */
+export interface PodIpVariables {
+  POD_IP: string;
+  POD_IPS: string;
 }
 
 type SubjectListField = Exclude<keyof SubjectSpec, 'commonName' | 'serialNumber'>;
@@ -44,13 +57,26 @@ const errorText = (err: unknown): string => (err as Error).message;
 // checked, where csi-driver skips them. Lengths and counts are checked after
 // expansion, against identity-limits.ts, so that the CSR builds and signs.
 
-/** Reads the subject and SAN attributes, expanding variables where csi-driver does. */
-export function readIdentity(attrs: AttributeReader, variables: Variables): Identity {
+/**
+ * Reads the subject and SAN attributes, expanding variables where csi-driver does, and
+ * ${POD_IP} and ${POD_IPS} in dns-names and ip-sans.
+ */
+export function readIdentity(
+  attrs: AttributeReader,
+  variables: Variables,
+  podIpVariables: PodIpVariables,
+): Identity {
+  let usesPodIPs = false;
   // os.Expand on one attribute; undefined means the error is recorded.
-  const expand = (name: AttributeName): string | undefined => {
-    const text = attrs.nonEmpty(name);
+  const expand = (
+    name: AttributeName,
+    known: Variables = variables,
+    text = attrs.nonEmpty(name),
+  ): string | undefined => {
     if (text === undefined) return undefined;
-    const expansion = expandVariables(text, variables);
+    const offersPodIPs = Object.hasOwn(known, 'POD_IP');
+    if (offersPodIPs && referencedVariables(text).some(isPodIpVariable)) usesPodIPs = true;
+    const expansion = expandVariables(text, known);
     if (expansion.ok) return expansion.value;
     attrs.fail(name, expansion.message);
     return undefined;
@@ -84,7 +110,13 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
     for (const value of split.values) checkLength(attrs, name, value, SUBJECT_VALUE_MAX_CHARACTERS);
   }
 
-  const identity: Identity = { subject, dnsNames: [], ipAddresses: [], uris: [] };
+  const identity: Identity = {
+    subject,
+    dnsNames: [],
+    ipAddresses: [],
+    uris: [],
+    usesPodIPs: false,
+  };
   const literalSubject = expand('literal-subject');
   // Empty after expansion (an unset variable) reads as unset, not as an empty subject.
   if (literalSubject && codePoints(literalSubject) > LITERAL_SUBJECT_MAX_CHARACTERS) {
@@ -99,15 +131,17 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
     }
   }
 
-  const dnsNames = splitSanList(expand('dns-names') ?? '');
+  const dnsNames = splitSanList(expand('dns-names', { ...variables, ...podIpVariables }) ?? '');
   for (const name of dnsNames) {
     const problem = dnsNameProblem(name);
     if (problem !== undefined) attrs.fail('dns-names', problem);
   }
   identity.dnsNames = dnsNames;
 
-  // Not expanded, as in csi-driver.
-  const ipAddresses = splitSanList(attrs.value('ip-sans') ?? '');
+  // csi-driver expands nothing here; only the pod's IPs are offered.
+  const ipAddresses = splitSanList(
+    expand('ip-sans', { ...podIpVariables }, attrs.value('ip-sans')) ?? '',
+  );
   const badIps = ipAddresses.filter((ip) => problemOf(() => ipAddressBytes(ip)).length > 0);
   if (badIps.length > 0) {
     // csi-driver's message, listing at most three of them.
@@ -139,8 +173,12 @@ export function readIdentity(attrs: AttributeReader, variables: Variables): Iden
     for (const [name, list] of SAN_LISTS) if (identity[list].length > 0) attrs.fail(name, message);
   }
 
+  identity.usesPodIPs = usesPodIPs;
   return identity;
 }
+
+const isPodIpVariable = (name: string): boolean =>
+  (POD_IP_VARIABLE_NAMES as readonly string[]).includes(name);
 
 const SAN_LISTS: ReadonlyArray<[AttributeName, 'dnsNames' | 'ipAddresses' | 'uris']> = [
   ['dns-names', 'dnsNames'],

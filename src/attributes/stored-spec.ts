@@ -8,8 +8,13 @@ import { formatAttributeErrors, parseVolumeAttributes } from './volume-attribute
 export function specFromVolumeContext(
   volumeContext: Record<string, string>,
   volumeMountGroup: string | undefined,
+  /** The pod's IPs for ${POD_IP} and ${POD_IPS}, when known. */
+  podIPs?: readonly string[],
 ): VolumeCertificateSpec {
-  const parsed = parseVolumeAttributes(volumeContext, volumeMountGroup ? { volumeMountGroup } : {});
+  const parsed = parseVolumeAttributes(volumeContext, {
+    ...(volumeMountGroup ? { volumeMountGroup } : {}),
+    ...(podIPs ? { podIPs } : {}),
+  });
   if (!parsed.ok) throw new Error(formatAttributeErrors(parsed.errors));
   return parsed.spec;
 }

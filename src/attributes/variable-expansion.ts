@@ -9,7 +9,15 @@ export const VARIABLE_NAMES = [
 ] as const;
 
 export type VariableName = (typeof VARIABLE_NAMES)[number];
-export type Variables = Readonly<Record<VariableName, string>>;
+
+/**
+ * cert-csi's own variables (csi-driver#17): the pod's first IP (status.podIP) and all of its
+ * IPs comma-joined (status.podIPs), offered in dns-names and ip-sans only.
+ */
+export const POD_IP_VARIABLE_NAMES = ['POD_IP', 'POD_IPS'] as const;
+
+/** The variables one attribute may use, by name, in the order its error message lists them. */
+export type Variables = Readonly<Record<string, string>>;
 
 const MAX_LISTED_NAMES = 3;
 
@@ -36,25 +44,25 @@ function shellName(s: string): { name: string; width: number } {
   return { name: s.slice(0, i), width: i };
 }
 
-const isVariableName = (name: string): name is VariableName =>
-  (VARIABLE_NAMES as readonly string[]).includes(name);
+/** The names text refers to with `$NAME` or `${NAME}`, in order, as os.Expand reads them. */
+export function referencedVariables(text: string): string[] {
+  const names: string[] = [];
+  scan(text, (name) => {
+    names.push(name);
+    return '';
+  });
+  return names;
+}
 
 /** Expands `$NAME` and `${NAME}` like Go's os.Expand; other names are errors, in csi-driver's words. */
 export function expandVariables(text: string, variables: Variables): Expansion {
   const undefinedNames: string[] = [];
-  let out = '';
-  let copied = 0;
-  for (let j = 0; j < text.length; j++) {
-    // A '$' that ends the text is literal.
-    if (text[j] !== '$' || j + 1 >= text.length) continue;
-    out += text.slice(copied, j);
-    const { name, width } = shellName(text.slice(j + 1));
-    if (name === '' && width === 0) out += '$';
-    else if (isVariableName(name)) out += variables[name];
-    else if (name !== '') undefinedNames.push(name);
-    j += width;
-    copied = j + 1;
-  }
+  const known = Object.keys(variables);
+  const out = scan(text, (name) => {
+    if (Object.hasOwn(variables, name)) return variables[name] as string;
+    undefinedNames.push(name);
+    return '';
+  });
   if (undefinedNames.length > 0) {
     // A text of thousands of `$x` would otherwise make a message of thousands of names.
     const listed = undefinedNames
@@ -64,8 +72,25 @@ export function expandVariables(text: string, variables: Variables): Expansion {
     if (more > 0) listed.push(`and ${more} more`);
     return {
       ok: false,
-      message: `${listed.join(', ')}, known variables: [${VARIABLE_NAMES.join(' ')}]`,
+      message: `${listed.join(', ')}, known variables: [${known.join(' ')}]`,
     };
   }
-  return { ok: true, value: out + text.slice(copied) };
+  return { ok: true, value: out };
+}
+
+// os.Expand's walk: each named reference is replaced by what value gives for it.
+function scan(text: string, value: (name: string) => string): string {
+  let out = '';
+  let copied = 0;
+  for (let j = 0; j < text.length; j++) {
+    // A '$' that ends the text is literal.
+    if (text[j] !== '$' || j + 1 >= text.length) continue;
+    out += text.slice(copied, j);
+    const { name, width } = shellName(text.slice(j + 1));
+    if (name === '' && width === 0) out += '$';
+    else if (name !== '') out += value(name);
+    j += width;
+    copied = j + 1;
+  }
+  return out + text.slice(copied);
 }

@@ -55,10 +55,21 @@ const POD_INFO_REQUIRED = requiredValue(
   'set by kubelet when the CSIDriver sets podInfoOnMount: true; the CertificateRequest is created in the pod namespace',
 );
 
+/**
+ * What ${POD_IP} and ${POD_IPS} stand for while the pod's IPs are unknown: an address of
+ * TEST-NET-1 (RFC 5737), so that the attributes using them are still checked at publish.
+ * A spec holding it is never issued (its podIPs is empty).
+ */
+export const POD_IP_PLACEHOLDER = '192.0.2.1';
+
 /** Parses, defaults, validates and expands kubelet's volume context. */
 export function parseVolumeAttributes(
   volumeContext: Readonly<Record<string, string>>,
-  options: { volumeMountGroup?: string } = {},
+  options: {
+    volumeMountGroup?: string;
+    /** The pod's IPs, first one first, for ${POD_IP} and ${POD_IPS}; unknown when absent or empty. */
+    podIPs?: readonly string[];
+  } = {},
 ): ParsedVolumeAttributes {
   const sorted = sortVolumeContext(volumeContext);
   const attrs = new AttributeReader(sorted.attributes);
@@ -67,12 +78,20 @@ export function parseVolumeAttributes(
 
   const issuerRef = readIssuerRef(attrs);
   const durationText = attrs.nonEmpty('duration');
-  const identity = readIdentity(attrs, {
-    POD_NAME: pod.name,
-    POD_NAMESPACE: pod.namespace,
-    POD_UID: pod.uid,
-    SERVICE_ACCOUNT_NAME: pod.serviceAccountName,
-  });
+  const podIPs = options.podIPs ?? [];
+  const identity = readIdentity(
+    attrs,
+    {
+      POD_NAME: pod.name,
+      POD_NAMESPACE: pod.namespace,
+      POD_UID: pod.uid,
+      SERVICE_ACCOUNT_NAME: pod.serviceAccountName,
+    },
+    {
+      POD_IP: podIPs[0] ?? POD_IP_PLACEHOLDER,
+      POD_IPS: podIPs.length > 0 ? podIPs.join(',') : POD_IP_PLACEHOLDER,
+    },
+  );
   const spec: VolumeCertificateSpec = {
     issuerRef,
     subject: identity.subject,
@@ -91,6 +110,7 @@ export function parseVolumeAttributes(
     pod,
   };
   if (identity.literalSubject !== undefined) spec.literalSubject = identity.literalSubject;
+  if (identity.usesPodIPs) spec.podIPs = [...podIPs];
   // Unlike csi-driver, "" is not a way to leave renew-before unset: it is an error.
   const renewBeforeText = attrs.value('renew-before');
   const renewBeforeMs = readDuration(attrs, 'renew-before', renewBeforeText);

@@ -3,6 +3,7 @@ import { emptyAudienceToken } from '../attributes/service-account-token.js';
 import { EventWriter } from '../controller/event-writer.js';
 import { SharedInformers } from '../controller/shared-informers.js';
 import { issuanceFailureEvent } from '../renewal/failure-event.js';
+import { informerPodSource, nodePodScope } from '../renewal/pod-source.js';
 import { nodeRequestScope } from '../renewal/request-tracker.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
 import { kubeConfigWithToken } from '../store/kubernetes/kube-config.js';
@@ -55,10 +56,11 @@ export async function startKubernetesPlugin(
     host: options.nodeId,
     logger: options.logger.child({ source: 'events' }),
   });
-  // This node's requests only: the one shared informer the node plugin runs (the volume
-  // manager adds one watch per trust-bundle source its volumes use).
+  // This node's requests and this node's pods only (readiness gates, ${POD_IP}): one
+  // label-scoped and one field-scoped informer, never a GET per volume (the volume manager
+  // adds one watch per trust-bundle source its volumes use).
   const informers = new SharedInformers(store, {
-    scopes: nodeRequestScope(options.nodeId),
+    scopes: new Map([...nodeRequestScope(options.nodeId), nodePodScope(options.nodeId)]),
     ...(options.clock ? { clock: options.clock } : {}),
   });
   let node: Awaited<ReturnType<typeof startNodeServices>>;
@@ -66,6 +68,7 @@ export async function startKubernetesPlugin(
     node = await startNodeServices(options, {
       store,
       informers,
+      podSource: informerPodSource(informers),
       onFailed: (volumeId, volumeContext, err) => {
         const event = issuanceFailureEvent(volumeId, volumeContext, err);
         if (event) events.event(event.pod, event.type, event.reason, event.message);

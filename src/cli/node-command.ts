@@ -20,6 +20,7 @@ import {
   observabilityAddresses,
 } from './observability-flags.js';
 import { packageVersion } from './package-version.js';
+import { READINESS_HELP, READINESS_OPTIONS, readinessOptions } from './readiness-flags.js';
 import { terminationSignal } from './termination.js';
 
 export const NODE_DEFAULTS = {
@@ -76,7 +77,7 @@ ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind
   --backoff-factor N             delay multiplier per failure (default ${DEFAULT_BACKOFF.factor});
                                  each delay is stretched by up to 50 % at random
 ${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
-  -h, --help                     show this help
+${READINESS_HELP}  -h, --help                     show this help
 
 Kubernetes mode:
 ${KUBE_CLIENT_HELP}  --use-token-request            create each CertificateRequest with the pod's own
@@ -117,6 +118,8 @@ export const NODE_OPTIONS = {
   // Metrics and health (issue 14).
   ...OBSERVABILITY_OPTIONS,
   'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
+  // csi-driver's readiness options (--continue-on-not-ready, --pod-readiness-gate, --gate-backoff-*).
+  ...READINESS_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
@@ -180,6 +183,7 @@ export async function runNode(
     throw new Error(`--backoff-factor: must be a number >= 1, got "${values['backoff-factor']}"`);
   if (backoff.capMs < backoff.initialMs)
     throw new Error('--backoff-max: must not be shorter than --backoff-initial');
+  const readiness = readinessOptions(values, mode);
   const endpoint = parseEndpoint(values.endpoint);
   const served = observabilityAddresses(values);
   const logger = createLogger(level);
@@ -201,6 +205,7 @@ export async function runNode(
     maxConcurrentIssuances,
     renewalJitterMs,
     backoff,
+    readiness,
   };
   const manifests = values.manifests;
   // Metrics and health first: /readyz answers 503 while the plugin starts.

@@ -4,6 +4,7 @@ import { startCsiServer } from '../driver/csi-server.js';
 import { type Endpoint, freeUnixEndpoint } from '../driver/endpoint.js';
 import { pluginCapabilities, pluginInfo, probe } from '../driver/identity-service.js';
 import { nodeServiceHandlers } from '../driver/node-service.js';
+import type { ReadinessOptions } from '../renewal/pod-readiness.js';
 import { type CertificateRenewHandler, watchRenewRequests } from '../renewal/renew-requests.js';
 import type { BackoffPolicy } from '../renewal/renewal-policy.js';
 import { serveUnsavedFailures } from '../renewal/status-socket.js';
@@ -28,6 +29,8 @@ export interface NodePluginOptions {
   renewalJitterMs?: number;
   backoff?: BackoffPolicy;
   onIssued?: VolumeManagerOptions['onIssued'];
+  /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
+  readiness?: ReadinessOptions;
   /** Aborting it stops a start that cannot finish (e.g. the request informer never syncs). */
   signal?: AbortSignal;
 }
@@ -49,7 +52,7 @@ export async function startNodeServices(
   options: NodePluginOptions,
   parts: Pick<
     VolumeManagerOptions,
-    'store' | 'informers' | 'pendingKeys' | 'onFailed' | 'requestCreator'
+    'store' | 'informers' | 'pendingKeys' | 'onFailed' | 'requestCreator' | 'podSource'
   > & {
     /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
     dataRootLock?: HeldLock;
@@ -81,6 +84,7 @@ export async function startNodeServices(
       ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
       ...(options.onIssued ? { onIssued: options.onIssued } : {}),
+      ...(options.readiness ? { readiness: options.readiness } : {}),
       ...managerOptions,
     });
     manager = running;

@@ -1,8 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { status } from '@grpc/grpc-js';
+import { quoted } from '../api/echoed-value.js';
+import { POD_IPS_KEY } from '../attributes/attribute-keys.js';
 import { parseVolumeAttributes } from '../attributes/volume-attributes.js';
 import { CsiClient } from '../driver/csi-client.js';
 import { parseEndpoint } from '../driver/endpoint.js';
@@ -30,6 +33,10 @@ Flags:
   --pod-namespace NS      namespace of the CertificateRequest (default default)
   --pod-uid UID           (default: none, no owner reference)
   --service-account NAME  (default default)
+  --pod-ip IP             the pod's IP, for \${POD_IP} and \${POD_IPS} in dns-names and
+                          ip-sans (embedded mode); repeat it for a dual-stack pod, first
+                          one first. Sent as csi.storage.k8s.io/pod.ips; a plugin in
+                          Kubernetes mode ignores it and reads the pod's IPs from the API
   --fs-group GID          the pod's fsGroup, sent as volume_mount_group
   --timeout DURATION      how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})
   -h, --help              show this help
@@ -66,6 +73,7 @@ export async function runPublish(
       'pod-namespace': { type: 'string', default: 'default' },
       'pod-uid': { type: 'string', default: '' },
       'service-account': { type: 'string', default: 'default' },
+      'pod-ip': { type: 'string', multiple: true, default: [] },
       'fs-group': { type: 'string' },
       timeout: { type: 'string', default: DEFAULT_CALL_TIMEOUT },
       help: { type: 'boolean', short: 'h' },
@@ -84,6 +92,10 @@ export async function runPublish(
     'csi.storage.k8s.io/pod.uid': values['pod-uid'],
     'csi.storage.k8s.io/serviceAccount.name': values['service-account'],
   };
+  for (const ip of values['pod-ip']) {
+    if (isIP(ip) === 0) throw new Error(`--pod-ip ${quoted(ip)}: not an IP address`);
+  }
+  if (values['pod-ip'].length > 0) context[POD_IPS_KEY] = values['pod-ip'].join(',');
   for (const pair of values.attr) {
     const eq = pair.indexOf('=');
     if (eq <= 0) throw new Error(`--attr "${pair}": expected KEY=VALUE`);
@@ -200,7 +212,15 @@ async function printSummary(
   const parsed = parseVolumeAttributes(context, fsGroup ? { volumeMountGroup: fsGroup } : {});
   if (!parsed.ok) return;
   const { files, renewBeforeMs } = parsed.spec;
-  const cert = new X509Certificate(await readFile(join(target, files.certificate)));
+  const certPem = await readFile(join(target, files.certificate)).catch(() => undefined);
+  if (certPem === undefined) {
+    // --continue-on-not-ready (or ${POD_IP}) in Kubernetes mode: mounted empty for now.
+    out.stdout.write(
+      `volume:       ${volumeId}\nwaiting:      published empty; its certificate comes once the pod is ready (cert-csi status)\n`,
+    );
+    return;
+  }
+  const cert = new X509Certificate(certPem);
   const notBefore = new Date(cert.validFrom);
   const notAfter = new Date(cert.validTo);
   const names = [files.privateKey, files.certificate, files.ca, files.pkcs12?.filename].filter(

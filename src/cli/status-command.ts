@@ -53,7 +53,8 @@ a certificate that expires).
 States: ok; pending (an issuance or renewal is in flight or asked for); failing
 (attempts fail and no valid certificate is served); expired; corrupt (metadata.json
 unreadable, or moved aside by the plugin as metadata.json.corrupt-*); incomplete
-(a volume dir without metadata).
+(a volume dir without metadata); waiting (published without a new certificate until
+its pod passes the readiness gates or has the IP its SANs use; the reason is shown).
 
 With --certificate, shows a cert-manager Certificate as "cmctl status certificate"
 does: name and namespace, conditions (type, status, reason, message), DNS names, the

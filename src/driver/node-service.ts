@@ -48,6 +48,7 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
           issued: result.issued,
           notAfter: result.notAfter?.toISOString(),
           nextIssuanceTime: result.nextIssuanceTime?.toISOString(),
+          ...(result.waiting ? { waiting: result.waiting } : {}),
         },
         'volume published',
       );

@@ -4,6 +4,7 @@ import type { DataRoot } from '../volume/data-root.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { FailureRecorder } from './failure-recorder.js';
 import type { IssuedCertificate } from './issuance.js';
+import type { PodReadiness } from './pod-readiness.js';
 import type { RenewalScheduler } from './renewal-scheduler.js';
 import type { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import type { VolumeIssuance } from './volume-issuance.js';
@@ -27,6 +28,8 @@ export interface ManagerParts {
   trustBundles: TrustBundleVolumes;
   /** Told which volumes are managed (rediscovery) and given up (unpublish). */
   telemetry: VolumeTelemetry;
+  /** Readiness gates and the pod IPs of ${POD_IP}: whether a volume may be issued now. */
+  readiness: PodReadiness;
   /** Told after each certificate written (first issuance or renewal). */
   onIssued: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
   /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */

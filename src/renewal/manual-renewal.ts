@@ -39,6 +39,7 @@ export async function renewNow(
           volumeId,
           error:
             parts.failures.unsavedError(volumeId) ??
+            (metadata?.waiting && `waiting for the pod: ${metadata.waiting.reason}`) ??
             metadata?.lastError?.message ??
             'the volume was unpublished',
         });

@@ -1,3 +1,5 @@
+import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import { errorMessage } from '../base/error-message.js';
 import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
 import { checkPublishTarget } from '../volume/target-path.js';
@@ -17,6 +19,7 @@ import {
 import { readStoredMetadata } from './stored-volume.js';
 import type { PublishRequest, PublishResult } from './volume-publisher.js';
 import type { VolumeState } from './volume-registry.js';
+import { markWaiting, watchPod } from './waiting-volume.js';
 
 /**
  * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
@@ -63,15 +66,24 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
   const state = registry.stateOf(volumeId);
   registry.keepTokens(request);
   parts.trustBundles.track(volumeId, spec, targetPath);
-  if (existing && isUsable(existing, parts.clock.now())) {
+  const waitingAlready = existing?.waiting !== undefined && parts.readiness.isWatching(volumeId);
+  if (existing && (isUsable(existing, parts.clock.now()) || waitingAlready)) {
     // Ready already: only make sure the mount is there (kubelet republishes often).
     await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
     throwIfUnpublished(state);
     await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
     throwIfUnpublished(state);
-    if (!parts.scheduler.has(volumeId)) parts.scheduler.schedule(volumeId, existing, spec);
-    return { issued: false, ...times(existing) };
+    if (!parts.scheduler.has(volumeId) && !waitingAlready) {
+      parts.scheduler.schedule(volumeId, existing, spec);
+    }
+    return {
+      issued: false,
+      ...times(existing),
+      ...(waitingAlready && existing.waiting ? { waiting: existing.waiting.reason } : {}),
+    };
   }
+  // Before anything is written: a pod that can never become ready is refused.
+  const ready = readiness(parts, request);
 
   const metadata: VolumeMetadata = {
     ...existing,
@@ -88,7 +100,18 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
   }
   if (spec.files.jks) await writeJksPassword(dataRoot, volumeId, spec.files.jks.password);
   try {
-    const issued = await parts.issuance.issue(volumeId, spec, metadata, state);
+    if (!ready.ready) {
+      // --continue-on-not-ready (or ${POD_IP}): mounted empty now, issued once the pod is ready.
+      // Watched from now on: a change during the steps below is looked at after the publish.
+      parts.readiness.watch(volumeId, spec.pod);
+      await markWaiting(parts, volumeId, metadata, ready.reason);
+      await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+      throwIfUnpublished(state);
+      await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+      throwIfUnpublished(state);
+      return { issued: false, waiting: ready.reason };
+    }
+    const issued = await parts.issuance.issue(volumeId, ready.spec, metadata, state);
     parts.onIssued(volumeId, issued, 'publish');
     // Each step that an unpublish overtook ends the publish as aborted, not as its own error.
     throwIfUnpublished(state);
@@ -97,6 +120,8 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
     throwIfUnpublished(state);
     parts.scheduler.schedule(volumeId, metadata, spec);
+    // Re-issued when the pod IPs its SANs name change.
+    if (ready.spec.podIPs) watchPod(parts, volumeId, spec.pod);
     return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
   } catch (err) {
     await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
@@ -105,6 +130,39 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     if (state.abort.signal.aborted) throw abortedError(state, err);
     parts.onFailed(volumeId, metadata.volumeContext, err);
     throw err;
+  }
+}
+
+/**
+ * Whether the publish may issue now, with the spec to issue (expanded with the pod's IPs when
+ * it uses them), or why it waits. A pod that can never change (embedded mode) and is not
+ * ready is refused: waiting would wait forever.
+ */
+function readiness(
+  parts: ManagerParts,
+  request: PublishRequest,
+): { ready: true; spec: VolumeCertificateSpec } | { ready: false; reason: string } {
+  const { spec } = request;
+  if (!parts.readiness.applies(spec)) return { ready: true, spec };
+  const verdict = parts.readiness.evaluate(spec, request.volumeContext);
+  if (!verdict.ready) {
+    if (parts.readiness.canWait) return verdict;
+    throw new IssuanceError(
+      `the pod is not ready for issuance: ${verdict.reason} (in embedded mode the pod is described by the volume context alone: give its IPs with cert-csi publish --pod-ip)`,
+      'failed',
+    );
+  }
+  if (!verdict.podIPs) return { ready: true, spec };
+  try {
+    return {
+      ready: true,
+      spec: specFromVolumeContext(request.volumeContext, request.volumeMountGroup, verdict.podIPs),
+    };
+  } catch (err) {
+    throw new IssuanceError(
+      `the volume attributes are invalid with the pod's IPs ${verdict.podIPs.join(',')}: ${errorMessage(err)}`,
+      'failed',
+    );
   }
 }
 

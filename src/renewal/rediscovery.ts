@@ -5,6 +5,7 @@ import { errorMessage } from '../base/error-message.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
 import type { ManagerParts } from './manager-parts.js';
 import { storedSpec } from './stored-volume.js';
+import { watchPod } from './waiting-volume.js';
 
 /** What rediscovery found on the data root. */
 export interface RediscoveryCounts {
@@ -25,6 +26,7 @@ export type RediscoveryParts = Pick<
   | 'scheduler'
   | 'trustBundles'
   | 'telemetry'
+  | 'readiness'
 >;
 
 // How many metadata.json files are read at once at start.
@@ -85,7 +87,9 @@ async function takeBack(
     );
     return 'skipped';
   }
-  if (!metadata.nextIssuanceTime && !metadata.pendingRequest) {
+  // A volume published empty (waiting for its pod) was reported mounted: kubelet will not
+  // publish it again, so it is taken back like an issued one.
+  if (!metadata.nextIssuanceTime && !metadata.pendingRequest && !metadata.waiting) {
     // The first publish never got a certificate; kubelet's retry will publish again.
     log.info({ volumeId }, 'volume never issued: waiting for kubelet to publish it');
     return 'skipped';
@@ -106,6 +110,8 @@ async function takeBack(
   parts.trustBundles.track(volumeId, spec, metadata.targetPath);
   parts.scheduler.schedule(volumeId, metadata, spec);
   parts.telemetry.managed(volumeId, metadata.nextIssuanceTime);
+  // Its pod may have become ready, or changed IPs, while the plugin was down.
+  if (metadata.waiting || spec.podIPs !== undefined) watchPod(parts, volumeId, spec.pod);
   return 'managed';
 }
 

@@ -3,6 +3,7 @@ import { errorMessage } from '../base/error-message.js';
 import type { IssuedCertificate } from './issuance.js';
 import type { ManagerParts } from './manager-parts.js';
 import { readStoredMetadata, storedKey, storedSpec } from './stored-volume.js';
+import { specWhenReady } from './waiting-volume.js';
 
 /**
  * Renews one managed volume now (its timer, or a manual request); a renewal already running
@@ -38,8 +39,12 @@ async function renewOnce(
     log.error({ err: errorMessage(err) }, 'cannot renew: the stored volume attributes are invalid');
     return undefined;
   }
-  log.info({ reason }, 'renewing certificate');
   try {
+    const readySpec = await specWhenReady(parts, volumeId, metadata, spec);
+    // Marked waiting: the pod's next change (or the gate backoff) brings it back.
+    if (!readySpec) return undefined;
+    spec = readySpec;
+    log.info({ reason }, 'renewing certificate');
     const reuseKey = spec.reusePrivateKey ? await storedKey(dataRoot, volumeId, spec) : undefined;
     const issued = await parts.issuance.issue(volumeId, spec, metadata, state, reuseKey);
     await mounter.refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup);
@@ -51,7 +56,8 @@ async function renewOnce(
       },
       'certificate renewed',
     );
-    parts.scheduler.schedule(volumeId, metadata, spec);
+    // Stopped or unpublished meanwhile: no timer may outlive the volume or the plugin.
+    if (!state.abort.signal.aborted) parts.scheduler.schedule(volumeId, metadata, spec);
     return issued;
   } catch (err) {
     if (state.abort.signal.aborted) return undefined;

@@ -29,6 +29,7 @@ async function unpublishOnce(
 ): Promise<void> {
   const { dataRoot, mounter, registry } = parts;
   parts.scheduler.cancel(volumeId);
+  parts.readiness.forget(volumeId);
   registry.abort(volumeId, new Error('volume unpublished'));
   await registry.runningPublish(volumeId)?.work.catch(() => undefined);
   await registry.runningRenewal(volumeId)?.catch(() => undefined);

@@ -129,6 +129,9 @@ export class VolumeIssuance {
       // obtainCertificate leaves the request's pending record for every certificate it returns.
       const askedAt = Date.parse(metadata.pendingRequest?.createdAt as string);
       delete metadata.pendingRequest;
+      // The pod IPs this certificate names: a restart compares them with the pod's.
+      delete metadata.waiting;
+      if (spec.podIPs) metadata.podIPs = [...spec.podIPs];
       this.deps.failures.recordIssuance(volumeId, metadata, issued, askedAt);
       await writeMetadata(dataRoot, metadata);
       this.deps.failures.forget(volumeId);

@@ -10,6 +10,8 @@ import { FailureRecorder } from './failure-recorder.js';
 import type { IssuedCertificate } from './issuance.js';
 import type { ManagerParts } from './manager-parts.js';
 import { renewNow } from './manual-renewal.js';
+import { DEFAULT_READINESS, PodReadiness, type ReadinessOptions } from './pod-readiness.js';
+import { contextPodSource, type PodSource } from './pod-source.js';
 import { publishVolume } from './publish-volume.js';
 import { type RediscoveryCounts, rediscoverVolumes } from './rediscovery.js';
 import type { RenewOutcome, RenewTarget } from './renew-protocol.js';
@@ -25,6 +27,7 @@ import { VolumeIssuance } from './volume-issuance.js';
 import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
 import { VolumeRegistry } from './volume-registry.js';
 import { VolumeTelemetry } from './volume-telemetry.js';
+import { podChanged } from './waiting-volume.js';
 
 export interface VolumeManagerOptions {
   store: ResourceStore;
@@ -57,6 +60,13 @@ export interface VolumeManagerOptions {
    * Without it the plugin's own store creates requests.
    */
   requestCreator?: (serviceAccountTokens: string | undefined) => ResourceStore;
+  /**
+   * Where volumes' pods are read, for readiness gates and ${POD_IP}: the node's pod informer
+   * in Kubernetes mode; by default the volume context (embedded mode).
+   */
+  podSource?: PodSource;
+  /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
+  readiness?: ReadinessOptions;
 }
 
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
@@ -136,6 +146,14 @@ export class VolumeManager implements VolumePublisher {
       }),
       onIssued: options.onIssued ?? (() => {}),
       onFailed: options.onFailed ?? (() => {}),
+      readiness: new PodReadiness(
+        options.podSource ?? contextPodSource,
+        options.readiness ?? DEFAULT_READINESS,
+        clock,
+        (volumeId) => {
+          void podChanged(this.parts, volumeId, (id, reason) => this.renew(id, reason));
+        },
+      ),
     };
   }
 
@@ -146,6 +164,7 @@ export class VolumeManager implements VolumePublisher {
   async start(signal?: AbortSignal): Promise<RediscoveryCounts> {
     if (this.stopRequested) throw new Error('volume manager stopped before it started');
     await this.tracker.start(signal);
+    await this.parts.readiness.start(signal);
     const counts = await rediscoverVolumes(this.parts);
     this.started = true;
     return counts;
@@ -159,6 +178,7 @@ export class VolumeManager implements VolumePublisher {
     this.stopRequested = true;
     this.started = false;
     this.parts.scheduler.clear();
+    this.parts.readiness.stop();
     this.parts.registry.abortAll(new Error('plugin stopping'));
     this.trustBundleSources.stop();
   }

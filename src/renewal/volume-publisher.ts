@@ -21,6 +21,8 @@ export interface PublishResult {
   issued: boolean;
   notAfter?: Date;
   nextIssuanceTime?: Date;
+  /** Set when the volume was published empty, waiting for its pod: why. */
+  waiting?: string;
 }
 
 /** The volume manager as the CSI Node service sees it. */

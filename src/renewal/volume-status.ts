@@ -18,7 +18,7 @@ import { readUnsavedFailures, type UnsavedFailure } from './status-socket.js';
 /** One volume of the node as `cert-csi status` shows it, read from its files alone. */
 export interface VolumeStatus {
   volumeId: string;
-  state: 'ok' | 'pending' | 'failing' | 'expired' | 'corrupt' | 'incomplete';
+  state: 'ok' | 'pending' | 'failing' | 'expired' | 'corrupt' | 'incomplete' | 'waiting';
   pod?: { namespace: string; name: string };
   issuer?: { name: string; kind: string; group: string };
   notAfter?: string;
@@ -26,6 +26,8 @@ export interface VolumeStatus {
   lastError?: { message: string; time: string };
   renewalPending: boolean;
   detail?: string;
+  /** Published without a (new) certificate until its pod is ready: why, and since when. */
+  waiting?: { reason: string; since: string };
 }
 
 /** Prefix of the name the volume manager gives an unparsable metadata.json it moves aside. */
@@ -127,6 +129,12 @@ async function volumeStatus(
   if (meta.pendingRequest !== undefined) {
     const { namespace, name } = meta.pendingRequest;
     status.detail = `waiting for CertificateRequest ${namespace}/${name}`;
+  }
+  if (meta.waiting !== undefined) {
+    // The readiness gates (or the pod IP its SANs use) hold the issuance back.
+    status.waiting = meta.waiting;
+    if (status.state !== 'expired') status.state = 'waiting';
+    status.detail = `waiting for the pod: ${meta.waiting.reason}`;
   }
   if (unsaved !== undefined) {
     status.detail = `last error held in the plugin's memory, metadata.json cannot be written: ${unsaved.saveError}`;

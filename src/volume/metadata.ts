@@ -39,6 +39,19 @@ export interface VolumeMetadata {
   /** Consecutive failed attempts, for renewal backoff. */
   failures?: number;
   nextRetryTime?: string;
+  /**
+   * Set while the volume is published without a certificate, waiting for its pod
+   * (readiness gates, or the pod IP its SANs use): why, and since when (RFC 3339).
+   */
+  waiting?: VolumeWaiting;
+  /** The pod IPs the certificate on disk was issued with (${POD_IP}, ${POD_IPS}). */
+  podIPs?: string[];
+}
+
+/** Why a published volume has no certificate yet. */
+export interface VolumeWaiting {
+  reason: string;
+  since: string;
 }
 
 /**
@@ -127,6 +140,18 @@ function parseMetadata(value: unknown): VolumeMetadata {
       throw new Error('failures must be a non-negative integer');
     }
     meta.failures = f;
+  }
+  if (value.waiting !== undefined) {
+    const w = value.waiting;
+    if (!isObject(w)) throw new Error('waiting must be an object');
+    meta.waiting = { reason: str(w, 'reason', 'waiting.'), since: str(w, 'since', 'waiting.') };
+  }
+  if (value.podIPs !== undefined) {
+    const ips = value.podIPs;
+    if (!Array.isArray(ips) || !ips.every((ip) => typeof ip === 'string')) {
+      throw new Error('podIPs must be an array of strings');
+    }
+    meta.podIPs = [...ips];
   }
   return meta;
 }

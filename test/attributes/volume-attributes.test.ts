@@ -840,8 +840,13 @@ const cases: Case[] = [
   },
   {
     name: 'bad IP SANs are listed together',
-    attrs: { 'ip-sans': 'foo,1.2.3.4,$POD_IP' },
-    errors: [`${key('ip-sans')}: failed to parse IP address: ["foo","$POD_IP"]`],
+    attrs: { 'ip-sans': 'foo,1.2.3.4,bar' },
+    errors: [`${key('ip-sans')}: failed to parse IP address: ["foo","bar"]`],
+  },
+  {
+    name: 'IP SANs offer only the pod IP variables',
+    attrs: { 'ip-sans': '1.2.3.4,$POD_NAME' },
+    errors: [`${key('ip-sans')}: undefined variable "POD_NAME", known variables: [POD_IP POD_IPS]`],
   },
   {
     name: 'bad URI SANs',
@@ -989,7 +994,7 @@ t.test('undefined variables', async (t) => {
       'literal-subject': 'CN=$1',
     }),
     [
-      `${key('dns-names')}: undefined variable "Foo", undefined variable "Bar", ${known}`,
+      `${key('dns-names')}: undefined variable "Foo", undefined variable "Bar", known variables: [POD_NAME POD_NAMESPACE POD_UID SERVICE_ACCOUNT_NAME POD_IP POD_IPS]`,
       `${key('literal-subject')}: undefined variable "1", ${known}`,
       `${key('organizations')}: undefined variable "POD_IP", ${known}`,
       `${key('uri-sans')}: undefined variable "$", ${known}`,

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${POD_IPS}` is the variable syntax under test
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -189,3 +190,39 @@ t.test(
     t.same(output.out, [`unpublished csi-v from ${expected}\n`]);
   },
 );
+
+t.test('--pod-ip gives the pod IPs in the volume context; an empty volume is said', async (t) => {
+  const contexts: Array<Record<string, string>> = [];
+  const endpoint = await fakePlugin(t, {
+    // A plugin that publishes the volume empty (waiting for its pod).
+    NodePublishVolume: (request: { volume_context: Record<string, string> }) => {
+      contexts.push(request.volume_context);
+      return {};
+    },
+  });
+  const output = bufferedOutput();
+  const common = ['--endpoint', endpoint, '--volume-id', 'csi-v', '--target', '/nonexistent/t'];
+  const code = await runPublish(
+    [
+      ...common,
+      '--pod-ip',
+      '10.0.0.1',
+      '--pod-ip',
+      'fd00::1',
+      '--attr',
+      'ip-sans=${POD_IPS}',
+      '--attr',
+      'issuer-name=x',
+    ],
+    output,
+  );
+  t.equal(code, 0);
+  t.equal(contexts[0]?.['csi.storage.k8s.io/pod.ips'], '10.0.0.1,fd00::1', 'first one first');
+  t.match(output.out.join(''), /^volume: +csi-v\nwaiting: +published empty; its certificate comes/);
+  await runPublish([...common, '--attr', 'issuer-name=x'], output);
+  t.notOk('csi.storage.k8s.io/pod.ips' in (contexts[1] ?? {}), 'no --pod-ip, no key');
+  t.match(
+    await rejectionMessage(runPublish([...common, '--pod-ip', '10.0.0.300'])),
+    /^--pod-ip "10\.0\.0\.300": not an IP address$/,
+  );
+});

@@ -595,12 +595,17 @@ t.test('the node plugin can manage CertificateRequests and nothing secret', asyn
     t.ok(grants(role, group, plural, verb), `${verb} ${plural}`);
   }
   t.ok(grants(role, '', 'events', 'create'), 'create events');
-  for (const resource of ['secrets', 'pods']) {
-    t.notOk(
-      role.rules.some((r) => r.resources.includes(resource)),
-      `no access to ${resource}: pod identity comes from kubelet`,
-    );
-  }
+  t.notOk(
+    role.rules.some((r) => r.resources.includes('secrets')),
+    'no access to secrets: pod identity comes from kubelet',
+  );
+  // Readiness gates and ${POD_IP}: the node's pods through one informer, never one by one.
+  const podRules = role.rules.filter((r) => r.resources.includes('pods'));
+  t.same(
+    podRules.map((r) => [...r.verbs].sort()),
+    [['list', 'watch']],
+    'pods: list and watch only (an informer), no get, no writes',
+  );
 });
 
 t.test('the controller can sign, update issuers and hold its Lease', async (t) => {

@@ -27,15 +27,16 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
   const before = await checkFiles(t, target, 'vol-idle');
   const [issuedFirst] = await cluster.requests();
 
-  // Only the plugin watches while the fault happens, so the one expiry is its re-watch's.
+  // Only the plugin watches while the fault happens (its requests, and its node's pods for
+  // the readiness gates), so the two expiries are its re-watches'.
   await first.stop();
-  await until(() => server.openWatches === 1, {
-    what: 'only the plugin’s watch open',
+  await until(() => server.openWatches === 2, {
+    what: 'only the plugin’s two watches open',
     timeoutMs: 10_000,
   });
   const dropAt = Date.now();
-  server.expireWatches(1);
-  t.equal(server.dropWatches(), 1, 'the plugin’s watch dropped');
+  server.expireWatches(2);
+  t.equal(server.dropWatches(), 2, 'the plugin’s watches dropped');
   const pluginReads = () =>
     server.requests.filter(
       (r) =>
@@ -61,7 +62,7 @@ t.test('an idle volume whose watch dropped and then expired (410) renews on requ
     relistAfterGone.time - relist.time < 900,
     `second relist at once after the 410 (${relistAfterGone.time - relist.time} ms)`,
   );
-  await until(() => server.openWatches === 1, {
+  await until(() => server.openWatches === 2, {
     what: 'the plugin watching again',
     timeoutMs: 10_000,
   });

@@ -1,4 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${POD_IP}` is the variable syntax under test
+import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,6 +18,7 @@ import { isConditionTrue, setCondition } from '../../src/api/conditions.js';
 import { ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
+import { type Pod, PodKind } from '../../src/api/pod.js';
 import {
   type PodCertificateRequest,
   PodCertificateRequestKind,
@@ -40,6 +42,7 @@ import {
   startClusterController,
 } from '../support/cluster-harness.js';
 import { csrObject, decideThroughApproval, keyedCsr } from '../support/csr-fixtures.js';
+import { until as waitUntil } from '../support/eventually.js';
 import type { RequestLogEntry } from '../support/fake-api-server.js';
 import {
   expireOnceWaiting,
@@ -54,7 +57,7 @@ import {
   namespaceObject,
   podIdentity,
 } from '../support/pod-certificates.js';
-import { inlineVolumeCall } from '../support/publish-call.js';
+import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
 import { loadRbacYaml } from '../support/rbac-authorizer.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
@@ -169,6 +172,7 @@ async function everything(
   certificates: boolean;
   podCertificates: boolean;
   csrs: boolean;
+  podIp: boolean;
 }> {
   const { server } = cluster;
   server.rbac = server.rbac?.with(CSR_REQUESTER_RBAC);
@@ -271,6 +275,7 @@ async function everything(
     signal: abort.signal,
   });
   let issued = false;
+  let podIp = false;
   // The Certificate controllers issue the user's Certificate, then re-issue it by hand
   // (cmctl's way): creates, updates and deletes of requests and Secrets, status writes.
   let certificates = false;
@@ -430,6 +435,38 @@ async function everything(
     } catch {
       issued = false;
     }
+    // Readiness gates and ${POD_IP} (pods list, watch): the volume is published empty, the
+    // node's pod informer brings the pod's IP, and the certificate follows.
+    podIp =
+      (await step(async () => {
+        const target = join(dir, 'pods', 'vol-ip');
+        await client.nodeCall(
+          'NodePublishVolume',
+          inlineVolumeCall('vol-ip', target, {
+            ...podInfo({ name: pod.name, namespace: POD_NAMESPACE, uid: pod.uid }),
+            ...ECDSA,
+            ...caIssuerAttributes,
+            'csi.cert-manager.io/ip-sans': '${POD_IP}',
+          }),
+        );
+        const current = await server.store.get<Pod>(PodKind, pod.name, POD_NAMESPACE);
+        await server.store.updateStatus<Pod>(PodKind, {
+          ...current,
+          status: { podIP: '10.244.0.9', podIPs: [{ ip: '10.244.0.9' }] },
+        });
+        await waitUntil(
+          () =>
+            access(join(target, 'tls.crt')).then(
+              () => true,
+              () => false,
+            ),
+          {
+            what: 'the certificate of the pod IP volume',
+            timeoutMs: STEP_TIMEOUT_MS,
+            signal: waits.signal,
+          },
+        );
+      })) !== 'refused';
     // An issuer that never answers: the publish times out and the pod gets an Event.
     await step(async () => {
       const publishing = client
@@ -491,6 +528,7 @@ async function everything(
     certificates,
     podCertificates,
     csrs,
+    podIp,
   };
 }
 
@@ -498,7 +536,10 @@ t.test(
   'with exactly the RBAC rules of deploy/daemonset both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
-    const { forbidden, issued, certificates, podCertificates, csrs } = await everything(t, cluster);
+    const { forbidden, issued, certificates, podCertificates, csrs, podIp } = await everything(
+      t,
+      cluster,
+    );
     t.same(
       forbidden.map((r) => `${r.user} ${r.verb} ${r.resource}`),
       [],
@@ -511,6 +552,7 @@ t.test(
       'a pod certificate was issued, its trust bundle published, rotated and withdrawn',
     );
     t.ok(csrs, "a user's CertificateSigningRequest for a namespaced Issuer was signed");
+    t.ok(podIp, 'a ${POD_IP} volume got its certificate once the pod had an IP');
     const events = await cluster.server.store.list(
       { group: '', version: 'v1', kind: 'Event', plural: 'events', namespaced: true },
       { namespace: POD_NAMESPACE },

@@ -4,6 +4,8 @@ import { ManualClock } from '../../src/base/clock.js';
 import { FailureRecorder } from '../../src/renewal/failure-recorder.js';
 import type { IssuedCertificate } from '../../src/renewal/issuance.js';
 import type { ManagerParts } from '../../src/renewal/manager-parts.js';
+import { DEFAULT_READINESS, PodReadiness } from '../../src/renewal/pod-readiness.js';
+import { contextPodSource } from '../../src/renewal/pod-source.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
@@ -85,6 +87,8 @@ export async function testParts(
     trustBundles: new TrustBundleVolumes({ dataRoot, mounter, logger, registry }, sources),
     onIssued: (volumeId, certificate, reason) => void issued.push([volumeId, certificate, reason]),
     onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
+    // Embedded mode's: no gates, pods read from the volume context.
+    readiness: new PodReadiness(contextPodSource, DEFAULT_READINESS, clock, () => {}),
   };
   return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };
 }

@@ -2,6 +2,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
+import { DEFAULT_READINESS, PodReadiness } from '../../src/renewal/pod-readiness.js';
+import { contextPodSource } from '../../src/renewal/pod-source.js';
 import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
@@ -24,6 +26,10 @@ function noTrustBundles(parts: ConstructorParameters<typeof TrustBundleVolumes>[
 }
 
 const HOUR_MS = 3600_000;
+
+// Embedded mode's readiness: no gates, pods described by their volume context.
+const embeddedReadiness = (clock: ManualClock) =>
+  new PodReadiness(contextPodSource, DEFAULT_READINESS, clock, () => {});
 
 t.test('rediscovery takes back what it can and never fails on what it cannot', async (t) => {
   const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
@@ -68,6 +74,7 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
     scheduler,
     trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
     telemetry: new VolumeTelemetry('rediscovery-node'),
+    readiness: embeddedReadiness(clock),
   });
 
   t.same(counts, { managed: 3, corrupt: 1 });
@@ -130,6 +137,7 @@ t.test('an empty data root: nothing to take back', async (t) => {
     scheduler: new RenewalScheduler(clock, 0, () => {}),
     trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
     telemetry: new VolumeTelemetry('rediscovery-node'),
+    readiness: embeddedReadiness(clock),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

@@ -18,6 +18,7 @@ import {
 import { controllerSelection } from '../../src/cli/controller-names.js';
 import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
 import type { CsiClient } from '../../src/driver/csi-client.js';
+import type { ReadinessOptions } from '../../src/renewal/pod-readiness.js';
 import { createMounter } from '../../src/volume/mounter.js';
 import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
 import {
@@ -127,9 +128,13 @@ export async function startClusterPlugin(
     attemptTimeoutMs?: number;
     /** Deadlines that fire when the test says (expireOnceWaiting), never on their own. */
     heldDeadlines?: boolean;
+    /** --continue-on-not-ready, --pod-readiness-gate, --gate-backoff-*. */
+    readiness?: ReadinessOptions;
+    /** The dir (data root and socket) of a previous plugin, for a restart. */
+    dir?: string;
   } = {},
 ): Promise<ClusterPlugin> {
-  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-node-'));
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'cert-csi-node-')));
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
   // A pass-through clock and a silent logger unless the deadlines are held.
   const deadlines = new HeldDeadlines();
@@ -149,6 +154,7 @@ export async function startClusterPlugin(
     burst: 1000,
     useTokenRequest: options.useTokenRequest ?? false,
     ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
+    ...(options.readiness ? { readiness: options.readiness } : {}),
   });
   const { client, stop } = connectClient(t, endpoint, plugin, dir);
   return {

@@ -146,6 +146,10 @@ t.test('read errors name the file and carry the volume id', async (t) => {
     [{ ...base, failures: -1 }, /failures must be a non-negative integer/],
     [{ ...base, failures: 1.5 }, /failures must be a non-negative integer/],
     [{ ...base, failures: '1' }, /failures must be a non-negative integer/],
+    [{ ...base, waiting: 'pod' }, /waiting must be an object/],
+    [{ ...base, waiting: { reason: 'x' } }, /waiting\.since must be a string/],
+    [{ ...base, podIPs: '10.0.0.1' }, /podIPs must be an array of strings/],
+    [{ ...base, podIPs: [10] }, /podIPs must be an array of strings/],
     [{ ...base, volumeId: 'other' }, /belongs to volume "other"/],
   ];
   for (const [value, message] of shapes) {

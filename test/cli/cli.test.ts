@@ -187,10 +187,10 @@ t.test(
 
     await writeFile(
       join(manifests, 'broken.yaml'),
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n',
+      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n',
     );
     const failed = await runCli(['node', ...nodeArgs(dir, ['--manifests', manifests])]);
     t.equal(failed.code, 1);
-    t.match(failed.stderr, /broken\.yaml: unsupported apiVersion\/kind "v1\/ConfigMap"/);
+    t.match(failed.stderr, /broken\.yaml: unsupported apiVersion\/kind "v1\/Pod"/);
   },
 );

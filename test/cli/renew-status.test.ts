@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { watch } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
 import { runRenew } from '../../src/cli/renew-command.js';
@@ -207,7 +207,11 @@ t.test('an answer that cannot be parsed exits 1', async (t) => {
   // A plugin of another version: it answers with something this CLI does not understand.
   const watcher = watch(dir, (_event, name) => {
     if (name?.endsWith('.request') && !name.startsWith('.')) {
-      void writeFile(join(dir, name.replace(/\.request$/, '.result')), '{"ok":"maybe"}');
+      // Written aside and renamed, as the plugin does: the CLI must never read half a file.
+      const result = name.replace(/\.request$/, '.result');
+      void writeFile(join(dir, `.${result}.tmp`), '{"ok":"maybe"}').then(() =>
+        rename(join(dir, `.${result}.tmp`), join(dir, result)),
+      );
     }
   });
   t.teardown(() => watcher.close());

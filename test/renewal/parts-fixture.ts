@@ -64,8 +64,6 @@ export async function testParts(
     issue,
     deleteRequests: async (volumeId: string) => void deletedRequests.push(volumeId),
   } as unknown as VolumeIssuance;
-  const sources = new TrustBundleSources(new MemoryStore(), { onChange: () => undefined });
-  t.teardown(() => sources.stop());
   const parts: ManagerParts = {
     dataRoot,
     mounter,
@@ -76,7 +74,6 @@ export async function testParts(
       fired.push([volumeId, reason]);
     }),
     issuance,
-    telemetry: new VolumeTelemetry('parts-fixture-node'),
     failures: new FailureRecorder({
       dataRoot,
       registry,
@@ -84,13 +81,29 @@ export async function testParts(
       logger,
       backoff: { initialMs: 30_000, factor: 2, capMs: 300_000, jitter: 0 },
     }),
-    trustBundles: new TrustBundleVolumes({ dataRoot, mounter, logger, registry }, sources),
     onIssued: (volumeId, certificate, reason) => void issued.push([volumeId, certificate, reason]),
     onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
-    // Embedded mode's: no gates, pods read from the volume context.
-    readiness: new PodReadiness(contextPodSource, DEFAULT_READINESS, clock, () => {}),
+    ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   };
   return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };
+}
+
+/**
+ * The parts that follow volumes for other concerns, doing nothing for volumes without them:
+ * trust bundles (no source watched), telemetry (no subscriber) and embedded mode's readiness
+ * (no gates, pods described by their volume context).
+ */
+export function quietFollowers(
+  t: Test,
+  parts: Pick<ManagerParts, 'dataRoot' | 'mounter' | 'logger' | 'registry' | 'clock'>,
+): Pick<ManagerParts, 'trustBundles' | 'telemetry' | 'readiness'> {
+  const sources = new TrustBundleSources(new MemoryStore(), { onChange: () => undefined });
+  t.teardown(() => sources.stop());
+  return {
+    trustBundles: new TrustBundleVolumes(parts, sources),
+    telemetry: new VolumeTelemetry('test-node'),
+    readiness: new PodReadiness(contextPodSource, DEFAULT_READINESS, parts.clock, () => {}),
+  };
 }
 
 /** A stand-in for an issued certificate: the operations read only its times. */

@@ -2,34 +2,17 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
-import { DEFAULT_READINESS, PodReadiness } from '../../src/renewal/pod-readiness.js';
-import { contextPodSource } from '../../src/renewal/pod-source.js';
 import { rediscoverVolumes } from '../../src/renewal/rediscovery.js';
 import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
-import { TrustBundleSources } from '../../src/renewal/trust-bundle-sources.js';
-import { TrustBundleVolumes } from '../../src/renewal/trust-bundle-volumes.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
-import { VolumeTelemetry } from '../../src/renewal/volume-telemetry.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { quietFollowers } from './parts-fixture.js';
 import { makeVolume, podContext } from './renew-fixtures.js';
 
-/** Volumes without a trust-bundle attribute: nothing is watched. */
-function noTrustBundles(parts: ConstructorParameters<typeof TrustBundleVolumes>[0]) {
-  return new TrustBundleVolumes(
-    parts,
-    new TrustBundleSources(new MemoryStore(), { onChange: () => undefined }),
-  );
-}
-
 const HOUR_MS = 3600_000;
-
-// Embedded mode's readiness: no gates, pods described by their volume context.
-const embeddedReadiness = (clock: ManualClock) =>
-  new PodReadiness(contextPodSource, DEFAULT_READINESS, clock, () => {});
 
 t.test('rediscovery takes back what it can and never fails on what it cannot', async (t) => {
   const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
@@ -72,9 +55,7 @@ t.test('rediscovery takes back what it can and never fails on what it cannot', a
     clock,
     registry,
     scheduler,
-    trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
-    telemetry: new VolumeTelemetry('rediscovery-node'),
-    readiness: embeddedReadiness(clock),
+    ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   });
 
   t.same(counts, { managed: 3, corrupt: 1 });
@@ -135,9 +116,7 @@ t.test('an empty data root: nothing to take back', async (t) => {
     clock,
     registry,
     scheduler: new RenewalScheduler(clock, 0, () => {}),
-    trustBundles: noTrustBundles({ dataRoot, mounter, logger, registry }),
-    telemetry: new VolumeTelemetry('rediscovery-node'),
-    readiness: embeddedReadiness(clock),
+    ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
 });

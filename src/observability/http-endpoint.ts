@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
+import { requestPath } from '../base/request-path.js';
 import { type BindAddress, formatAddress } from './bind-address.js';
 
 /** The answer of a route: status, content type and body. */
@@ -60,11 +61,12 @@ async function answer(
   request: IncomingMessage,
   response: ServerResponse,
 ): Promise<void> {
-  // node:http sets url on every request a server receives.
-  const path = new URL(request.url as string, 'http://endpoint').pathname;
-  const route = routes.get(path);
+  const path = requestPath(request.url);
+  const route = path === undefined ? undefined : routes.get(path);
   let result: RouteAnswer;
-  if (request.method !== 'GET' && request.method !== 'HEAD') {
+  if (path === undefined) {
+    result = plain(400, 'malformed request target\n');
+  } else if (request.method !== 'GET' && request.method !== 'HEAD') {
     result = plain(405, `method ${request.method} not allowed\n`);
     response.setHeader('allow', 'GET, HEAD');
   } else if (!route) {

@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import t from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
 import { CertificateKind } from '../../src/api/certificate.js';
@@ -80,8 +80,27 @@ t.test(
     const broken = await fetch(`${base}/broken`);
     t.equal(broken.status, 500);
     t.equal(await broken.text(), 'cache gone\n');
+    // A target no URL parser takes: refused, and the process (and the endpoint) live on.
+    const raw = await rawRequest(endpoint.address.port, 'GET http://[ HTTP/1.1\r\nHost: x\r\n\r\n');
+    t.match(raw, /^HTTP\/1\.1 400 /, 'a malformed request target is 400');
+    t.equal((await fetch(`${base}/ok`)).status, 200, 'still serving after it');
   },
 );
+
+/** Sends raw bytes to a local port and resolves with what comes back before the server closes or 5 s pass. */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    const deadline = setTimeout(() => socket.destroy(), 5000);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(deadline);
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+  });
+}
 
 t.test('one port for metrics and health when both flags name it', async (t) => {
   const port = await freePort();

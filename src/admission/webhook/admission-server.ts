@@ -15,6 +15,7 @@ import {
 } from '../../api/admission-review.js';
 import type { Logger } from '../../api/logger.js';
 import { errorMessage } from '../../base/error-message.js';
+import { requestPath } from '../../base/request-path.js';
 
 /** What a webhook decided about one request. */
 export type AdmissionDecision =
@@ -129,8 +130,8 @@ export class AdmissionWebhookServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // A request a server receives always has a url.
-    const path = new URL(req.url as string, 'https://webhook').pathname;
+    const path = requestPath(req.url);
+    if (path === undefined) return sendText(res, 400, 'malformed request target');
     if (path === '/livez' || path === '/readyz') return this.probe(path, req, res);
     const endpoint = ENDPOINTS.find((e) => path === `/${e}`);
     if (!endpoint) return sendText(res, 404, `no such endpoint: ${path}`);

@@ -276,6 +276,11 @@ t.test('wrong method, content type, size or path are refused before any review',
   const unknown = await post('/convert', review(certificateRequestReview));
   t.equal(unknown.status, 404);
   t.match(unknown.text, 'no such endpoint: /convert');
+  // A target no URL parser takes: refused, and the server (the process) lives on.
+  const malformed = await httpsRequest(server.port, caPem, { method: 'GET', path: 'http://[' });
+  t.equal(malformed.status, 400);
+  t.match(malformed.text, 'malformed request target');
+  t.equal((await httpsRequest(server.port, caPem, { method: 'GET', path: '/livez' })).status, 200);
 });
 
 t.test('livez always, readyz when ready, both GET only', async (t) => {

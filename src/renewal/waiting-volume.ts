@@ -79,8 +79,25 @@ export function watchPod(
  * A watched volume's pod changed (or its gate retry is due): a waiting volume whose pod is
  * ready now is issued; an issued one whose pod IPs differ from those of its certificate is
  * re-issued. Runs after the volume's publish or renewal under way, so no change is missed.
+ * Never rejects (it runs from an informer event, where a rejection would stop the process):
+ * a failure is logged, and the pod's next change or the gate retry looks again.
  */
 export async function podChanged(
+  parts: ManagerParts,
+  volumeId: string,
+  renew: RenewFunction,
+): Promise<void> {
+  try {
+    await lookAtPod(parts, volumeId, renew);
+  } catch (err) {
+    parts.logger.error(
+      { volumeId, err: errorMessage(err) },
+      'cannot act on the change of the volume pod; its next change or gate retry looks again',
+    );
+  }
+}
+
+async function lookAtPod(
   parts: ManagerParts,
   volumeId: string,
   renew: RenewFunction,

@@ -346,3 +346,31 @@ t.test('a renewal that ends after the plugin stopped arms no timer', async (t) =
   t.notOk(parts.scheduler.has('csi-w'), 'no timer outlives the plugin');
   parts.readiness.stop();
 });
+
+t.test('a pod change whose issuance throws is logged, never a rejection', async (t) => {
+  // A source that reports no change: only the call below looks at the pod.
+  let pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web-0', namespace: 'shop' } };
+  const silent: PodSource = {
+    changes: true,
+    async start() {},
+    get: () => pod,
+    onChange: () => () => {},
+  };
+  const { parts, logs } = await waitingParts(t, { source: silent });
+  const result = await publishVolume(parts, request(IP_SANS));
+  t.same(result, { issued: false, waiting: 'pod has no IP address yet' });
+  pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'web-0', namespace: 'shop' },
+    status: { podIP: '10.1.2.3', podIPs: [{ ip: '10.1.2.3' }] },
+  };
+  // Called as the informer calls it; the renew function fails outright (a full disk, a bug).
+  await podChanged(parts, 'csi-w', async () => {
+    throw new Error('disk full');
+  });
+  const logged = logs.find(([, , msg]) =>
+    msg?.startsWith('cannot act on the change of the volume pod'),
+  );
+  t.same(logged?.slice(0, 2), ['error', { volumeId: 'csi-w', err: 'disk full' }], 'logged');
+});

@@ -7,6 +7,12 @@ export const byOwnerUid: IndexDefinition<KubeObject> = {
   values: (obj) => (obj.metadata.ownerReferences ?? []).map((owner) => owner.uid),
 };
 
+/** Objects by their namespace ('' for cluster-scoped ones): one namespace's objects without a scan. */
+export const byNamespace: IndexDefinition<KubeObject> = {
+  name: 'namespace',
+  values: (obj) => [obj.metadata.namespace ?? ''],
+};
+
 const labelIndexes = new Map<string, IndexDefinition<KubeObject>>();
 
 /** Objects by the value of one label; one definition per label, so users share the index. */

@@ -8,8 +8,9 @@ export interface SharedInformersOptions {
   clock?: Clock;
   /**
    * What this process lists of a kind, by `plural.group`: a namespace, a label and a field
-   * selector (e.g. a node plugin lists only its own node's CertificateRequests, a signer only
-   * the PodCertificateRequests of its signerName); kinds not named are listed whole.
+   * selector (e.g. a node plugin lists only its own node's CertificateRequests and pods); kinds
+   * not named are listed whole. A scope is one selector for the whole process: users that
+   * need a subset each (a signer's requests, an issuer's CSRs) add an index instead.
    */
   scopes?: ReadonlyMap<string, ListOptions>;
   /** Told about list/watch failures (retried anyway) and handler exceptions. */

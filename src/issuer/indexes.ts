@@ -7,6 +7,7 @@ import type { Issuer } from '../api/issuer.js';
 import { defaultIssuerRef } from '../api/issuer-ref.js';
 import { issuerOfSignerName } from '../api/issuer-signer-name.js';
 import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../api/labels.js';
+import type { PodCertificateRequest } from '../api/pod-certificate-request.js';
 import { byField } from '../controller/indexes.js';
 import { issuerIndexValue } from './issuer-lookup.js';
 
@@ -47,4 +48,13 @@ export const csrsByIssuer = byField<CertificateSigningRequest>('signer-issuer', 
 export const csrsByKeySecretName = byField<CertificateSigningRequest>(
   'csr-private-key-secret',
   (csr) => csr.metadata.annotations?.[CSR_PRIVATE_KEY_SECRET_ANNOTATION] || undefined,
+);
+
+/**
+ * PodCertificateRequests by their `spec.signerName`: the one cache holds every signer's
+ * requests, and an issuer's change finds its own through this.
+ */
+export const podRequestsBySignerName = byField<PodCertificateRequest>(
+  'pod-signer-name',
+  (request) => request.spec.signerName,
 );

@@ -116,3 +116,8 @@ function fieldValue(object: KubeObject, label: string): string {
   if (value === undefined || value === null) return '';
   return typeof value === 'string' ? value : String(value);
 }
+
+/** A value escaped for a `field=value` term (`\`, `,` and `=`), as parseFieldSelector reads it back. */
+export function escapeFieldValue(value: string): string {
+  return value.replace(/[\\,=]/g, (char) => `\\${char}`);
+}

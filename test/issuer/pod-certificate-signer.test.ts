@@ -510,3 +510,63 @@ t.test(
     t.equal(failed.status?.certificateChain, undefined, 'no chain with Failed');
   },
 );
+
+t.test(
+  "other signers' requests are never written; an issuer that becomes ours answers its waiting ones",
+  async (t) => {
+    const { store, ask } = await podStack(t);
+    const shopCa = await makeCA();
+    await store.create(SecretKind, caSecret('shop', 'shop-ca', shopCa));
+    // Another issuer controller's Issuer: a signer name of cert-manager's, not ours to answer.
+    await store.create(
+      IssuerKind,
+      issuer('vault', 'shop', { vault: { server: 'https://vault.example', path: 'pki/sign/x' } }),
+    );
+    const pod = await createPod(store, podIdentity('shop', 'api-0'));
+    const foreign = new Map<string, PodCertificateRequest>();
+    for (const signerName of [
+      'example.com/spiffe',
+      'issuers.cert-manager.io/shop.vault',
+      'issuers.cert-manager.io/shop.later',
+      'clusterissuers.cert-manager.io/missing',
+    ]) {
+      const { request } = await kubeletRequest(pod, signerName, 'ED25519', '1.36');
+      foreign.set(signerName, await ask(request));
+    }
+    const ours = await ask((await kubeletRequest(pod, CLUSTER_SIGNER, 'ED25519', '1.36')).request);
+    t.equal(
+      (await answered(store, 'shop', ours.metadata.name)).status?.conditions?.[0]?.type,
+      'Issued',
+      'the request of our ClusterIssuer, created last, is answered',
+    );
+
+    // The Vault Issuer turns into a CA Issuer, and the missing one is created: each issuer's
+    // change brings back its own waiting request.
+    const vault = await store.get<Issuer>(IssuerKind, 'vault', 'shop');
+    await store.update(IssuerKind, { ...vault, spec: { ca: { secretName: 'shop-ca' } } });
+    await store.create(IssuerKind, issuer('later', 'shop', { ca: { secretName: 'shop-ca' } }));
+    for (const signerName of [
+      'issuers.cert-manager.io/shop.vault',
+      'issuers.cert-manager.io/shop.later',
+    ]) {
+      const done = await answered(store, 'shop', foreign.get(signerName)?.metadata.name ?? '');
+      t.equal(done.status?.conditions?.length, 1, `${signerName}: one condition`);
+      t.equal(done.status?.conditions?.[0]?.type, 'Issued', `${signerName}: issued once ours`);
+      const leaf = new X509Certificate(done.status?.certificateChain ?? '');
+      t.ok(leaf.checkIssued(new X509Certificate(shopCa.certificatePem)), 'by the Issuer CA');
+    }
+    for (const signerName of ['example.com/spiffe', 'clusterissuers.cert-manager.io/missing']) {
+      const created = foreign.get(signerName);
+      const now = await store.get<PodCertificateRequest>(
+        PodCertificateRequestKind,
+        created?.metadata.name ?? '',
+        'shop',
+      );
+      t.equal(
+        now.metadata.resourceVersion,
+        created?.metadata.resourceVersion,
+        `${signerName}: never written`,
+      );
+    }
+  },
+);

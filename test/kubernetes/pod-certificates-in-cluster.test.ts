@@ -15,6 +15,7 @@ import { SecretKind } from '../../src/api/secret.js';
 import { startController } from '../../src/cli/controller.js';
 import { controllerSelection } from '../../src/cli/controller-names.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
+import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
@@ -109,18 +110,112 @@ t.test(
       'the controller watches requests',
     );
     t.same(
-      reads.filter(
-        (r) =>
-          r.fieldSelector !== `spec.signerName=${SIGNER}` &&
-          r.fieldSelector !== 'spec.signerName=cert-csi.io/api-probe',
+      cluster.server.requests.filter(
+        (r) => r.user === CONTROLLER_USER && r.name === foreign.metadata.name,
       ),
       [],
-      "every list and watch selects one of the controller's signer names",
+      "no request of the controller names another signer's request (no get, no status write)",
     );
     t.same(
       cluster.server.requests.filter((r) => r.status >= 400 && r.user === CONTROLLER_USER),
       [],
       'no request of the controller was refused',
+    );
+  },
+);
+
+t.test(
+  '30 issuers: one list and one watch per kind, and every request of each issued once',
+  async (t) => {
+    const cluster = await startCluster(t);
+    const admin = cluster.server.store;
+    const kubelet = new KubernetesStore({
+      kubeConfig: cluster.kubeConfig(cluster.server.adminToken),
+      qps: 1000,
+      burst: 1000,
+    });
+    const ca = await makeCA();
+    const pair = { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem };
+    await admin.create(NamespaceKind, namespaceObject('shop'));
+    await admin.create(SecretKind, tlsSecret('shop', 'shop-ca', pair));
+    await admin.create(SecretKind, tlsSecret('cert-csi', 'pods-ca', pair));
+    const signers: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      await admin.create(IssuerKind, issuer(`ca-${i}`, 'shop', { ca: { secretName: 'shop-ca' } }));
+      signers.push(`issuers.cert-manager.io/shop.ca-${i}`);
+      const ci = issuer(`pods-${i}`, undefined, { ca: { secretName: 'pods-ca' } });
+      ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
+      await admin.create(ClusterIssuerKind, ci);
+      signers.push(`clusterissuers.cert-manager.io/pods-${i}`);
+    }
+    const pod = await createPod(admin, podIdentity('shop', 'api-0'));
+    startClusterController(t, cluster);
+    // Two requests per signer, and two of another signer.
+    const asked = new Map<string, string>();
+    for (const signerName of [...signers, ...signers, 'example.com/spiffe', 'example.com/spiffe']) {
+      const { request } = await kubeletRequest(pod, signerName, 'ED25519', '1.36');
+      asked.set(
+        (await kubelet.create(PodCertificateRequestKind, request)).metadata.name,
+        signerName,
+      );
+    }
+    for (const [name, signerName] of asked) {
+      if (signerName.startsWith('example.com/')) continue;
+      const issued = await answered(admin, 'shop', name, WAIT_MS);
+      t.equal(issued.status?.conditions?.[0]?.type, 'Issued', `${signerName}: ${name} issued`);
+    }
+    for (const signerName of signers) {
+      await trustBundle(admin, trustBundleNameOf(signerName));
+    }
+
+    const controller = cluster.server.requests.filter((r) => r.user === CONTROLLER_USER);
+    const countBy = (verb: string) => {
+      const counts = new Map<string, number>();
+      for (const r of controller.filter((r) => r.verb === verb)) {
+        // The start's probe of whether the cluster serves the API is not an informer's list.
+        if (r.fieldSelector === 'spec.signerName=cert-csi.io/api-probe') continue;
+        counts.set(String(r.resource), (counts.get(String(r.resource)) ?? 0) + 1);
+      }
+      return counts;
+    };
+    const watches = countBy('watch');
+    t.same(countBy('list'), watches, 'each kind watched is listed once, before its watch');
+    for (const resource of [
+      'podcertificaterequests',
+      'clustertrustbundles',
+      'certificatesigningrequests',
+      'issuers',
+      'clusterissuers',
+      'secrets',
+      'namespaces',
+    ]) {
+      t.equal(watches.get(resource), 1, `one watch of ${resource}`);
+    }
+    t.same(
+      [...watches].filter(([, count]) => count !== 1),
+      [],
+      'every kind the controller watches is watched once',
+    );
+    t.same(
+      controller
+        .filter((r) => r.resource === 'podcertificaterequests' && r.verb === 'watch')
+        .map((r) => r.fieldSelector),
+      [undefined],
+      'the requests of every signer come through one watch',
+    );
+    const answers = new Map<string, number>();
+    for (const r of controller) {
+      if (r.resource !== 'podcertificaterequests' || r.subresource !== 'status') continue;
+      t.equal(r.status, 200, `status write of ${r.name} accepted`);
+      answers.set(String(r.name), (answers.get(String(r.name)) ?? 0) + 1);
+    }
+    t.same(
+      [...asked].filter(([name, signerName]) => {
+        const writes = answers.get(name) ?? 0;
+        return signerName.startsWith('example.com/') ? writes !== 0 : writes !== 1;
+      }),
+      [],
+      "one status write per request of ours, none for another signer's",
     );
   },
 );

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { KubeObject } from '../../src/api/meta.js';
 import { StoreError } from '../../src/store/errors.js';
-import { parseFieldSelector } from '../../src/store/field-selector.js';
+import { escapeFieldValue, parseFieldSelector } from '../../src/store/field-selector.js';
 
 const pod = {
   apiVersion: 'v1',
@@ -47,6 +47,26 @@ t.test('values: numbers and booleans compare as text, missing and null as empty'
   t.equal(matches('metadata.name=a\\,b'), true, 'an escaped comma');
   t.equal(matches('spec.signerName=example.com/x\\=y'), true, 'an escaped equals sign');
   t.same(parseFieldSelector('x=a\\\\b').requirements[0]?.value, 'a\\b', 'an escaped backslash');
+});
+
+t.test('an escaped value reads back as itself, whatever it holds', async (t) => {
+  const cases: Array<[value: string, escaped: string]> = [
+    ['node-1', 'node-1'],
+    ['a,b', 'a\\,b'],
+    ['example.com/x=y', 'example.com/x\\=y'],
+    ['a\\b', 'a\\\\b'],
+    ['\\,=', '\\\\\\,\\='],
+    ['', ''],
+  ];
+  for (const [value, escaped] of cases) {
+    t.equal(escapeFieldValue(value), escaped, `escaped: ${value}`);
+    const read = parseFieldSelector(`spec.x=${escapeFieldValue(value)},spec.y=1`);
+    t.same(
+      read.requirements.map((r) => r.value),
+      [value, '1'],
+      `${JSON.stringify(value)} is one value of one term`,
+    );
+  }
 });
 
 t.test('the first operator wins; an escaped character is never part of one', async (t) => {

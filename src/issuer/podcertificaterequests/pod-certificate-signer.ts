@@ -22,12 +22,12 @@ import {
   keyOf,
   watchInformer,
 } from '../../controller/controller-definition.js';
+import { byNamespace } from '../../controller/indexes.js';
 import { RecentWrites } from '../../controller/recent-writes.js';
-import { SelectorInformers } from '../../controller/selector-informers.js';
 import { certificateTimes } from '../../pki/chain.js';
 import { PodKeyError, verifiedPodCertificateKey } from '../../pki/pod-certificate-key.js';
 import { isStoreError } from '../../store/errors.js';
-import type { Informer } from '../../store/informer.js';
+import { podRequestsBySignerName } from '../indexes.js';
 import { resourceNamespaceOf } from '../issuer-lookup.js';
 import { isOwnIssuerType } from '../issuer-signers.js';
 import type { IssuerStackConfig } from '../stack-config.js';
@@ -46,84 +46,69 @@ import { signerIssuers } from './signer-issuers.js';
 /** The controller's name, as `--controllers` selects it. */
 export const POD_CERTIFICATE_SIGNER = 'podcertificaterequests-issuer';
 
-/** Queue keys name the signer too, so a sync finds the one informer that holds the request. */
-function requestKey(signerName: string, request: PodCertificateRequest): string {
-  return `${signerName} ${keyOf(request)}`;
-}
-
 /**
- * The PodCertificateRequest signer (reference pod-certificates.md §4): for every CA or
- * SelfSigned Issuer and ClusterIssuer it watches the requests naming that issuer's signer
- * (a `spec.signerName` field selector each, never a full list), and answers each once:
- * Issued, Denied or Failed. Problems that can pass (issuer not ready, CA Secret missing) leave
- * the request pending; the issuer and Secret watches look at it again when they change.
+ * The PodCertificateRequest signer (reference pod-certificates.md §4): it answers each request
+ * whose signer name designates one of this stack's CA or SelfSigned Issuers and ClusterIssuers
+ * once: Issued, Denied or Failed; other signers' requests are never written. Every request
+ * comes from one cluster-wide list and watch, indexed by signer name: a field selector takes
+ * one value, so selecting by signer would cost a watch (and a connection) per issuer. Problems
+ * that can pass (issuer not ready, CA Secret missing) leave the request pending; the issuer,
+ * Secret and Namespace watches look at it again when they change.
  */
 export const podCertificateSigner = defineController<IssuerStackConfig>({
   name: POD_CERTIFICATE_SIGNER,
   workers: (config) => config.signingWorkers,
-  setup({ store, informers, logger, now, clock, config }) {
+  setup({ store, informers, logger, now, config }) {
     const { issuers, clusterIssuers, issuerOf, signersOfSecret } = signerIssuers(
       informers,
       config.clusterResourceNamespace,
     );
     const secrets = informers.informer<Secret>(SecretKind);
     const namespaces = informers.informer<Namespace>(NamespaceKind);
+    const requests = informers.informer<PodCertificateRequest>(PodCertificateRequestKind);
+    requests.addIndex(podRequestsBySignerName);
+    requests.addIndex(byNamespace);
     const written = new RecentWrites<PodCertificateRequest>();
-    const requests = new SelectorInformers<PodCertificateRequest>(
-      store,
-      PodCertificateRequestKind,
-      'spec.signerName',
-      {
-        clock,
-        onError: (err) => logger.warn({ err: err.message }, 'list or watch failed, will retry'),
-      },
-    );
 
-    const pendingOf = (signerName: string, namespace?: string): string[] =>
-      (requests.get(signerName)?.list(namespace) ?? [])
-        .filter((request) => !terminalConditionOf(request))
-        .map((request) => requestKey(signerName, request));
-
-    // An issuer of ours gets an informer for its signer name; any change to it (readiness, the
-    // namespace annotation) looks at its pending requests again.
-    const issuerWatch = (informer: Informer<Issuer>): ControllerWatch => ({
-      subscribe(enqueue) {
-        const track = (issuer: Issuer) => {
-          const signerName = signerNameOfIssuer(issuer);
-          if (!isOwnIssuerType(issuerTypeOf(issuer)) || issuer.metadata.deletionTimestamp) {
-            requests.remove(signerName);
-            return;
-          }
-          requests.ensure(signerName);
-          for (const key of pendingOf(signerName)) enqueue(key);
-        };
-        const removals = [
-          informer.on('add', track),
-          informer.on('update', (_old, current) => track(current)),
-          informer.on('delete', (issuer) => requests.remove(signerNameOfIssuer(issuer))),
-        ];
-        return () => {
-          for (const remove of removals) remove();
-          requests.stop();
-        };
-      },
-    });
-    const requestWatch: ControllerWatch = {
-      subscribe: (enqueue) =>
-        requests.onChange((signerName, request) => enqueue(requestKey(signerName, request))),
+    // The issuer behind a signer name when this stack signs for it: one of a type it runs
+    // (not another issuer controller's), and not being deleted.
+    const servedIssuerOf = (signerName: string): Issuer | undefined => {
+      const issuer = issuerOf(signerName);
+      if (!issuer || !isOwnIssuerType(issuerTypeOf(issuer)) || issuer.metadata.deletionTimestamp) {
+        return undefined;
+      }
+      return issuer;
     };
-    // A namespace's labels decide ClusterIssuer policy; a CA Secret's return unblocks signing.
-    const namespaceWatch = watchInformer(
-      namespaces,
-      (namespace) =>
-        requests.values().flatMap((signerName) => pendingOf(signerName, namespace.metadata.name)),
-      { deletes: true },
-    );
-    const secretWatch = watchInformer(
-      secrets,
-      (secret) => signersOfSecret(secret).flatMap((signerName) => pendingOf(signerName)),
-      { deletes: true },
-    );
+    const isServed = (request: PodCertificateRequest) =>
+      servedIssuerOf(request.spec.signerName) !== undefined;
+    const pendingKeys = (list: PodCertificateRequest[]) =>
+      list.filter((request) => !terminalConditionOf(request)).map(keyOf);
+    const pendingOf = (signerName: string): string[] =>
+      servedIssuerOf(signerName)
+        ? pendingKeys(requests.byIndex(podRequestsBySignerName, signerName))
+        : [];
+    const pendingOfIssuer = (issuer: Issuer) => pendingOf(signerNameOfIssuer(issuer));
+
+    const watches: ControllerWatch[] = [
+      // Only requests of a signer served here are queued; the issuer watch queues the rest
+      // once their issuer appears (or turns into one of ours).
+      watchInformer(requests, (request) => (isServed(request) ? [keyOf(request)] : [])),
+      // A request deleted and created again under its name must not be answered by the last write.
+      { subscribe: () => requests.on('delete', (gone) => written.deleted(keyOf(gone), gone)) },
+      // Any change to an issuer (readiness, the namespace annotation) looks at its requests again.
+      watchInformer(issuers, pendingOfIssuer),
+      watchInformer(clusterIssuers, pendingOfIssuer),
+      // A namespace's labels decide ClusterIssuer policy; a CA Secret's return unblocks signing.
+      watchInformer(
+        namespaces,
+        (namespace) =>
+          pendingKeys(requests.byIndex(byNamespace, namespace.metadata.name).filter(isServed)),
+        { deletes: true },
+      ),
+      watchInformer(secrets, (secret) => signersOfSecret(secret).flatMap(pendingOf), {
+        deletes: true,
+      }),
+    ];
 
     // One status write answers a request; what it returned stands in for the cache until
     // the cache has it, so a second sync never answers (or signs) it again.
@@ -176,29 +161,14 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
     };
 
     return {
-      watches: [
-        issuerWatch(issuers),
-        issuerWatch(clusterIssuers),
-        requestWatch,
-        namespaceWatch,
-        secretWatch,
-      ],
+      watches,
       async sync(key) {
-        const space = key.indexOf(' ');
-        const signerName = key.slice(0, space);
-        const objectKey = key.slice(space + 1);
-        const cached = requests.get(signerName)?.getByKey(objectKey);
-        if (!cached) written.forget(objectKey);
-        const request = cached && written.latest(objectKey, cached);
-        if (
-          !request ||
-          request.spec.signerName !== signerName ||
-          request.metadata.deletionTimestamp ||
-          terminalConditionOf(request)
-        ) {
+        const request = written.latest(key, requests.getByKey(key));
+        if (!request || request.metadata.deletionTimestamp || terminalConditionOf(request)) {
           return undefined;
         }
-        const issuer = issuerOf(signerName);
+        const { signerName } = request.spec;
+        const issuer = servedIssuerOf(signerName);
         if (!issuer) return undefined;
         const { spec } = request;
         const namespace = request.metadata.namespace ?? '';

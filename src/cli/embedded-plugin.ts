@@ -1,4 +1,6 @@
 import type { KeyObject } from 'node:crypto';
+import { relative } from 'node:path';
+import { SecretKind } from '../api/secret.js';
 import { systemClock } from '../base/clock.js';
 import { triggerManualIssuance } from '../certificates/manual-trigger.js';
 import { allowEveryone } from '../controller/access-reviewer.js';
@@ -17,15 +19,18 @@ import { type HeldLock, lockDirectory } from '../volume/directory-lock.js';
 import { StateDirectory } from '../volume/state-directory.js';
 import { controllerSelection } from './controller-names.js';
 import { embeddedAdmission } from './embedded-admission.js';
-import { volumesSignedByEmbeddedCa } from './embedded-ca-volumes.js';
 import { type NodePluginOptions, startNodeServices } from './node-services.js';
+import { signedVolumes } from './signed-volumes.js';
 import { type StackConfig, stackConfig, stackControllers } from './stack-controllers.js';
 
 export interface EmbeddedPluginOptions extends NodePluginOptions {
   /** Persist the store here; in memory only when absent (tests, benchmarks). */
   stateDir?: string;
   clusterResourceNamespace: string;
-  /** Replace a lost or unusable embedded CA even when volumes it signed exist (--accept-new-ca). */
+  /**
+   * Replace a lost or unusable CA of any CA issuer even when what it signed exists
+   * (--accept-new-ca): embedded-ca's here, a bootstrap CA by its Certificate.
+   */
   acceptNewCa?: boolean;
   /** Runs after the store opens and before the issuers are ensured (e.g. --manifests). */
   beforeIssuers?: (store: MemoryStore) => Promise<void>;
@@ -78,27 +83,35 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       stateLock = await lockDirectory(options.stateDir, `state dir ${options.stateDir}`);
     }
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
+    const stateDir = options.stateDir;
+    const persistence = stateDir
+      ? new StateDirectory(stateDir, {
+          onCorrupt: (error, path, movedTo) =>
+            logger.error(
+              { path, movedTo, err: error.message },
+              'state file could not be read; moved aside',
+            ),
+        })
+      : undefined;
     // The store refuses what a cluster's webhook would (an invalid Certificate).
     const opened = await MemoryStore.open({
       admit: embeddedAdmission,
-      ...(options.stateDir
-        ? {
-            persistence: new StateDirectory(options.stateDir, {
-              onCorrupt: (error, path, movedTo) =>
-                logger.error(
-                  { path, movedTo, err: error.message },
-                  'state file could not be read; moved aside',
-                ),
-            }),
-          }
-        : {}),
+      ...(persistence ? { persistence } : {}),
     });
     store = opened;
     await options.beforeIssuers?.(opened);
+    // Before any controller runs: a Certificate controller would otherwise re-issue a lost CA.
     const ca = await ensureEmbeddedIssuers(opened, {
       clusterResourceNamespace: options.clusterResourceNamespace,
       logger,
-      volumesUsingCa: () => volumesSignedByEmbeddedCa(dataRoot),
+      signedVolumes: () => signedVolumes(dataRoot),
+      secretFile: (secret) =>
+        stateDir && persistence
+          ? relative(
+              stateDir,
+              persistence.objectPath({ group: '', plural: SecretKind.plural, ...secret }),
+            )
+          : undefined,
       ...(options.acceptNewCa ? { acceptNewCa: true } : {}),
     });
     const events = new MemoryEventRecorder(logger.child({ source: 'events' }));
@@ -134,7 +147,7 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
       renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
     });
-    if (ca.outcome === 'replaced') renewWithNewCa(node.manager, ca.volumesUsingCa, logger);
+    renewWithNewCa(node.manager, ca.volumesToRenew, logger);
     return {
       store: opened,
       manager: node.manager,
@@ -176,7 +189,7 @@ function renewWithNewCa(
       for (const failed of failures) {
         logger.error(
           { volumeId: failed.volumeId, err: failed.error },
-          'renewal with the new embedded CA failed; the volume keeps the old CA until its next renewal',
+          'renewal with a new CA failed; the volume keeps the old CA until its next renewal',
         );
       }
     }

@@ -59,9 +59,11 @@ Flags:
                                  (default ${NODE_DEFAULTS.stateDir})
   --manifests DIR                load Issuer, ClusterIssuer, Certificate, Secret, ConfigMap YAML
                                  files at start
-  --accept-new-ca                when the embedded CA Secret is missing or unusable while
-                                 volumes it signed exist, replace it (and renew them) instead
-                                 of refusing to start
+  --accept-new-ca                when the CA Secret of embedded-ca or of any CA Issuer or
+                                 ClusterIssuer is missing or unusable while volumes or
+                                 Secrets it signed exist, accept a new CA (embedded-ca is
+                                 replaced, a bootstrap CA re-issued by its Certificate; the
+                                 volumes are renewed) instead of refusing to start
   --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
                                  (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})
 ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);

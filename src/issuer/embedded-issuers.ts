@@ -2,51 +2,41 @@ import { encodeBytes } from '../api/certificate-request.js';
 import { ClusterIssuerKind, type Issuer } from '../api/issuer.js';
 import type { Logger } from '../api/logger.js';
 import type { ResourceKind } from '../api/meta.js';
+import { formatNamespacedName, type NamespacedName } from '../api/namespaced-name.js';
 import { type Secret, SecretKind } from '../api/secret.js';
-import { errorMessage } from '../base/error-message.js';
 import { createSelfSignedCa } from '../pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
-import { readCAKeyPair } from './ca-issuer.js';
+import { type CaCheck, guardIssuerCas } from './ca-guard.js';
+import { type CaVerdict, describeIssuers, type SignedObject } from './ca-loss.js';
+
+// What a refused start throws, where callers of ensureEmbeddedIssuers have always found it.
+export { EmbeddedCaLostError } from './ca-guard.js';
 
 export const EMBEDDED_CA_ISSUER = 'embedded-ca';
 export const SELF_SIGNED_ISSUER = 'self-signed';
 const CA_LIFETIME_MS = 10 * 365 * 24 * 3600 * 1000;
 
-/** What the node knows about the volumes the embedded CA signed, for telling a first start from a loss. */
+/** What the node knows about what its CAs signed, for telling a first start from a loss. */
 export interface EmbeddedCaOptions {
   clusterResourceNamespace: string;
   logger: Logger;
   /**
-   * Ids of the volumes on the data root whose certificates the embedded CA issued; asked only
-   * when the CA Secret is missing or unusable (it reads every volume's metadata).
+   * Every volume on the data root with the issuer its context names; asked only when a CA
+   * Secret is missing or unusable (it reads every volume's metadata).
    */
-  volumesUsingCa: () => Promise<readonly string[]>;
-  /** Replace a missing or unusable CA even when volumes depend on it (--accept-new-ca). */
+  signedVolumes: () => Promise<readonly SignedObject[]>;
+  /** The Secret's file relative to the state dir, named in a refusal; undefined without one. */
+  secretFile: (secret: NamespacedName) => string | undefined;
+  /** Replace a missing or unusable CA even when what it signed exists (--accept-new-ca). */
   acceptNewCa?: boolean;
 }
 
-/** What ensureEmbeddedIssuers did with the CA Secret, and the volumes the old CA signed. */
+/** What follows from ensureEmbeddedIssuers: the volumes to renew with new CAs. */
 export interface EmbeddedCaOutcome {
-  outcome: 'kept' | 'created' | 'replaced';
-  /** Empty unless the CA Secret was missing or unusable. */
-  volumesUsingCa: readonly string[];
-}
-
-/** The embedded CA cannot be used and replacing it needs the operator's word; names the Secret and the way out. */
-export class EmbeddedCaLostError extends Error {
-  override readonly name = 'EmbeddedCaLostError';
-}
-
-/** Why the CA Secret cannot sign, or undefined when it can. */
-function unusableBecause(secret: Secret): string | undefined {
-  try {
-    readCAKeyPair(secret);
-    return undefined;
-  } catch (err) {
-    return errorMessage(err);
-  }
+  /** Volumes signed by a lost CA whose loss was accepted; empty otherwise. */
+  volumesToRenew: readonly string[];
 }
 
 /**
@@ -55,58 +45,86 @@ function unusableBecause(secret: Secret): string | undefined {
  * ClusterIssuer `self-signed`. Existing objects are kept, so a restart reuses the same
  * CA and pods keep trusting it.
  *
- * A CA is created quietly only on a first start (no Secret, no volume it signed). A Secret that
- * is missing while volumes it signed exist, or that is present but unusable, is a lost CA: their
- * pods trust only the old one. That refuses to start (EmbeddedCaLostError) unless acceptNewCa,
- * which replaces it and says so at error level; an unusable Secret is never overwritten otherwise.
+ * First the CA Secret of every CA issuer, built-in or loaded, is guarded (guardIssuerCas): a
+ * lost one refuses to start unless acceptNewCa, which lets it be replaced and says so at error
+ * level. A CA is created quietly only on a first start (no Secret, nothing it signed); an
+ * unusable Secret is never overwritten otherwise. The new CA of an accepted loss is written
+ * here for `embedded-ca`, by the Certificate whose Secret it is otherwise.
  */
 export async function ensureEmbeddedIssuers(
   store: ResourceStore,
   options: EmbeddedCaOptions,
 ): Promise<EmbeddedCaOutcome> {
   const namespace = options.clusterResourceNamespace;
-  const where = `${namespace}/${EMBEDDED_CA_ISSUER}`;
-  const existing = await getSecret(store, EMBEDDED_CA_ISSUER, namespace);
-  const unusable = existing ? unusableBecause(existing) : undefined;
-  const volumes = !existing || unusable !== undefined ? await options.volumesUsingCa() : [];
-  const problem = existing
-    ? unusable
-    : volumes.length > 0
-      ? `it is missing, but ${volumes.length} volume(s) on the data root hold certificates it signed (e.g. ${volumes[0]})`
-      : undefined;
-  let outcome: EmbeddedCaOutcome['outcome'] = 'kept';
-  if (problem !== undefined && !options.acceptNewCa) {
-    throw new EmbeddedCaLostError(
-      `the embedded CA Secret ${where} cannot be used: ${problem}. Refusing to start with a new CA that existing pods do not trust. Restore the state dir from a backup (the Secret is core/secrets/${namespace}/${EMBEDDED_CA_ISSUER}.json in it), or start once with --accept-new-ca to replace the CA (volumes get its certificates and ca.crt as they renew)`,
-    );
-  }
-  if (!existing || problem !== undefined) {
-    const secret = await newCaSecret(namespace);
-    if (existing) {
-      await store.update(SecretKind, { ...existing, type: secret.type, data: secret.data });
-    } else {
-      await createIfAbsent(store, SecretKind, secret);
-    }
-    outcome = problem === undefined ? 'created' : 'replaced';
-    if (outcome === 'created') {
-      options.logger.info({ secret: where }, 'created the embedded CA');
-    } else {
-      options.logger.error(
-        { secret: where, lost: problem, volumes: volumes.length },
-        'replaced a lost embedded CA with a new one (--accept-new-ca): volumes it signed keep the old ca.crt until they renew',
-      );
-    }
-  }
+  const embeddedSecret = { namespace, name: EMBEDDED_CA_ISSUER };
   const issuers: Issuer[] = [
     clusterIssuer(EMBEDDED_CA_ISSUER, { ca: { secretName: EMBEDDED_CA_ISSUER } }),
     clusterIssuer(SELF_SIGNED_ISSUER, { selfSigned: {} }),
   ];
+  const checks = await guardIssuerCas(store, {
+    clusterResourceNamespace: namespace,
+    builtInIssuers: issuers,
+    madeByPlugin: [embeddedSecret],
+    signedVolumes: options.signedVolumes,
+    secretFile: options.secretFile,
+    acceptNewCa: options.acceptNewCa ?? false,
+    logger: options.logger,
+  });
+  const renew = new Set<string>();
+  for (const check of checks) {
+    const { verdict } = check;
+    if (check.maker.by === 'plugin') await makeEmbeddedCa(store, check, options.logger);
+    else if (verdict.verdict === 'lost') logAcceptedLoss(check, verdict, options.logger);
+    if (verdict.verdict === 'lost') for (const id of verdict.volumes) renew.add(id);
+  }
   for (const issuer of issuers) await createIfAbsent(store, ClusterIssuerKind, issuer);
-  return { outcome, volumesUsingCa: volumes };
+  return { volumesToRenew: [...renew] };
 }
 
-/** A new self-signed CA in a Secret of the cluster resource namespace. */
-async function newCaSecret(namespace: string): Promise<Secret> {
+/** Writes a new embedded CA on a first start or an accepted loss; keeps a usable one. */
+async function makeEmbeddedCa(store: ResourceStore, check: CaCheck, logger: Logger): Promise<void> {
+  const { verdict, existing } = check;
+  if (verdict.verdict === 'usable') return;
+  const where = formatNamespacedName(check.secret);
+  const secret = await newCaSecret(check.secret);
+  if (existing) {
+    await store.update(SecretKind, { ...existing, type: secret.type, data: secret.data });
+  } else {
+    await createIfAbsent(store, SecretKind, secret);
+  }
+  if (verdict.verdict === 'firstStart') {
+    logger.info({ secret: where }, 'created the embedded CA');
+    return;
+  }
+  logger.error(
+    { secret: where, lost: verdict.problem, volumes: verdict.volumes.length },
+    'replaced a lost embedded CA with a new one (--accept-new-ca): volumes it signed keep the old ca.crt until they renew',
+  );
+}
+
+/** Says at error level that a lost CA another party re-makes was accepted (--accept-new-ca). */
+function logAcceptedLoss(
+  check: CaCheck,
+  verdict: Extract<CaVerdict, { verdict: 'lost' }>,
+  logger: Logger,
+): void {
+  logger.error(
+    {
+      secret: formatNamespacedName(check.secret),
+      issuers: describeIssuers(check.issuers),
+      lost: verdict.problem,
+      volumes: verdict.volumes.length,
+      secrets: verdict.secrets.length,
+      ...(check.maker.by === 'certificate'
+        ? { certificate: formatNamespacedName(check.maker.certificate) }
+        : {}),
+    },
+    'accepted a new CA in place of a lost one (--accept-new-ca): its issuers sign with the new one once it is written; volumes it signed are renewed with it, Certificate Secrets it signed keep the old ca.crt until they renew',
+  );
+}
+
+/** A new self-signed CA in the Secret at ref. */
+async function newCaSecret(ref: NamespacedName): Promise<Secret> {
   const key = await generatePrivateKey({ algorithm: 'ECDSA', size: 256 });
   const certificatePem = await createSelfSignedCa({
     key,
@@ -116,7 +134,7 @@ async function newCaSecret(namespace: string): Promise<Secret> {
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: EMBEDDED_CA_ISSUER, namespace },
+    metadata: { name: ref.name, namespace: ref.namespace },
     type: 'kubernetes.io/tls',
     data: {
       'tls.crt': encodeBytes(certificatePem),
@@ -128,19 +146,6 @@ async function newCaSecret(namespace: string): Promise<Secret> {
 
 function clusterIssuer(name: string, spec: Issuer['spec']): Issuer {
   return { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name }, spec };
-}
-
-async function getSecret(
-  store: ResourceStore,
-  name: string,
-  namespace: string,
-): Promise<Secret | undefined> {
-  try {
-    return await store.get<Secret>(SecretKind, name, namespace);
-  } catch (err) {
-    if (isStoreError(err, 'NotFound')) return undefined;
-    throw err;
-  }
 }
 
 async function createIfAbsent<T extends Secret | Issuer>(

@@ -7,6 +7,11 @@ import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../issuer/stack-config.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../observability/logger.js';
 import { DEFAULT_BACKOFF } from '../renewal/renewal-policy.js';
 import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../renewal/volume-manager.js';
+import {
+  DATA_ROOT_MEDIA,
+  DEFAULT_DATA_ROOT_MEDIUM,
+  isDataRootMedium,
+} from '../volume/data-root-medium.js';
 import { createMounter } from '../volume/mounter.js';
 import { CONTROLLERS_HELP, controllerSelection } from './controller-names.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
@@ -31,6 +36,7 @@ export const NODE_DEFAULTS = {
   stateDir: '/var/lib/cert-csi/state',
   logLevel: 'info',
   mountMode: 'auto',
+  dataRootMedium: DEFAULT_DATA_ROOT_MEDIUM,
   renewalJitter: '0s',
   backoffInitial: '30s',
   backoffMax: '5m',
@@ -53,8 +59,8 @@ Flags:
   --node-id ID                   this node's id, hashed into request labels
                                  (default: the hostname)
   --driver-name NAME             CSI driver name (default ${NODE_DEFAULTS.driverName})
-  --data-root DIR                per-volume directories; a tmpfs is mounted here when
-                                 running as root (default ${NODE_DEFAULTS.dataRoot})
+  --data-root DIR                per-volume directories, on a tmpfs in bind mode (see
+                                 --data-root-medium) (default ${NODE_DEFAULTS.dataRoot})
   --state-dir DIR                where the embedded store persists its objects
                                  (default ${NODE_DEFAULTS.stateDir})
   --manifests DIR                load Issuer, ClusterIssuer, Certificate, Secret, ConfigMap YAML
@@ -69,6 +75,12 @@ Flags:
 ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
                                  direct: files written into the target directory;
                                  auto: bind when root on Linux (default ${NODE_DEFAULTS.mountMode})
+  --data-root-medium tmpfs|disk  bind mode: where private keys are kept. tmpfs: a tmpfs is
+                                 mounted over --data-root, also over a mounted dir (a
+                                 hostPath), and reused after a restart; a node reboot loses
+                                 the keys and volumes are issued again. disk: no tmpfs, keys
+                                 on the data root's filesystem (a warning at start). Not
+                                 accepted in direct mode (default ${NODE_DEFAULTS.dataRootMedium})
   --max-concurrent-issuances N   issuances (first or renewal) creating their request at
                                  once; more wait their turn; waiting for the signature
                                  takes no slot (default ${DEFAULT_MAX_CONCURRENT_ISSUANCES})
@@ -109,6 +121,7 @@ export const NODE_OPTIONS = {
   'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
   controllers: { type: 'string', multiple: true },
   'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
+  'data-root-medium': { type: 'string', default: NODE_DEFAULTS.dataRootMedium },
   'max-concurrent-issuances': {
     type: 'string',
     default: String(DEFAULT_MAX_CONCURRENT_ISSUANCES),
@@ -170,6 +183,12 @@ export async function runNode(
   if (mountMode !== 'auto' && mountMode !== 'bind' && mountMode !== 'direct') {
     throw new Error(`--mount-mode: expected auto, bind or direct, got "${mountMode}"`);
   }
+  const dataRootMedium = values['data-root-medium'];
+  if (!isDataRootMedium(dataRootMedium)) {
+    throw new Error(
+      `--data-root-medium: expected ${DATA_ROOT_MEDIA.join(' or ')}, got ${quoted(dataRootMedium)}`,
+    );
+  }
   const maxConcurrentIssuances = positiveInteger(
     '--max-concurrent-issuances',
     values['max-concurrent-issuances'],
@@ -189,7 +208,13 @@ export async function runNode(
   const endpoint = parseEndpoint(values.endpoint);
   const served = observabilityAddresses(values);
   const logger = createLogger(level);
-  const mounter = createMounter({ mode: mountMode, logger });
+  const mounter = createMounter({ mode: mountMode, dataRootMedium, logger });
+  // Direct mode mounts nothing: asking it for a medium would promise what it cannot keep.
+  if (mounter.mode === 'direct' && explicit.has('data-root-medium')) {
+    throw new Error(
+      `--data-root-medium: only used with bind mounts; --mount-mode ${mountMode} runs in direct mode here, which mounts no tmpfs`,
+    );
+  }
   if (mounter.mode === 'direct') {
     logger.warn(
       { mountMode: mounter.mode },

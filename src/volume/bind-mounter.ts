@@ -1,8 +1,14 @@
-import { chmod, mkdir, realpath } from 'node:fs/promises';
+import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
 import { removeAtomicFiles } from './atomic-writer.js';
+import { DataRoot, VolumeFile } from './data-root.js';
+import {
+  type DataRootMedium,
+  DEFAULT_DATA_ROOT_MEDIUM,
+  dataRootAction,
+} from './data-root-medium.js';
 import { TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
@@ -41,21 +47,38 @@ function mountsSource(mounts: readonly MountInfo[], mount: MountInfo, source: st
   return home.device === mount.device && mount.root === expectedRoot;
 }
 
+/** Volume dirs (holding a metadata.json) in root: what a tmpfs mounted over root would hide. */
+async function volumesIn(root: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const id of await new DataRoot(root).listVolumeIds()) {
+    const metadata = await lstat(join(root, id, VolumeFile.metadata)).catch(() => undefined);
+    if (metadata) found.push(id);
+  }
+  return found;
+}
+
 /** Root on Linux: one tmpfs for the data root, read-only bind mounts of each data dir. */
 export class BindMounter implements Mounter {
   readonly mode = 'bind';
   private readonly tmpfsSize: string;
+  private readonly medium: DataRootMedium;
   private readonly logger: Logger;
 
-  constructor(options: { tmpfsSize: string; logger: Logger }) {
+  constructor(options: { tmpfsSize: string; medium?: DataRootMedium; logger: Logger }) {
     if (!/^\d+[kmg%]?$/i.test(options.tmpfsSize)) {
       throw new VolumeError(`invalid tmpfs size ${JSON.stringify(options.tmpfsSize)}`);
     }
     this.tmpfsSize = options.tmpfsSize;
+    this.medium = options.medium ?? DEFAULT_DATA_ROOT_MEDIUM;
     this.logger = options.logger;
   }
 
-  /** Mounts a tmpfs (mode 0700, size limit) at root unless one is there already (kept across restarts). */
+  /**
+   * Puts the data root on a tmpfs (mode 0700, size limit): mounts one over a plain dir or over a
+   * mount of another filesystem (a DaemonSet's hostPath), reuses the one on top (kept across
+   * restarts), never stacks a second. With the disk medium mounts nothing and warns. Refuses
+   * (VolumeError) to hide volumes already stored underneath. See dataRootAction.
+   */
   async prepareDataRoot(root: string): Promise<void> {
     try {
       await mkdir(root, { recursive: true, mode: 0o700 });
@@ -65,29 +88,52 @@ export class BindMounter implements Mounter {
       });
     }
     const path = await resolveDir(root, 'data root');
-    const existing = findMount(await readMountInfo(), path);
-    if (existing) {
-      if (existing.fsType !== 'tmpfs') {
-        this.logger.warn(
-          { path, fsType: existing.fsType },
-          'data root is a mount point but not a tmpfs; keys will be stored on it',
+    const mounts = await readMountInfo();
+    const top = findMount(mounts, path);
+    const fsType = (top ?? mountContaining(mounts, path))?.fsType;
+    // Only a tmpfs about to be mounted could hide volumes: no need to look otherwise.
+    const mayMount = top?.fsType !== 'tmpfs' && this.medium === 'tmpfs';
+    const volumes = mayMount ? await volumesIn(path) : [];
+    const action = dataRootAction(
+      { mountedFsType: top?.fsType, volumes: volumes.length },
+      this.medium,
+    );
+    switch (action) {
+      case 'refuse-hidden-volumes':
+        throw new VolumeError(
+          `data root ${path} is on ${fsType}, not a tmpfs, and holds ${volumes.length} volume(s) ` +
+            `(such as ${volumes[0]}): a tmpfs mounted over it would hide them from renewal and ` +
+            'unpublish; start with --data-root-medium disk until no pod uses them',
         );
-      } else {
+      case 'reuse-tmpfs':
         this.logger.info({ path }, 'reusing mounted tmpfs');
-      }
-      // Keys live here: the root stays private whatever mounted it.
-      await chmod(path, 0o700);
-      return;
+        break;
+      case 'keep-tmpfs':
+        this.logger.warn(
+          { path, medium: this.medium },
+          'data root is a tmpfs already: kept although the medium is disk (its volumes live on it)',
+        );
+        break;
+      case 'use-disk':
+        this.logger.warn(
+          { path, fsType, medium: this.medium },
+          'keys are stored on disk: the data root medium is disk, no tmpfs is mounted',
+        );
+        break;
+      case 'mount-tmpfs':
+        await runCommand('mount', [
+          '-t',
+          'tmpfs',
+          '-o',
+          `mode=0700,size=${this.tmpfsSize}`,
+          TMPFS_SOURCE,
+          path,
+        ]);
+        this.logger.info({ path, size: this.tmpfsSize, over: fsType }, 'mounted new tmpfs');
+        return;
     }
-    await runCommand('mount', [
-      '-t',
-      'tmpfs',
-      '-o',
-      `mode=0700,size=${this.tmpfsSize}`,
-      TMPFS_SOURCE,
-      path,
-    ]);
-    this.logger.info({ path, size: this.tmpfsSize }, 'mounted new tmpfs');
+    // Keys live here: the root stays private whatever mounted it.
+    await chmod(path, 0o700);
   }
 
   /** Refuses a symlinked, foreign-mounted or foreign-filled target (see Mounter.checkTarget). */

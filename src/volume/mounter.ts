@@ -1,12 +1,13 @@
 import type { Logger } from '../api/logger.js';
 import { silentLogger } from '../api/logger.js';
 import { BindMounter, DEFAULT_TMPFS_SIZE } from './bind-mounter.js';
+import type { DataRootMedium } from './data-root-medium.js';
 import { DirectMounter } from './direct-mounter.js';
 
 /** How a volume's files reach the pod's target path. */
 export interface Mounter {
   readonly mode: 'bind' | 'direct';
-  /** Prepares the data root (tmpfs when bind mode). */
+  /** Prepares the data root (bind mode: on a tmpfs unless the medium is disk). */
   prepareDataRoot(root: string): Promise<void>;
   /**
    * Refuses (TargetPathError) a target the volume must not be published at: a symlink or a path
@@ -37,6 +38,8 @@ export interface MounterOptions {
   mode?: 'bind' | 'direct' | 'auto';
   /** tmpfs `size=` option of the data root in bind mode; DEFAULT_TMPFS_SIZE by default. */
   tmpfsSize?: string;
+  /** Bind mode: where the data root keeps keys (DEFAULT_DATA_ROOT_MEDIUM, tmpfs, by default). */
+  dataRootMedium?: DataRootMedium;
   logger?: Logger;
 }
 
@@ -53,7 +56,11 @@ export function createMounter(options: MounterOptions = {}): Mounter {
   const logger = options.logger ?? silentLogger;
   const mode = !options.mode || options.mode === 'auto' ? autoMountMode() : options.mode;
   if (mode === 'bind') {
-    return new BindMounter({ tmpfsSize: options.tmpfsSize ?? DEFAULT_TMPFS_SIZE, logger });
+    return new BindMounter({
+      tmpfsSize: options.tmpfsSize ?? DEFAULT_TMPFS_SIZE,
+      ...(options.dataRootMedium ? { medium: options.dataRootMedium } : {}),
+      logger,
+    });
   }
   return new DirectMounter(logger);
 }

@@ -76,18 +76,30 @@ export async function readMountInfo(path = '/proc/self/mountinfo'): Promise<Moun
   return parseMountInfo(text);
 }
 
-/** The mount on top at exactly mountPoint (the last one listed wins when mounts are stacked). */
+/**
+ * The mount on top at exactly mountPoint, the one the path shows. Of stacked mounts the top is
+ * the one no other mount there sits on (a mount over a mount point has the one below as its
+ * parent). The parent links decide, not the listing order: a mount put beneath another
+ * (move_mount(2) MOVE_MOUNT_BENEATH) is listed after the one above it. Only when the links do
+ * not decide (mounts there under different parents, one hidden by a mount over a parent dir)
+ * does the last one listed win.
+ */
 export function findMount(mounts: readonly MountInfo[], mountPoint: string): MountInfo | undefined {
-  return mounts.findLast((m) => m.mountPoint === mountPoint);
+  const here = mounts.filter((m) => m.mountPoint === mountPoint);
+  const top = here.findLast((m) => !here.some((other) => other !== m && other.parentId === m.id));
+  // Links that form a loop (never written by the kernel) decide nothing either.
+  return top ?? here.at(-1);
 }
 
-/** The mount a path lives on: the longest mount point that is path or one of its parents. */
+/** The mount a path lives on: the top mount (findMount) at the longest mount point that is path or one of its parents. */
 export function mountContaining(mounts: readonly MountInfo[], path: string): MountInfo | undefined {
-  let best: MountInfo | undefined;
+  let longest: string | undefined;
   for (const m of mounts) {
     const inside =
       m.mountPoint === path || m.mountPoint === '/' || path.startsWith(`${m.mountPoint}/`);
-    if (inside && (best === undefined || m.mountPoint.length >= best.mountPoint.length)) best = m;
+    if (inside && (longest === undefined || m.mountPoint.length > longest.length)) {
+      longest = m.mountPoint;
+    }
   }
-  return best;
+  return longest === undefined ? undefined : findMount(mounts, longest);
 }

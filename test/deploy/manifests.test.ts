@@ -500,6 +500,19 @@ t.test('data root and pods dir are host paths with Bidirectional propagation', a
   t.ok(isAbsolute(hostData), 'backed by a hostPath');
   t.notOk(/^\/tmp(\/|$)/.test(hostData), `${hostData} is not under /tmp (tmp cleaners)`);
   t.equal(hostData, dataRoot, 'the same path as on the host, so `cert-csi status` works there');
+  // Keys on tmpfs: bind mode (auto is bind for root on Linux) with the tmpfs medium, whose
+  // tmpfs goes over the hostPath and reaches the host through the Bidirectional mount above.
+  const values = parseNodeArgs(plugin).values;
+  t.equal(values['data-root-medium'], 'tmpfs', 'keys on a tmpfs, never on the node disk');
+  t.ok(['auto', 'bind'].includes(values['mount-mode']), 'bind mounts: the plugin mounts');
+  t.equal(plugin.securityContext?.runAsUser, 0, 'as root, so auto is bind and mount works');
+  t.equal(dataVolume.hostPath?.type, 'DirectoryOrCreate', 'a fresh node gets the dir');
+  const overlapping = (plugin.volumeMounts ?? []).filter(
+    (m) =>
+      m !== dataMount &&
+      (dataRoot.startsWith(`${m.mountPath}/`) || m.mountPath.startsWith(`${dataRoot}/`)),
+  );
+  t.same(overlapping, [], 'no other mount above or inside the data root to shadow the tmpfs');
 
   const pods = volume(ds, 'pods-mount-dir');
   t.equal(pods.hostPath?.path, '/var/lib/kubelet/pods');

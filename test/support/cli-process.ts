@@ -38,7 +38,7 @@ export interface NodeProcess {
 /** Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit). */
 export function startNode(
   args: readonly string[],
-  options: { untracked?: boolean } = {},
+  options: { untracked?: boolean; through?: readonly string[] } = {},
 ): Promise<NodeProcess> {
   return startCommand(['node', ...args], 'cert-csi node plugin started', options);
 }
@@ -58,9 +58,14 @@ export function startCommand(
      * pid, so signals reach it.
      */
     untracked?: boolean;
+    /**
+     * A command line that runs the command given after it, and must exec it so signals
+     * reach it (e.g. `unshare ... sh -c '... && exec "$@"' sh`).
+     */
+    through?: readonly string[];
   } = {},
 ): Promise<NodeProcess> {
-  const command = [process.execPath, ...NODE_ARGS, MAIN, ...args];
+  const command = [...(options.through ?? []), process.execPath, ...NODE_ARGS, MAIN, ...args];
   const [file, ...argv] = options.untracked ? ['env', '-u', 'NODE_OPTIONS', ...command] : command;
   const child = spawn(file ?? process.execPath, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -75,6 +75,51 @@ t.test(
   },
 );
 
+t.test(
+  'findMount: the top of a stack is decided by the parent links, not the listing order',
+  async (t) => {
+    // The DaemonSet layout: a hostPath bind of a disk dir at the data root, the plugin's tmpfs over it.
+    const stacked = parseMountInfo(
+      [
+        '22 1 8:1 / / rw - ext4 /dev/sda1 rw',
+        '40 22 8:1 /var/lib/cert-csi/volumes /data rw shared:1 - ext4 /dev/sda1 rw',
+        '41 40 0:50 / /data rw shared:30 - tmpfs cert-csi rw,size=65536k,mode=700',
+      ].join('\n'),
+    );
+    t.equal(findMount(stacked, '/data')?.fsType, 'tmpfs', 'the tmpfs over the hostPath');
+    t.equal(findMount([...stacked].reverse(), '/data')?.id, 41, 'whatever the order');
+    t.equal(
+      mountContaining([...stacked].reverse(), '/data/csi-1/data')?.id,
+      41,
+      'files live on it',
+    );
+    // move_mount(2) MOVE_MOUNT_BENEATH: the newer mount 50 goes under 41, which now sits on it.
+    const beneath = parseMountInfo(
+      [
+        '22 1 8:1 / / rw - ext4 /dev/sda1 rw',
+        '41 50 0:50 / /data rw - tmpfs cert-csi rw',
+        '50 22 8:1 /disk /data rw - ext4 /dev/sda1 rw',
+      ].join('\n'),
+    );
+    t.equal(findMount(beneath, '/data')?.id, 41, 'the mount on top although listed first');
+    // A mount at /a/b hidden by a later mount over /a, then one at /a/b again: the links do not
+    // decide between 30 and 32, the listing order does.
+    const hidden = parseMountInfo(
+      [
+        '22 1 8:1 / / rw - ext4 /dev/sda1 rw',
+        '30 22 0:40 / /a/b rw - tmpfs old rw',
+        '31 22 0:41 / /a rw - tmpfs cover rw',
+        '32 31 0:42 / /a/b rw - tmpfs new rw',
+      ].join('\n'),
+    );
+    t.equal(findMount(hidden, '/a/b')?.source, 'new', 'the last of the unlinked ones');
+    const loop = parseMountInfo(
+      ['60 61 0:40 / /y rw - tmpfs a rw', '61 60 0:41 / /y rw - tmpfs b rw'].join('\n'),
+    );
+    t.equal(findMount(loop, '/y')?.id, 61, 'links in a loop (never written by a kernel): the last');
+  },
+);
+
 t.test('reads this process mount table; a missing file is an error naming it', async (t) => {
   const mounts = await readMountInfo();
   t.ok(

@@ -23,8 +23,8 @@ import { markWaiting, watchPod } from './waiting-volume.js';
 
 /**
  * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
- * other attributes or another target than the published volume is refused
- * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+ * other attributes, another volume capability or another target than the published volume is
+ * refused (RepublishConflictError); one that meets an unpublish of the volume is aborted.
  */
 export function publishVolume(
   parts: ManagerParts,
@@ -91,6 +91,7 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     targetPath,
     volumeContext: request.volumeContext,
     ...(request.volumeMountGroup ? { volumeMountGroup: request.volumeMountGroup } : {}),
+    volumeCapability: request.capability,
   };
   await dataRoot.ensureVolume(volumeId, spec.fsGroup);
   await writeMetadata(dataRoot, metadata);
@@ -172,6 +173,7 @@ function asPublished(request: PublishRequest): PublishedVolume {
     targetPath: request.targetPath,
     volumeContext: request.volumeContext,
     volumeMountGroup: request.volumeMountGroup,
+    volumeCapability: request.capability,
     pkcs12Password: request.spec.files.pkcs12?.password,
     jksPassword: request.spec.files.jks?.password,
     issued: true,

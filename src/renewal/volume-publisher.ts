@@ -1,4 +1,5 @@
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
+import type { VolumeCapabilityRecord } from '../volume/metadata.js';
 
 /** A validated NodePublishVolume, ready for the volume manager. */
 export interface PublishRequest {
@@ -8,6 +9,8 @@ export interface PublishRequest {
   /** kubelet's volume context without the service-account tokens; stored in metadata.json. */
   volumeContext: Record<string, string>;
   volumeMountGroup?: string;
+  /** The volume_capability asked for; recorded at the first publish, compared at republish. */
+  capability: VolumeCapabilityRecord;
   /**
    * kubelet's `csi.storage.k8s.io/serviceAccount.tokens` (CSIDriver tokenRequests), kept in
    * memory only: never written to disk, never logged.

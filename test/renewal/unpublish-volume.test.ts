@@ -6,6 +6,7 @@ import { publishVolume } from '../../src/renewal/publish-volume.js';
 import { unpublishVolume } from '../../src/renewal/unpublish-volume.js';
 import type { PublishRequest, PublishResult } from '../../src/renewal/volume-publisher.js';
 import { readMetadata } from '../../src/volume/metadata.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 import { testParts } from './parts-fixture.js';
 import { makeVolume } from './renew-fixtures.js';
 
@@ -14,7 +15,13 @@ const soon = () => new Date(Date.UTC(2026, 0, 1) + HOUR_MS).toISOString();
 
 function request(volumeId: string, targetPath: string): PublishRequest {
   // Refused before the spec is read.
-  return { volumeId, targetPath, volumeContext: {}, spec: {} as PublishRequest['spec'] };
+  return {
+    volumeId,
+    targetPath,
+    volumeContext: {},
+    spec: {} as PublishRequest['spec'],
+    capability: INLINE_CAPABILITY,
+  };
 }
 
 t.test('unpublish of the recorded target stops and removes everything', async (t) => {

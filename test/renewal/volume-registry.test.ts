@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { PublishRequest, PublishResult } from '../../src/renewal/volume-publisher.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 
 /** A promise with its settle functions, to hold work open while the registry is inspected. */
 function gate<T>(): { promise: Promise<T>; resolve(value: T): void; reject(err: Error): void } {
@@ -20,6 +21,7 @@ function request(volumeId: string, serviceAccountTokens?: string): PublishReques
     volumeContext: {},
     // Only volumeId and the tokens matter to the registry.
     spec: {} as PublishRequest['spec'],
+    capability: INLINE_CAPABILITY,
     ...(serviceAccountTokens !== undefined ? { serviceAccountTokens } : {}),
   };
 }

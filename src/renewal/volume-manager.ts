@@ -200,8 +200,9 @@ export class VolumeManager implements VolumePublisher {
 
   /**
    * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
-   * other attributes or another target than the published volume is refused
-   * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+   * other attributes, another volume capability or another target than the published volume
+   * is refused (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+   * A refused publish leaves nothing behind, in memory or on disk.
    */
   publish(request: PublishRequest): Promise<PublishResult> {
     return publishVolume(this.parts, request);

@@ -28,10 +28,22 @@ export interface PublishResult {
   waiting?: string;
 }
 
+/**
+ * What an unpublish did. kubelet gets success in every case (CSI: unpublish is idempotent);
+ * a person at the CLI is told when nothing was done.
+ */
+export type UnpublishOutcome =
+  /** The volume was unmounted and removed, or its publish under way was stopped. */
+  | { kind: 'unpublished' }
+  /** Nothing done: the volume is published at another target, which it keeps. */
+  | { kind: 'elsewhere'; recordedTarget: string }
+  /** Nothing done: this node has no such volume. */
+  | { kind: 'not-published' };
+
 /** The volume manager as the CSI Node service sees it. */
 export interface VolumePublisher {
   publish(request: PublishRequest): Promise<PublishResult>;
-  unpublish(volumeId: string, targetPath: string): Promise<void>;
+  unpublish(volumeId: string, targetPath: string): Promise<UnpublishOutcome>;
   /** True once the store, the controllers and the manager are running. */
   isReady(): boolean;
 }

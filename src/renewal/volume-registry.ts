@@ -168,10 +168,10 @@ export class VolumeRegistry {
   }
 
   /** Runs an unpublish of the volume, known as running until it settles. */
-  async whileUnpublishing(volumeId: string, run: () => Promise<void>): Promise<void> {
+  async whileUnpublishing<T>(volumeId: string, run: () => Promise<T>): Promise<T> {
     this.unpublishes.set(volumeId, (this.unpublishes.get(volumeId) ?? 0) + 1);
     try {
-      await run();
+      return await run();
     } finally {
       const left = (this.unpublishes.get(volumeId) as number) - 1;
       if (left > 0) this.unpublishes.set(volumeId, left);

@@ -3,13 +3,15 @@ import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { status } from '@grpc/grpc-js';
+import { type Metadata, status } from '@grpc/grpc-js';
 import { quoted } from '../api/echoed-value.js';
 import { POD_IPS_KEY } from '../attributes/attribute-keys.js';
 import { parseVolumeAttributes } from '../attributes/volume-attributes.js';
 import { CsiClient } from '../driver/csi-client.js';
 import { parseEndpoint } from '../driver/endpoint.js';
+import { readUnpublishOutcome } from '../driver/unpublish-outcome.js';
 import { renewalTime } from '../pki/renewal-time.js';
+import type { UnpublishOutcome } from '../renewal/volume-publisher.js';
 import { type CommandOutput, processOutput } from './data-root-command.js';
 import { flagTimeout } from './flag-values.js';
 
@@ -45,9 +47,12 @@ Flags:
 export const UNPUBLISH_HELP = `Usage: cert-csi unpublish --endpoint URL --volume-id ID --target DIR [--timeout DURATION]
 
 Asks a running plugin to unpublish a volume: unmount, stop renewal, remove its files.
+Only the target the volume is published at is unpublished. The plugin answers success
+whatever it did, as kubelet needs; it tells this command whether anything was done.
 
-Exit codes: 0 unpublished (or nothing to do); 1 the plugin refused, failed or did not
-answer within --timeout.
+Exit codes: 0 unpublished; 1 the plugin refused, failed or did not answer within
+--timeout; 3 nothing unpublished: the volume is published at another target (which
+keeps it), or this node has no such volume.
 
 Flags:
   --endpoint URL       the plugin's CSI socket (unix://PATH; a relative PATH is resolved here)
@@ -148,21 +153,54 @@ export async function runUnpublish(
     return 0;
   }
   const { endpoint, target, timeoutMs } = requireFlags(values, UNPUBLISH_HELP);
+  const volumeId = values['volume-id'] ?? '';
   const client = new CsiClient(parseEndpoint(endpoint));
   const started = Date.now();
+  let trailers: Metadata;
   try {
-    await client.nodeCall(
+    ({ trailers } = await client.nodeCallWithTrailers(
       'NodeUnpublishVolume',
-      { volume_id: values['volume-id'] ?? '', target_path: target },
+      { volume_id: volumeId, target_path: target },
       { timeoutMs },
-    );
+    ));
   } catch (err) {
     return reportRpcError(out, err, ranOut(started, timeoutMs) ? values.timeout : undefined);
   } finally {
     client.close();
   }
-  out.stdout.write(`unpublished ${values['volume-id'] ?? ''} from ${target}\n`);
-  return 0;
+  return reportUnpublished(out, volumeId, target, readUnpublishOutcome(trailers));
+}
+
+/** The exit status of an unpublish that did nothing (see UNPUBLISH_HELP). */
+export const NOTHING_UNPUBLISHED_EXIT = 3;
+
+// What the plugin said it did, from the trailers of its answer (read by the same call, so
+// nothing can change in between); exit 0 only when something was unpublished.
+function reportUnpublished(
+  out: CommandOutput,
+  volumeId: string,
+  target: string,
+  outcome: UnpublishOutcome | undefined,
+): number {
+  switch (outcome?.kind) {
+    case 'unpublished':
+      out.stdout.write(`unpublished ${volumeId} from ${target}\n`);
+      return 0;
+    case 'elsewhere':
+      out.stderr.write(
+        `nothing unpublished: volume ${volumeId} is published at ${outcome.recordedTarget}, not at ${target}\n`,
+      );
+      return NOTHING_UNPUBLISHED_EXIT;
+    case 'not-published':
+      out.stderr.write(`nothing unpublished: volume ${volumeId} is not published on this node\n`);
+      return NOTHING_UNPUBLISHED_EXIT;
+    default:
+      // A CSI plugin other than cert-csi: its success is all there is to know.
+      out.stdout.write(
+        `the plugin answered success for ${volumeId} at ${target} (it does not say whether anything was unpublished)\n`,
+      );
+      return 0;
+  }
 }
 
 /**

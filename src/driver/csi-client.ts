@@ -1,4 +1,12 @@
-import { type CallOptions, type Client, credentials, type ServiceError } from '@grpc/grpc-js';
+import {
+  type CallOptions,
+  type Client,
+  credentials,
+  type Metadata,
+  type ServiceError,
+  type StatusObject,
+  status,
+} from '@grpc/grpc-js';
 import { loadCsiPackage } from './csi-proto.js';
 import { type Endpoint, grpcAddress } from './endpoint.js';
 
@@ -6,7 +14,7 @@ type Unary = (
   request: object,
   options: CallOptions,
   callback: (err: ServiceError | null, response: unknown) => void,
-) => void;
+) => { on(event: 'status', listener: (status: StatusObject) => void): unknown };
 
 /** Options of one call. */
 export interface CsiCallOptions {
@@ -44,6 +52,15 @@ export class CsiClient {
     return call<T>(this.node, method, request, options);
   }
 
+  /** Calls a Node RPC by name; resolves with the response and the plugin's trailing metadata. */
+  async nodeCallWithTrailers<T = Record<string, unknown>>(
+    method: string,
+    request: object = {},
+    options: CsiCallOptions = {},
+  ): Promise<{ response: T; trailers: Metadata }> {
+    return callWithTrailers<T>(this.node, method, request, options);
+  }
+
   /** Closes both channels. */
   close(): void {
     this.identity.close();
@@ -51,21 +68,37 @@ export class CsiClient {
   }
 }
 
-function call<T>(
+async function call<T>(
   client: Client,
   method: string,
   request: object,
   options: CsiCallOptions,
 ): Promise<T> {
+  return (await callWithTrailers<T>(client, method, request, options)).response;
+}
+
+function callWithTrailers<T>(
+  client: Client,
+  method: string,
+  request: object,
+  options: CsiCallOptions,
+): Promise<{ response: T; trailers: Metadata }> {
   const fn = (client as unknown as Record<string, Unary | undefined>)[method];
   if (typeof fn !== 'function') return Promise.reject(new Error(`unknown RPC ${method}`));
   // grpc-js arms a referenced timer for the deadline and ends the call with DEADLINE_EXCEEDED,
   // whether or not the server or the connection ever answers.
   const callOptions: CallOptions =
     options.timeoutMs === undefined ? {} : { deadline: Date.now() + options.timeoutMs };
-  return new Promise<T>((resolve, reject) => {
-    fn.call(client, request, callOptions, (err, response) =>
-      err ? reject(err) : resolve(response as T),
-    );
+  return new Promise((resolve, reject) => {
+    let response: unknown;
+    // grpc-js calls the callback, then emits the status (with the trailers) in the same tick.
+    const unary = fn.call(client, request, callOptions, (err, answer) => {
+      if (err) reject(err);
+      else response = answer;
+    });
+    // After a failure (the callback rejected) resolving changes nothing.
+    unary.on('status', (ended) => {
+      if (ended.code === status.OK) resolve({ response: response as T, trailers: ended.metadata });
+    });
   });
 }

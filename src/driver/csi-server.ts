@@ -1,4 +1,5 @@
 import {
+  type Metadata,
   Server,
   ServerCredentials,
   type ServerUnaryCall,
@@ -15,6 +16,18 @@ import { statusMessage } from './status-message.js';
 
 /** One RPC's logic: the request message in, the response message out (or a thrown error). */
 export type RpcHandler = (request: never) => Promise<object> | object;
+
+/**
+ * A response with trailing metadata: what the plugin tells a client that looks (the CLI)
+ * beyond the CSI messages, which are fixed; a client that does not look (kubelet) sees the
+ * plain response.
+ */
+export class AnswerWithTrailers {
+  constructor(
+    readonly response: object,
+    readonly trailers: Metadata,
+  ) {}
+}
 
 /** The handlers of one CSI service, by RPC name; missing RPCs answer Unimplemented. */
 export type ServiceHandlers = Record<string, RpcHandler>;
@@ -52,7 +65,11 @@ function adapt(service: string, method: string, handler: RpcHandler | undefined,
             { rpc: method, volumeId, ms: Math.round(performance.now() - started) },
             'rpc completed',
           );
-          callback(null, response);
+          if (response instanceof AnswerWithTrailers) {
+            callback(null, response.response, response.trailers);
+          } else {
+            callback(null, response);
+          }
         },
         (err: unknown) => {
           const mapped = toGrpcError(err);

@@ -2,12 +2,13 @@ import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
 import { IssuanceError } from '../renewal/issuance.js';
 import { RepublishConflictError } from '../renewal/republish-check.js';
-import type { VolumePublisher } from '../renewal/volume-publisher.js';
+import type { UnpublishOutcome, VolumePublisher } from '../renewal/volume-publisher.js';
 import { TargetPathError } from '../volume/errors.js';
 import { CsiError, invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
-import type { ServiceHandlers } from './csi-server.js';
+import { AnswerWithTrailers, type ServiceHandlers } from './csi-server.js';
 import { checkPublishRequest, volumeAndTargetProblems } from './publish-request.js';
+import { unpublishOutcomeTrailers } from './unpublish-outcome.js';
 
 export interface NodeServiceOptions {
   nodeId: string;
@@ -57,13 +58,19 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
     NodeUnpublishVolume: async (call: NodeUnpublishVolumeRequest) => {
       const problems = volumeAndTargetProblems(call.volume_id, call.target_path);
       if (problems.length > 0) throw invalidArgument(problems.join('; '));
+      let outcome: UnpublishOutcome;
       try {
-        await publisher.unpublish(call.volume_id, call.target_path);
+        outcome = await publisher.unpublish(call.volume_id, call.target_path);
       } catch (err) {
         throw toCsiError(err);
       }
-      logger.info({ volumeId: call.volume_id }, 'volume unpublished');
-      return {};
+      if (outcome.kind === 'unpublished') {
+        logger.info({ volumeId: call.volume_id }, 'volume unpublished');
+      } else if (outcome.kind === 'not-published') {
+        logger.info({ volumeId: call.volume_id }, 'unpublish of a volume this node does not have');
+      }
+      // OK for kubelet whatever was done; the trailers tell the CLI.
+      return new AnswerWithTrailers({}, unpublishOutcomeTrailers(outcome));
     },
   };
 }

@@ -2,9 +2,10 @@ import { SERVICE_ACCOUNT_TOKENS_KEY } from '../attributes/attribute-keys.js';
 import { formatAttributeErrors, parseVolumeAttributes } from '../attributes/volume-attributes.js';
 import { errorMessage } from '../base/error-message.js';
 import type { PublishRequest } from '../renewal/volume-publisher.js';
+import type { VolumeCapabilityRecord } from '../volume/metadata.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import { invalidArgument } from './csi-error.js';
-import type { NodePublishVolumeRequest } from './csi-messages.js';
+import type { NodePublishVolumeRequest, VolumeCapability } from './csi-messages.js';
 import { targetPathProblems } from './target-path.js';
 
 /** A checked publish request, and the legacy attribute keys it used. */
@@ -25,6 +26,8 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
   else if (capability.block) {
     problems.push('volume_capability: block volumes are not supported, use a mount volume');
   }
+  const record = capabilityRecord(capability);
+  problems.push(...capabilityProblems(record));
   if (!call.readonly) {
     problems.push("readonly: pod.spec.volumes[].csi.readOnly must be set to 'true'");
   }
@@ -46,10 +49,43 @@ export function checkPublishRequest(call: NodePublishVolumeRequest): CheckedPubl
       spec: parsed.spec,
       volumeContext,
       ...(volumeMountGroup ? { volumeMountGroup } : {}),
+      capability: record,
       ...(serviceAccountTokens !== undefined ? { serviceAccountTokens } : {}),
     },
     deprecatedKeys: parsed.deprecatedKeys,
   };
+}
+
+// mount(2) copies at most one page of option data, so no longer list could be mounted with.
+const MOUNT_FLAGS_MAX_BYTES = 4096;
+// NAME_MAX: file system type names are short words (ext4, xfs, tmpfs).
+const FS_TYPE_MAX_BYTES = 255;
+
+/** The parts of a volume_capability that a republish must repeat (metadata.json keeps them). */
+function capabilityRecord(capability: VolumeCapability | null | undefined): VolumeCapabilityRecord {
+  return {
+    accessMode: String(capability?.access_mode?.mode ?? ''),
+    fsType: capability?.mount?.fs_type ?? '',
+    mountFlags: [...(capability?.mount?.mount_flags ?? [])],
+  };
+}
+
+// The capability is kept in metadata.json: a client must not make it hold megabytes.
+function capabilityProblems(record: VolumeCapabilityRecord): string[] {
+  const problems: string[] = [];
+  const flagBytes = Buffer.byteLength(record.mountFlags.join(','));
+  if (flagBytes > MOUNT_FLAGS_MAX_BYTES) {
+    problems.push(
+      `volume_capability.mount.mount_flags: at most ${MOUNT_FLAGS_MAX_BYTES} bytes joined with commas (one page, what mount(2) takes), got ${flagBytes}`,
+    );
+  }
+  const typeBytes = Buffer.byteLength(record.fsType);
+  if (typeBytes > FS_TYPE_MAX_BYTES) {
+    problems.push(
+      `volume_capability.mount.fs_type: at most ${FS_TYPE_MAX_BYTES} bytes, got ${typeBytes}`,
+    );
+  }
+  return problems;
 }
 
 /**

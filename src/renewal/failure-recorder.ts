@@ -111,28 +111,30 @@ export class FailureRecorder {
 
   /**
    * Keeps what a retry of a failed publish needs: a volume that worked keeps its files, a
-   * pending request stays resumable; a first publish that got nothing leaves no directory
-   * behind. Nothing is recorded once the publish's state was aborted (unpublished).
+   * pending request stays resumable (`recorded`); a first publish that got nothing leaves no
+   * directory behind and is forgotten by the registry (`removed`: the caller drops the rest of
+   * what it held). Nothing is recorded once the publish's state was aborted (`unpublished`).
    */
   async recordPublishFailure(
     volumeId: string,
     metadata: VolumeMetadata,
     state: VolumeState,
     err: unknown,
-  ): Promise<void> {
+  ): Promise<'recorded' | 'removed' | 'unpublished'> {
     const release = await this.deps.registry.lock(volumeId);
     try {
-      if (state.abort.signal.aborted) return;
+      if (state.abort.signal.aborted) return 'unpublished';
       const worked = metadata.nextIssuanceTime !== undefined;
       if (!worked && !metadata.pendingRequest) {
         await this.deps.dataRoot.removeVolume(volumeId);
-        this.deps.registry.forgetState(volumeId);
-        return;
+        this.deps.registry.forget(volumeId);
+        return 'removed';
       }
       await this.save(metadata, {
         message: errorMessage(err),
         time: new Date(this.deps.clock.now()).toISOString(),
       });
+      return 'recorded';
     } finally {
       release();
     }

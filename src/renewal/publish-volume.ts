@@ -23,8 +23,10 @@ import { markWaiting, watchPod } from './waiting-volume.js';
 
 /**
  * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
- * other attributes or another target than the published volume is refused
- * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+ * other attributes, another volume capability or another target than the published volume is
+ * refused (RepublishConflictError); one that meets an unpublish of the volume is aborted. A
+ * refused publish leaves nothing behind, in memory or on disk: every refusal comes before the
+ * volume is registered (registerVolume), and a volume published before keeps what it had.
  */
 export function publishVolume(
   parts: ManagerParts,
@@ -39,15 +41,15 @@ export function publishVolume(
     if (differences.length > 0) {
       return Promise.reject(new RepublishConflictError(volumeId, differences));
     }
-    registry.keepTokens(request);
-    return running.work;
+    return registry.joinPublish(running, request);
   }
   return registry.startPublish(request, () => publishOnce(parts, request));
 }
 
 async function publishOnce(parts: ManagerParts, request: PublishRequest): Promise<PublishResult> {
-  const { dataRoot, mounter, registry } = parts;
-  const { volumeId, targetPath, spec } = request;
+  const { dataRoot, mounter } = parts;
+  const { volumeId, targetPath } = request;
+  // The checks: each refuses before anything is registered or written.
   const existing = await readStoredMetadata(dataRoot, volumeId);
   if (existing) {
     // Attributes are immutable: the certificate on disk was issued for the published ones.
@@ -61,45 +63,84 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
   }
   await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
-  // An unpublish that began meanwhile waits for this publish: end it without a step.
-  if (registry.isUnpublishing(volumeId)) throw unpublishingError();
-  const state = registry.stateOf(volumeId);
-  registry.keepTokens(request);
-  parts.trustBundles.track(volumeId, spec, targetPath);
+  // No await from here to registerVolume: what the checks saw still holds there.
   const waitingAlready = existing?.waiting !== undefined && parts.readiness.isWatching(volumeId);
   if (existing && (isUsable(existing, parts.clock.now()) || waitingAlready)) {
-    // Ready already: only make sure the mount is there (kubelet republishes often).
-    await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
-    throwIfUnpublished(state);
-    await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
-    throwIfUnpublished(state);
-    if (!parts.scheduler.has(volumeId) && !waitingAlready) {
-      parts.scheduler.schedule(volumeId, existing, spec);
-    }
-    return {
-      issued: false,
-      ...times(existing),
-      ...(waitingAlready && existing.waiting ? { waiting: existing.waiting.reason } : {}),
-    };
+    const state = registerVolume(parts, request);
+    return ensureMounted(parts, request, existing, state, waitingAlready);
   }
-  // Before anything is written: a pod that can never become ready is refused.
+  // A pod that can never become ready is refused.
   const ready = readiness(parts, request);
+  const state = registerVolume(parts, request);
+  return issueAndMount(parts, request, existing, state, ready);
+}
 
+/**
+ * Registers a publish that passed its checks: the volume's state and the pod's tokens, and its
+ * trust bundle followed. An unpublish that began meanwhile waits for this publish: it ends
+ * here, aborted, with nothing registered.
+ */
+function registerVolume(parts: ManagerParts, request: PublishRequest): VolumeState {
+  const { registry } = parts;
+  if (registry.isUnpublishing(request.volumeId)) throw unpublishingError();
+  const state = registry.registerPublish(request.volumeId);
+  parts.trustBundles.track(request.volumeId, request.spec, request.targetPath);
+  return state;
+}
+
+/** Republish of a volume ready already (kubelet republishes often): only makes sure of the mount. */
+async function ensureMounted(
+  parts: ManagerParts,
+  request: PublishRequest,
+  existing: VolumeMetadata,
+  state: VolumeState,
+  waitingAlready: boolean,
+): Promise<PublishResult> {
+  const { dataRoot, mounter } = parts;
+  const { volumeId, targetPath, spec } = request;
+  await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+  throwIfUnpublished(state);
+  await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+  throwIfUnpublished(state);
+  if (!parts.scheduler.has(volumeId) && !waitingAlready) {
+    parts.scheduler.schedule(volumeId, existing, spec);
+  }
+  return {
+    issued: false,
+    ...times(existing),
+    ...(waitingAlready && existing.waiting ? { waiting: existing.waiting.reason } : {}),
+  };
+}
+
+/**
+ * Writes the volume's record, issues its certificate (or marks it waiting for its pod) and
+ * mounts it. On failure, a volume that had nothing worth keeping is removed and forgotten.
+ */
+async function issueAndMount(
+  parts: ManagerParts,
+  request: PublishRequest,
+  existing: VolumeMetadata | undefined,
+  state: VolumeState,
+  ready: ReturnType<typeof readiness>,
+): Promise<PublishResult> {
+  const { dataRoot, mounter } = parts;
+  const { volumeId, targetPath, spec } = request;
   const metadata: VolumeMetadata = {
     ...existing,
     volumeId,
     targetPath,
     volumeContext: request.volumeContext,
     ...(request.volumeMountGroup ? { volumeMountGroup: request.volumeMountGroup } : {}),
+    volumeCapability: request.capability,
   };
-  await dataRoot.ensureVolume(volumeId, spec.fsGroup);
-  await writeMetadata(dataRoot, metadata);
-  if (spec.files.pkcs12) {
-    // Kept beside the key, not in metadata.json, for renewals after a restart.
-    await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
-  }
-  if (spec.files.jks) await writeJksPassword(dataRoot, volumeId, spec.files.jks.password);
   try {
+    await dataRoot.ensureVolume(volumeId, spec.fsGroup);
+    await writeMetadata(dataRoot, metadata);
+    if (spec.files.pkcs12) {
+      // Kept beside the key, not in metadata.json, for renewals after a restart.
+      await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
+    }
+    if (spec.files.jks) await writeJksPassword(dataRoot, volumeId, spec.files.jks.password);
     if (!ready.ready) {
       // --continue-on-not-ready (or ${POD_IP}): mounted empty now, issued once the pod is ready.
       // Watched from now on: a change during the steps below is looked at after the publish.
@@ -124,13 +165,21 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     if (ready.spec.podIPs) watchPod(parts, volumeId, spec.pod);
     return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
   } catch (err) {
-    await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
-    // A first publish that left nothing on disk: kubelet's retry tracks it again.
-    if (!registry.has(volumeId)) parts.trustBundles.untrack(volumeId);
+    const outcome = await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
+    // Nothing left on disk, nothing left in memory: kubelet's retry starts afresh.
+    if (outcome === 'removed') forgetFollowers(parts, volumeId);
     if (state.abort.signal.aborted) throw abortedError(state, err);
     parts.onFailed(volumeId, metadata.volumeContext, err);
     throw err;
   }
+}
+
+/** Stops following a volume removed after its failed first publish (the registry forgot it). */
+function forgetFollowers(parts: ManagerParts, volumeId: string): void {
+  parts.trustBundles.untrack(volumeId);
+  parts.readiness.forget(volumeId);
+  parts.scheduler.cancel(volumeId);
+  parts.failures.forget(volumeId);
 }
 
 /**
@@ -172,6 +221,7 @@ function asPublished(request: PublishRequest): PublishedVolume {
     targetPath: request.targetPath,
     volumeContext: request.volumeContext,
     volumeMountGroup: request.volumeMountGroup,
+    volumeCapability: request.capability,
     pkcs12Password: request.spec.files.pkcs12?.password,
     jksPassword: request.spec.files.jks?.password,
     issued: true,

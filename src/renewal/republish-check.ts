@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { resolve } from 'node:path';
 import { quoted } from '../api/echoed-value.js';
-import { stripSecrets } from '../volume/metadata.js';
+import { stripSecrets, type VolumeCapabilityRecord } from '../volume/metadata.js';
 
 // Attributes are immutable once a volume is published, as in csi-driver: the certificate on
 // disk was issued for them. A republish that asks for something else is refused rather than
@@ -14,6 +14,11 @@ export interface PublishedVolume {
   /** kubelet's volume context; secret keys are ignored (see pkcs12Password). */
   volumeContext: Record<string, string>;
   volumeMountGroup?: string | undefined;
+  /**
+   * The volume_capability; undefined in metadata.json written before it was recorded, and then
+   * not compared (only what was recorded is).
+   */
+  volumeCapability?: VolumeCapabilityRecord | undefined;
   /** The PKCS#12 password in effect (undefined without PKCS#12), compared, never shown. */
   pkcs12Password?: string | undefined;
   /** The JKS password in effect (undefined without JKS), compared, never shown. */
@@ -66,6 +71,7 @@ export function republishDifferences(published: PublishedVolume, next: Published
       `volume_mount_group: published ${quoteOrUnset(published.volumeMountGroup)}, asked for ${quoteOrUnset(next.volumeMountGroup)}`,
     );
   }
+  differences.push(...capabilityDifferences(published.volumeCapability, next.volumeCapability));
   const passwords: Array<[string, string | undefined, string | undefined]> = [
     [PKCS12_PASSWORD_KEY, published.pkcs12Password, next.pkcs12Password],
     [JKS_PASSWORD_KEY, published.jksPassword, next.jksPassword],
@@ -78,6 +84,36 @@ export function republishDifferences(published: PublishedVolume, next: Published
     }
   }
   return differences;
+}
+
+// CSI, NodePublishVolume: ALREADY_EXISTS when the volume "has already been published at the
+// specified target_path but is incompatible with the specified volume_capability".
+function capabilityDifferences(
+  published: VolumeCapabilityRecord | undefined,
+  next: VolumeCapabilityRecord | undefined,
+): string[] {
+  if (!published || !next) return [];
+  const differences: string[] = [];
+  const compare = (field: string, before: string, after: string, same = before === after) => {
+    if (same) return;
+    differences.push(
+      `volume_capability.${field}: published ${quoteOrUnset(before)}, asked for ${quoteOrUnset(after)}`,
+    );
+  };
+  compare('access_mode', published.accessMode, next.accessMode);
+  compare('mount.fs_type', published.fsType, next.fsType);
+  // Compared as lists (["a,b"] is not ["a", "b"]); shown joined, as mount -o takes them.
+  compare(
+    'mount.mount_flags',
+    published.mountFlags.join(','),
+    next.mountFlags.join(','),
+    sameList(published.mountFlags, next.mountFlags),
+  );
+  return differences;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, i) => item === b[i]);
 }
 
 function sameSecret(a: string | undefined, b: string | undefined): boolean {

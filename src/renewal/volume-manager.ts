@@ -24,7 +24,12 @@ import { TrustBundleSources } from './trust-bundle-sources.js';
 import { TrustBundleVolumes } from './trust-bundle-volumes.js';
 import { unpublishVolume } from './unpublish-volume.js';
 import { VolumeIssuance } from './volume-issuance.js';
-import type { PublishRequest, PublishResult, VolumePublisher } from './volume-publisher.js';
+import type {
+  PublishRequest,
+  PublishResult,
+  UnpublishOutcome,
+  VolumePublisher,
+} from './volume-publisher.js';
 import { VolumeRegistry } from './volume-registry.js';
 import { VolumeTelemetry } from './volume-telemetry.js';
 import { podChanged } from './waiting-volume.js';
@@ -200,8 +205,9 @@ export class VolumeManager implements VolumePublisher {
 
   /**
    * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
-   * other attributes or another target than the published volume is refused
-   * (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+   * other attributes, another volume capability or another target than the published volume
+   * is refused (RepublishConflictError); one that meets an unpublish of the volume is aborted.
+   * A refused publish leaves nothing behind, in memory or on disk.
    */
   publish(request: PublishRequest): Promise<PublishResult> {
     return publishVolume(this.parts, request);
@@ -229,8 +235,9 @@ export class VolumeManager implements VolumePublisher {
   /**
    * Unpublishes: stops work on the volume, unmounts, removes its directory; only the target
    * recorded for the volume is touched. A publish running meanwhile is aborted and waited for.
+   * Resolves with what was done (nothing, for another target or an unknown volume).
    */
-  unpublish(volumeId: string, targetPath: string): Promise<void> {
+  unpublish(volumeId: string, targetPath: string): Promise<UnpublishOutcome> {
     return unpublishVolume(this.parts, volumeId, targetPath);
   }
 }

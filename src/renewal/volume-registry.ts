@@ -12,6 +12,10 @@ export interface VolumeState {
 export interface RunningPublish {
   request: PublishRequest;
   work: Promise<PublishResult>;
+  /** Set once the publish passed its checks and registered the volume (registerPublish). */
+  registered: boolean;
+  /** The newest service-account tokens of the publish and those that joined it. */
+  tokens: string | undefined;
 }
 
 /**
@@ -19,7 +23,9 @@ export interface RunningPublish {
  * publish, renewal and unpublishes running on it, the pod's latest service-account tokens and
  * the volume's lock. Publish and unpublish of a volume never overlap: a publish refuses while
  * an unpublish is registered here, and an unpublish aborts the state and waits for the publish
- * and renewal registered here. Every write to a volume's files happens under its lock.
+ * and renewal registered here. Every write to a volume's files happens under its lock. A
+ * publish gives the volume a state and tokens only once its checks passed (registerPublish),
+ * so a refused publish leaves nothing here.
  */
 export class VolumeRegistry {
   private readonly states = new Map<string, VolumeState>();
@@ -66,18 +72,13 @@ export class VolumeRegistry {
     for (const state of this.states.values()) state.abort.abort(reason);
   }
 
-  /** Forgets an unpublished volume: its state and its tokens. */
+  /**
+   * Forgets a volume: its state and its tokens (unpublished, or a first publish that left
+   * nothing on disk; kubelet's retry brings its tokens again).
+   */
   forget(volumeId: string): void {
     this.states.delete(volumeId);
     this.tokens.delete(volumeId);
-  }
-
-  /**
-   * Forgets the volume's state only, after a first publish that left nothing on disk; the
-   * tokens stay for kubelet's retry, which replaces them when it brings new ones.
-   */
-  forgetState(volumeId: string): void {
-    this.states.delete(volumeId);
   }
 
   /** Resolves with a release function once the volume's earlier lock holders are done. */
@@ -105,14 +106,43 @@ export class VolumeRegistry {
     return this.publishes.get(volumeId);
   }
 
-  /** Runs the volume's publish, known as running until it settles. */
+  /**
+   * Runs the volume's publish, known as running until it settles. It registers the volume
+   * (registerPublish) once its checks passed; until then nothing else of it is held here.
+   */
   startPublish(request: PublishRequest, run: () => Promise<PublishResult>): Promise<PublishResult> {
     const { volumeId } = request;
     const work = run().finally(() => {
       this.publishes.delete(volumeId);
     });
-    this.publishes.set(volumeId, { request, work });
+    const tokens = request.serviceAccountTokens;
+    this.publishes.set(volumeId, { request, work, registered: false, tokens });
     return work;
+  }
+
+  /**
+   * Joins the publish running for the request's volume: its tokens become the volume's latest,
+   * at once when that publish registered the volume, else when (and if) it does.
+   */
+  joinPublish(running: RunningPublish, request: PublishRequest): Promise<PublishResult> {
+    if (request.serviceAccountTokens !== undefined) {
+      running.tokens = request.serviceAccountTokens;
+      if (running.registered) this.keepTokens(request);
+    }
+    return running.work;
+  }
+
+  /**
+   * Registers the volume of the publish running for it, once that publish passed its checks:
+   * the volume's state, and the newest tokens of the publish and those that joined it.
+   */
+  registerPublish(volumeId: string): VolumeState {
+    const running = this.publishes.get(volumeId);
+    if (running) {
+      running.registered = true;
+      if (running.tokens !== undefined) this.tokens.set(volumeId, running.tokens);
+    }
+    return this.stateOf(volumeId);
   }
 
   /** The renewal running for the volume, if any. */
@@ -138,10 +168,10 @@ export class VolumeRegistry {
   }
 
   /** Runs an unpublish of the volume, known as running until it settles. */
-  async whileUnpublishing(volumeId: string, run: () => Promise<void>): Promise<void> {
+  async whileUnpublishing<T>(volumeId: string, run: () => Promise<T>): Promise<T> {
     this.unpublishes.set(volumeId, (this.unpublishes.get(volumeId) ?? 0) + 1);
     try {
-      await run();
+      return await run();
     } finally {
       const left = (this.unpublishes.get(volumeId) as number) - 1;
       if (left > 0) this.unpublishes.set(volumeId, left);

@@ -30,6 +30,11 @@ export interface VolumeMetadata {
    */
   volumeContext: Record<string, string>;
   volumeMountGroup?: string;
+  /**
+   * The volume_capability the volume was published with (CSI: a republish with another one is
+   * incompatible); absent in metadata written by versions before it was recorded.
+   */
+  volumeCapability?: VolumeCapabilityRecord;
   /** RFC 3339. */
   nextIssuanceTime?: string;
   /** NotAfter of the certificate on disk, RFC 3339. */
@@ -46,6 +51,19 @@ export interface VolumeMetadata {
   waiting?: VolumeWaiting;
   /** The pod IPs the certificate on disk was issued with (${POD_IP}, ${POD_IPS}). */
   podIPs?: string[];
+}
+
+/**
+ * The parts of a NodePublishVolume's volume_capability that a republish must repeat (the
+ * volume_mount_group is kept beside it as volumeMountGroup; block volumes are refused).
+ */
+export interface VolumeCapabilityRecord {
+  /** The access mode's name, e.g. SINGLE_NODE_WRITER; empty when kubelet sent none. */
+  accessMode: string;
+  /** The mount's fs_type; empty when none was asked for. */
+  fsType: string;
+  /** The mount's mount_flags, in kubelet's order. */
+  mountFlags: string[];
 }
 
 /** Why a published volume has no certificate yet. */
@@ -114,6 +132,19 @@ function parseMetadata(value: unknown): VolumeMetadata {
   copy('nextIssuanceTime');
   copy('notAfter');
   copy('nextRetryTime');
+  if (value.volumeCapability !== undefined) {
+    const c = value.volumeCapability;
+    if (!isObject(c)) throw new Error('volumeCapability must be an object');
+    const flags = c.mountFlags;
+    if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string')) {
+      throw new Error('volumeCapability.mountFlags must be an array of strings');
+    }
+    meta.volumeCapability = {
+      accessMode: str(c, 'accessMode', 'volumeCapability.'),
+      fsType: str(c, 'fsType', 'volumeCapability.'),
+      mountFlags: [...flags],
+    };
+  }
   if (value.pendingRequest !== undefined) {
     const p = value.pendingRequest;
     if (!isObject(p)) throw new Error('pendingRequest must be an object');

@@ -160,23 +160,32 @@ export async function checkPublishTarget(
   );
 }
 
+/** What an unpublish of a volume at a target may touch (see unpublishScope). */
+export type UnpublishScope =
+  | { kind: 'unknown' }
+  | { kind: 'recorded' }
+  | { kind: 'unrecorded' }
+  | { kind: 'elsewhere'; recordedTarget: string };
+
 /**
  * What an unpublish of volumeId at targetPath may touch: `unknown` (no volume dir: nothing),
  * `recorded` (metadata.json names this target: unmount and clean it), `unrecorded` (the dir has
  * no readable metadata.json: only a mount of its data dir is undone) or `elsewhere` (the volume
- * is published at another target: nothing).
+ * is published at recordedTarget, another target: nothing).
  */
 export async function unpublishScope(
   dataRoot: DataRoot,
   volumeId: string,
   targetPath: string,
-): Promise<'unknown' | 'recorded' | 'unrecorded' | 'elsewhere'> {
-  if (!(await dataRoot.hasVolume(volumeId))) return 'unknown';
+): Promise<UnpublishScope> {
+  if (!(await dataRoot.hasVolume(volumeId))) return { kind: 'unknown' };
   let metadata: VolumeMetadata;
   try {
     metadata = await readMetadata(dataRoot, volumeId);
   } catch {
-    return 'unrecorded';
+    return { kind: 'unrecorded' };
   }
-  return isRecordedTarget(metadata, targetPath) ? 'recorded' : 'elsewhere';
+  return isRecordedTarget(metadata, targetPath)
+    ? { kind: 'recorded' }
+    : { kind: 'elsewhere', recordedTarget: metadata.targetPath };
 }

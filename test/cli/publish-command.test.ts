@@ -2,12 +2,25 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { Metadata } from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
 import { silentLogger } from '../../src/api/logger.js';
 import type { CommandOutput } from '../../src/cli/data-root-command.js';
-import { runPublish, runUnpublish } from '../../src/cli/publish-command.js';
+import {
+  NOTHING_UNPUBLISHED_EXIT,
+  runPublish,
+  runUnpublish,
+} from '../../src/cli/publish-command.js';
 import { invalidArgument } from '../../src/driver/csi-error.js';
-import { type ServiceHandlers, startCsiServer } from '../../src/driver/csi-server.js';
+import {
+  AnswerWithTrailers,
+  type ServiceHandlers,
+  startCsiServer,
+} from '../../src/driver/csi-server.js';
+import {
+  UNPUBLISH_OUTCOME_KEY,
+  unpublishOutcomeTrailers,
+} from '../../src/driver/unpublish-outcome.js';
 import { rejectionMessage } from '../support/eventually.js';
 
 t.test('publish and unpublish refuse missing flags and malformed attributes', async (t) => {
@@ -177,7 +190,7 @@ t.test(
       },
       NodeUnpublishVolume: (request: { target_path: string }) => {
         targets.push(request.target_path);
-        return {};
+        return new AnswerWithTrailers({}, unpublishOutcomeTrailers({ kind: 'unpublished' }));
       },
     });
     const relativeEndpoint = `unix://${relative(process.cwd(), endpoint.slice('unix://'.length))}`;
@@ -225,4 +238,84 @@ t.test('--pod-ip gives the pod IPs in the volume context; an empty volume is sai
     await rejectionMessage(runPublish([...common, '--pod-ip', '10.0.0.300'])),
     /^--pod-ip "10\.0\.0\.300": not an IP address$/,
   );
+});
+
+t.test('unpublish says what the plugin did, from the trailers of its answer', async (t) => {
+  const answers: Array<() => object> = [];
+  const endpoint = await fakePlugin(t, {
+    NodeUnpublishVolume: () => (answers.shift() as () => object)(),
+  });
+  const answer = (trailers: Metadata) => () => new AnswerWithTrailers({}, trailers);
+  const raw = (value: string) => {
+    const trailers = new Metadata();
+    trailers.set(UNPUBLISH_OUTCOME_KEY, Buffer.from(value));
+    return answer(trailers);
+  };
+  const cases: Array<[string, () => object, number, RegExp, 'out' | 'err']> = [
+    [
+      'unpublished',
+      answer(unpublishOutcomeTrailers({ kind: 'unpublished' })),
+      0,
+      /^unpublished csi-v from \/pods\/a\/mount\n$/,
+      'out',
+    ],
+    [
+      'published at another target',
+      answer(unpublishOutcomeTrailers({ kind: 'elsewhere', recordedTarget: '/pods/b/mount' })),
+      NOTHING_UNPUBLISHED_EXIT,
+      /^nothing unpublished: volume csi-v is published at \/pods\/b\/mount, not at \/pods\/a\/mount\n$/,
+      'err',
+    ],
+    [
+      'not on this node',
+      answer(unpublishOutcomeTrailers({ kind: 'not-published' })),
+      NOTHING_UNPUBLISHED_EXIT,
+      /^nothing unpublished: volume csi-v is not published on this node\n$/,
+      'err',
+    ],
+    [
+      'a plugin that says nothing (not cert-csi)',
+      () => ({}),
+      0,
+      /^the plugin answered success for csi-v at \/pods\/a\/mount \(it does not say whether anything was unpublished\)\n$/,
+      'out',
+    ],
+    ['an outcome that is not JSON', raw('{"kind":'), 0, /does not say whether/, 'out'],
+    ['an unknown outcome', raw('{"kind":"vanished"}'), 0, /does not say whether/, 'out'],
+    ['elsewhere without a target', raw('{"kind":"elsewhere"}'), 0, /does not say whether/, 'out'],
+    ['null', raw('null'), 0, /does not say whether/, 'out'],
+    [
+      'an outcome too large to be ours',
+      raw(JSON.stringify({ kind: 'elsewhere', recordedTarget: `/${'p'.repeat(9000)}` })),
+      0,
+      /does not say whether/,
+      'out',
+    ],
+  ];
+  for (const [name, reply, code, message, stream] of cases) {
+    answers.push(reply);
+    const output = bufferedOutput();
+    const args = ['--endpoint', endpoint, '--volume-id', 'csi-v', '--target', '/pods/a/mount'];
+    t.equal(await runUnpublish(args, output), code, `${name}: exit ${code}`);
+    const [written, silent] =
+      stream === 'out' ? [output.out, output.err] : [output.err, output.out];
+    t.match(written.join(''), message, `${name}: says so on std${stream}`);
+    t.same(silent, [], `${name}: nothing on the other stream`);
+  }
+});
+
+t.test('a recorded target too long for the trailers is cut at its start', async (t) => {
+  const long = `/pods/${'d'.repeat(2000)}/mount`;
+  const endpoint = await fakePlugin(t, {
+    NodeUnpublishVolume: () =>
+      new AnswerWithTrailers(
+        {},
+        unpublishOutcomeTrailers({ kind: 'elsewhere', recordedTarget: long }),
+      ),
+  });
+  const output = bufferedOutput();
+  const args = ['--endpoint', endpoint, '--volume-id', 'csi-v', '--target', '/pods/a/mount'];
+  t.equal(await runUnpublish(args, output), NOTHING_UNPUBLISHED_EXIT);
+  const shown = /published at (\S+), not at/.exec(output.err.join(''))?.[1] ?? '';
+  t.equal(shown, `…${long.slice(-1024)}`, 'its last 1024 characters, which name the pod');
 });

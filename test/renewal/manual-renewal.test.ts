@@ -5,6 +5,7 @@ import { renewNow } from '../../src/renewal/manual-renewal.js';
 import { renewVolume } from '../../src/renewal/renew-volume.js';
 import type { PublishRequest } from '../../src/renewal/volume-publisher.js';
 import { readMetadata } from '../../src/volume/metadata.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 import { fakeIssued, type IssueFn, testParts } from './parts-fixture.js';
 import { makeVolume } from './renew-fixtures.js';
 
@@ -93,6 +94,7 @@ t.test('a volume with a certificate is renewed even while a republish of it runs
       targetPath: target,
       volumeContext: {},
       spec: {} as PublishRequest['spec'],
+      capability: INLINE_CAPABILITY,
     },
     () => new Promise((resolve) => (finish = () => resolve({ issued: false }))),
   );

@@ -128,7 +128,7 @@ t.test('a renewal that an unpublish cut short records and tells nothing', async 
 t.test('a failure is recorded, and retried, only while the volume is still managed', async (t) => {
   const { parts, failed } = await testParts(t, async (volumeId) => {
     // The renewal's own state stays live, but the registry no longer manages the volume.
-    parts.registry.forgetState(volumeId);
+    parts.registry.forget(volumeId);
     throw new Error('issuer down');
   });
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });

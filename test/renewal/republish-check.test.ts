@@ -102,3 +102,61 @@ t.test('the JKS password is compared like the PKCS#12 one, and never shown', asy
     'a volume never issued has no stored JKS password to compare yet',
   );
 });
+
+t.test('the volume capability is compared field by field, when it was recorded', async (t) => {
+  const capability = { accessMode: 'SINGLE_NODE_WRITER', fsType: '', mountFlags: ['ro'] };
+  const recorded = { ...published, volumeCapability: capability };
+  const cases: Array<[string, Partial<typeof capability>, string[]]> = [
+    ['the same capability', {}, []],
+    [
+      'another access mode',
+      { accessMode: 'SINGLE_NODE_READER_ONLY' },
+      [
+        'volume_capability.access_mode: published "SINGLE_NODE_WRITER", asked for "SINGLE_NODE_READER_ONLY"',
+      ],
+    ],
+    [
+      'an fs type',
+      { fsType: 'ext4' },
+      ['volume_capability.mount.fs_type: published (unset), asked for "ext4"'],
+    ],
+    [
+      'a mount flag more',
+      { mountFlags: ['ro', 'noexec'] },
+      ['volume_capability.mount.mount_flags: published "ro", asked for "ro,noexec"'],
+    ],
+    [
+      'no mount flags',
+      { mountFlags: [] },
+      ['volume_capability.mount.mount_flags: published "ro", asked for (unset)'],
+    ],
+    [
+      'the flags split otherwise (the same when joined)',
+      { mountFlags: ['ro,noexec'] },
+      ['volume_capability.mount.mount_flags: published "ro", asked for "ro,noexec"'],
+    ],
+  ];
+  for (const [name, change, expected] of cases) {
+    const next = { ...recorded, volumeCapability: { ...capability, ...change } };
+    t.same(republishDifferences(recorded, next), expected, name);
+  }
+  t.same(
+    republishDifferences(
+      { ...recorded, volumeCapability: { ...capability, mountFlags: ['ro', 'noexec'] } },
+      { ...recorded, volumeCapability: { ...capability, mountFlags: ['noexec', 'ro'] } },
+    ),
+    ['volume_capability.mount.mount_flags: published "ro,noexec", asked for "noexec,ro"'],
+    'the order of the flags counts',
+  );
+  const long = { ...capability, mountFlags: [`context="${'s'.repeat(3000)}"`] };
+  const [shortened] = republishDifferences(recorded, { ...recorded, volumeCapability: long });
+  t.ok((shortened?.length ?? 0) < 400, 'a long value is shortened');
+  t.same(
+    republishDifferences(published, {
+      ...published,
+      volumeCapability: { accessMode: 'MULTI_NODE_MULTI_WRITER', fsType: 'xfs', mountFlags: [] },
+    }),
+    [],
+    'metadata written before the capability was recorded: only what was recorded is compared',
+  );
+});

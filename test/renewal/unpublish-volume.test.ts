@@ -6,6 +6,8 @@ import { publishVolume } from '../../src/renewal/publish-volume.js';
 import { unpublishVolume } from '../../src/renewal/unpublish-volume.js';
 import type { PublishRequest, PublishResult } from '../../src/renewal/volume-publisher.js';
 import { readMetadata } from '../../src/volume/metadata.js';
+import { until } from '../support/eventually.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 import { testParts } from './parts-fixture.js';
 import { makeVolume } from './renew-fixtures.js';
 
@@ -14,7 +16,13 @@ const soon = () => new Date(Date.UTC(2026, 0, 1) + HOUR_MS).toISOString();
 
 function request(volumeId: string, targetPath: string): PublishRequest {
   // Refused before the spec is read.
-  return { volumeId, targetPath, volumeContext: {}, spec: {} as PublishRequest['spec'] };
+  return {
+    volumeId,
+    targetPath,
+    volumeContext: {},
+    spec: {} as PublishRequest['spec'],
+    capability: INLINE_CAPABILITY,
+  };
 }
 
 t.test('unpublish of the recorded target stops and removes everything', async (t) => {
@@ -26,7 +34,7 @@ t.test('unpublish of the recorded target stops and removes everything', async (t
   parts.scheduler.schedule('csi-a', await readMetadata(parts.dataRoot, 'csi-a'), {
     disableAutoRenew: false,
   });
-  await unpublishVolume(parts, 'csi-a', target);
+  t.same(await unpublishVolume(parts, 'csi-a', target), { kind: 'unpublished' }, 'says so');
   t.ok(state.abort.signal.aborted, 'its work is aborted');
   t.notOk(parts.registry.has('csi-a'), 'forgotten');
   t.equal(parts.registry.tokensOf('csi-a'), undefined, 'tokens dropped');
@@ -43,7 +51,12 @@ t.test('unpublish of another target does nothing and stops nothing', async (t) =
   parts.scheduler.schedule('csi-a', await readMetadata(parts.dataRoot, 'csi-a'), {
     disableAutoRenew: false,
   });
-  await unpublishVolume(parts, 'csi-a', '/var/lib/kubelet/pods/other/mount');
+  const recorded = (await readMetadata(parts.dataRoot, 'csi-a')).targetPath;
+  t.same(
+    await unpublishVolume(parts, 'csi-a', '/var/lib/kubelet/pods/other/mount'),
+    { kind: 'elsewhere', recordedTarget: recorded },
+    'says where the volume is published',
+  );
   t.notOk(state.abort.signal.aborted);
   t.ok(parts.scheduler.has('csi-a'));
   t.ok(await parts.dataRoot.hasVolume('csi-a'));
@@ -58,7 +71,11 @@ t.test('unpublish of another target does nothing and stops nothing', async (t) =
 
 t.test('unpublish of an unknown volume touches no target', async (t) => {
   const { parts, mounts, deletedRequests } = await testParts(t);
-  await unpublishVolume(parts, 'csi-unknown', '/var/lib/kubelet/pods/x/mount');
+  t.same(
+    await unpublishVolume(parts, 'csi-unknown', '/var/lib/kubelet/pods/x/mount'),
+    { kind: 'not-published' },
+    'says there was nothing to unpublish',
+  );
   t.same(mounts, []);
   t.same(deletedRequests, ['csi-unknown'], 'a request left by a failed publish is still deleted');
 });
@@ -67,7 +84,7 @@ t.test('a volume dir without readable metadata: only its own mount is undone', a
   const { parts, mounts } = await testParts(t);
   await makeVolume(parts.dataRoot, 'csi-a');
   await writeFile(parts.dataRoot.metadataPath('csi-a'), 'garbage');
-  await unpublishVolume(parts, 'csi-a', '/pods/a/mount');
+  t.same(await unpublishVolume(parts, 'csi-a', '/pods/a/mount'), { kind: 'unpublished' });
   t.same(mounts, [`unpublish ${parts.dataRoot.dataDir('csi-a')} /pods/a/mount`]);
   t.notOk(await parts.dataRoot.hasVolume('csi-a'));
 });
@@ -93,7 +110,11 @@ t.test('a publish that recorded another target meanwhile keeps the volume', asyn
   t.ok(parts.registry.isUnpublishing('csi-a'), 'the unpublish waits for the publish');
   recorded();
   await publish;
-  await unpublish;
+  t.same(
+    await unpublish,
+    { kind: 'elsewhere', recordedTarget: '/pods/moved/mount' },
+    'nothing done: the volume is published at the target recorded meanwhile',
+  );
   t.ok(await parts.dataRoot.hasVolume('csi-a'), 'the volume stays');
   t.same(mounts, [], 'no target touched');
   t.equal(logs.filter(([level]) => level === 'warn').length, 1, 'said so once');
@@ -116,3 +137,25 @@ t.test('a publish that meets an unpublish is aborted at once', async (t) => {
   release();
   await unpublishing;
 });
+
+t.test(
+  'an unpublish that stops a first publish before it wrote anything did something',
+  async (t) => {
+    const { parts, mounts } = await testParts(t);
+    let finish = () => {};
+    const publish = parts.registry.startPublish(request('csi-new', '/pods/new/mount'), async () => {
+      // Its checks still running: nothing registered, nothing written.
+      await new Promise<void>((resolve) => {
+        finish = resolve;
+      });
+      return { issued: false } satisfies PublishResult;
+    });
+    const unpublish = unpublishVolume(parts, 'csi-new', '/pods/new/mount');
+    await until(() => parts.registry.isUnpublishing('csi-new'));
+    finish();
+    await publish;
+    t.same(await unpublish, { kind: 'unpublished' }, 'the publish under way was stopped');
+    t.same(mounts, [], 'no target touched: nothing was mounted');
+    t.notOk(parts.registry.has('csi-new'), 'forgotten');
+  },
+);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { PublishRequest, PublishResult } from '../../src/renewal/volume-publisher.js';
-import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { type RunningPublish, VolumeRegistry } from '../../src/renewal/volume-registry.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 
 /** A promise with its settle functions, to hold work open while the registry is inspected. */
 function gate<T>(): { promise: Promise<T>; resolve(value: T): void; reject(err: Error): void } {
@@ -20,6 +21,7 @@ function request(volumeId: string, serviceAccountTokens?: string): PublishReques
     volumeContext: {},
     // Only volumeId and the tokens matter to the registry.
     spec: {} as PublishRequest['spec'],
+    capability: INLINE_CAPABILITY,
     ...(serviceAccountTokens !== undefined ? { serviceAccountTokens } : {}),
   };
 }
@@ -51,25 +53,56 @@ t.test('abortAll aborts every state; volumeIds are sorted', async (t) => {
   t.equal(states[0]?.abort.signal.reason.message, 'plugin stopping');
 });
 
+t.test('tokens: the newest of a publish that has any; forget drops them', async (t) => {
+  const registry = new VolumeRegistry();
+  registry.keepTokens(request('csi-a', 'first'));
+  registry.keepTokens(request('csi-a'));
+  t.equal(registry.tokensOf('csi-a'), 'first', 'a publish without tokens keeps the earlier ones');
+  registry.keepTokens(request('csi-a', 'second'));
+  t.equal(registry.tokensOf('csi-a'), 'second');
+
+  registry.stateOf('csi-a');
+  registry.forget('csi-a');
+  t.notOk(registry.has('csi-a'));
+  t.equal(registry.tokensOf('csi-a'), undefined, 'forget drops the tokens');
+});
+
 t.test(
-  'tokens: the newest of a publish that has any; forget drops them, forgetState not',
+  'a running publish registers nothing until registerPublish; its joiners tokens wait for it',
   async (t) => {
     const registry = new VolumeRegistry();
-    registry.keepTokens(request('csi-a', 'first'));
-    registry.keepTokens(request('csi-a'));
-    t.equal(registry.tokensOf('csi-a'), 'first', 'a publish without tokens keeps the earlier ones');
-    registry.keepTokens(request('csi-a', 'second'));
-    t.equal(registry.tokensOf('csi-a'), 'second');
+    const refused = gate<PublishResult>();
+    const work = registry.startPublish(request('csi-a', 'own'), () => refused.promise);
+    const running = registry.runningPublish('csi-a');
+    t.equal(running?.registered, false, 'not registered while its checks run');
+    const joined = registry.joinPublish(running as RunningPublish, request('csi-a', 'joiner'));
+    t.equal(joined, work, 'a joiner shares the work');
+    t.equal(registry.tokensOf('csi-a'), undefined, 'no tokens kept before registration');
+    t.notOk(registry.has('csi-a'), 'no state either');
+    refused.reject(new Error('refused'));
+    await t.rejects(work, /refused/);
+    t.same(registry.volumeIds(), [], 'a refused publish leaves no volume');
+    t.equal(registry.tokensOf('csi-a'), undefined, 'and no tokens');
 
-    registry.stateOf('csi-a');
-    registry.forgetState('csi-a');
-    t.notOk(registry.has('csi-a'));
-    t.equal(registry.tokensOf('csi-a'), 'second', 'forgetState keeps the tokens');
+    const admitted = gate<PublishResult>();
+    const second = registry.startPublish(request('csi-a', 'own'), () => admitted.promise);
+    const current = registry.runningPublish('csi-a') as RunningPublish;
+    void registry.joinPublish(current, request('csi-a', 'joined-early'));
+    void registry.joinPublish(current, request('csi-a'));
+    const state = registry.registerPublish('csi-a');
+    t.equal(registry.liveState('csi-a'), state, 'registered: the volume has a state');
+    t.equal(
+      registry.tokensOf('csi-a'),
+      'joined-early',
+      'the newest tokens, a joiner without any aside',
+    );
+    void registry.joinPublish(current, request('csi-a', 'joined-late'));
+    t.equal(registry.tokensOf('csi-a'), 'joined-late', 'after registration, kept at once');
+    admitted.resolve({ issued: true });
+    await second;
 
-    registry.stateOf('csi-a');
-    registry.forget('csi-a');
-    t.notOk(registry.has('csi-a'));
-    t.equal(registry.tokensOf('csi-a'), undefined, 'forget drops the tokens');
+    t.equal(registry.registerPublish('csi-b'), registry.liveState('csi-b'), 'no publish: a state');
+    t.equal(registry.tokensOf('csi-b'), undefined, 'and no tokens');
   },
 );
 

@@ -17,6 +17,7 @@ import { readVolumeStatuses } from '../../src/renewal/volume-status.js';
 import { markWaiting, podChanged } from '../../src/renewal/waiting-volume.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { until } from '../support/eventually.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 import { fakeIssued, type TestParts, testParts } from './parts-fixture.js';
 import { podContext } from './renew-fixtures.js';
 
@@ -96,7 +97,13 @@ function request(
   const volumeContext = podContext({ ...attributes, ...extra });
   const parsed = parseVolumeAttributes(volumeContext);
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
-  return { volumeId: 'csi-w', targetPath: '/pods/w/mount', spec: parsed.spec, volumeContext };
+  return {
+    volumeId: 'csi-w',
+    targetPath: '/pods/w/mount',
+    spec: parsed.spec,
+    volumeContext,
+    capability: INLINE_CAPABILITY,
+  };
 }
 
 const IP_SANS = { 'csi.cert-manager.io/ip-sans': '${POD_IP}' };

@@ -1,3 +1,5 @@
+import type { VolumeCapabilityRecord } from '../../src/volume/metadata.js';
+
 /** The pod keys kubelet adds to a volume context (CSIDriver podInfoOnMount). */
 export function podInfo(pod: {
   name: string;
@@ -12,6 +14,13 @@ export function podInfo(pod: {
     ...(pod.serviceAccount ? { 'csi.storage.k8s.io/serviceAccount.name': pod.serviceAccount } : {}),
   };
 }
+
+/** The capability of inlineVolumeCall as the plugin records it in metadata.json. */
+export const INLINE_CAPABILITY: VolumeCapabilityRecord = {
+  accessMode: 'SINGLE_NODE_WRITER',
+  fsType: '',
+  mountFlags: [],
+};
 
 /**
  * kubelet's NodePublishVolume for a pod's inline CSI volume: ephemeral, read-only unless

@@ -29,6 +29,7 @@ const full: VolumeMetadata = {
   targetPath: '/var/lib/kubelet/pods/0a99/volumes/kubernetes.io~csi/tls/mount',
   volumeContext: context,
   volumeMountGroup: '2000',
+  volumeCapability: { accessMode: 'SINGLE_NODE_WRITER', fsType: '', mountFlags: ['ro'] },
   nextIssuanceTime: '2026-11-20T10:00:00Z',
   notAfter: '2026-12-20T10:00:00Z',
   pendingRequest: {
@@ -132,6 +133,19 @@ t.test('read errors name the file and carry the volume id', async (t) => {
     [{ ...base, volumeContext: { a: 1 } }, /volumeContext\.a must be a string/],
     [{ ...base, nextIssuanceTime: 5 }, /nextIssuanceTime must be a string/],
     [{ ...base, volumeMountGroup: 2000 }, /volumeMountGroup must be a string/],
+    [{ ...base, volumeCapability: 'rw' }, /volumeCapability must be an object/],
+    [
+      { ...base, volumeCapability: { accessMode: 'X', fsType: '', mountFlags: 'ro' } },
+      /volumeCapability\.mountFlags must be an array of strings/,
+    ],
+    [
+      { ...base, volumeCapability: { accessMode: 'X', fsType: '', mountFlags: [1] } },
+      /volumeCapability\.mountFlags must be an array of strings/,
+    ],
+    [
+      { ...base, volumeCapability: { fsType: '', mountFlags: [] } },
+      /volumeCapability\.accessMode must be a string/,
+    ],
     [{ ...base, pendingRequest: 'req' }, /pendingRequest must be an object/],
     [
       { ...base, pendingRequest: { name: 'r', namespace: 'n' } },

@@ -90,12 +90,17 @@ t.test('unpublishScope tells what an unpublish may touch', async (t) => {
   const root = new DataRoot(join(dir, 'root'));
   await root.ensure();
   const target = join(dir, 'pods', 'a', 'mount');
-  t.equal(await unpublishScope(root, 'csi-a', target), 'unknown', 'no volume dir');
+  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'unknown' }, 'no volume dir');
   await root.ensureVolume('csi-a');
-  t.equal(await unpublishScope(root, 'csi-a', target), 'unrecorded', 'no metadata.json');
+  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'unrecorded' }, 'no metadata.json');
   await writeMetadata(root, { volumeId: 'csi-a', targetPath: target, volumeContext: {} });
-  t.equal(await unpublishScope(root, 'csi-a', target), 'recorded');
-  t.equal(await unpublishScope(root, 'csi-a', `${target}/`), 'recorded', 'same path, normalized');
-  t.equal(await unpublishScope(root, 'csi-a', join(dir, 'pods', 'b', 'mount')), 'elsewhere');
-  t.equal(await unpublishScope(root, 'csi-a', root.root), 'elsewhere');
+  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'recorded' });
+  t.same(
+    await unpublishScope(root, 'csi-a', `${target}/`),
+    { kind: 'recorded' },
+    'same path, normalized',
+  );
+  const elsewhere = { kind: 'elsewhere', recordedTarget: target };
+  t.same(await unpublishScope(root, 'csi-a', join(dir, 'pods', 'b', 'mount')), elsewhere);
+  t.same(await unpublishScope(root, 'csi-a', root.root), elsewhere, 'naming the recorded target');
 });

@@ -82,6 +82,15 @@ const refusals: Refusal[] = [
     key: attr('literal-subject'),
     attributes: { [attr('literal-subject')]: `CN=${'l'.repeat(10_000)}` },
   },
+  // Issue 23: each of these was signed and then failed "unreadable certificate" forever.
+  ...['1.2.3=#0101ff', 'CN=#0101ff', 'UID=#0101ff', '1.2.3=#0500', 'CN=#130140', 'CN=#1e0161'].map(
+    (value): Refusal => ({
+      name: `literal subject ${value}`,
+      key: attr('literal-subject'),
+      attributes: { [attr('literal-subject')]: value },
+      says: /the hex value for "[^"]+" is /,
+    }),
+  ),
   {
     name: 'issuer name that is a path',
     key: attr('issuer-name'),

@@ -91,6 +91,22 @@ const refusals: Refusal[] = [
       says: /the hex value for "[^"]+" is /,
     }),
   ),
+  // Issue 23: valid with the placeholder 192.0.2.1, invalid for an IPv6 or a long IPv4 pod.
+  {
+    name: 'the pod IP in a DNS name',
+    key: attr('dns-names'),
+    attributes: { [attr('dns-names')]: `ip-${'$'}{POD_IP}.example.com` },
+    says: /cannot be used in dns-names: .*IPv6/,
+  },
+  {
+    name: 'an IP SAN that only the longest IPv4 address breaks',
+    key: attr('ip-sans'),
+    attributes: {
+      [attr('ip-sans')]: `${'$'}{POD_IP}1`,
+      'csi.storage.k8s.io/pod.ips': '10.0.0.1',
+    },
+    says: /with the pod IPs 255\.255\.255\.255,/,
+  },
   {
     name: 'issuer name that is a path',
     key: attr('issuer-name'),

@@ -60,6 +60,9 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     const differences = republishDifferences(published, asPublished(request));
     if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
   }
+  // A first publish, before anything is written: what the node can check of the issuer.
+  const refusal = existing ? undefined : parts.issuanceCheck?.(request);
+  if (refusal !== undefined) throw new IssuanceError(refusal, 'denied');
   await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
   // An unpublish that began meanwhile waits for this publish: end it without a step.
   if (registry.isUnpublishing(volumeId)) throw unpublishingError();

@@ -1,6 +1,17 @@
 /** Labels and annotations shared by the node plugin and the controllers. */
 export const NODE_ID_HASH_LABEL = 'csi.cert-manager.io/node-id-hash';
 export const VOLUME_ID_HASH_LABEL = 'csi.cert-manager.io/volume-id-hash';
+/**
+ * An Issuer or ClusterIssuer with this annotation set to "true" lets CSI volumes ask it for CA
+ * certificates (is-ca); without it such requests are refused (README, "CA certificates for volumes").
+ */
+export const ALLOW_IS_CA_ANNOTATION = 'cert-csi.io/allow-is-ca';
+
+/** True when labels mark a CertificateRequest the node plugin made for a CSI volume. */
+export function isCsiVolumeRequest(labels: Readonly<Record<string, string>> | undefined): boolean {
+  return labels?.[NODE_ID_HASH_LABEL] !== undefined || labels?.[VOLUME_ID_HASH_LABEL] !== undefined;
+}
+
 /** Names the Secret holding the key a SelfSigned issuer signs with. */
 export const PRIVATE_KEY_SECRET_NAME_ANNOTATION = 'cert-manager.io/private-key-secret-name';
 

@@ -65,7 +65,7 @@ export interface VolumeCertificateSpec {
   /** Where the CA file comes from instead of the request's status.ca (trust-bundle attribute). */
   trustBundle?: TrustBundleSource;
   /**
-   * Present when dns-names or ip-sans use ${POD_IP} or ${POD_IPS}: the pod IPs they were
+   * Present when ip-sans uses ${POD_IP} or ${POD_IPS}: the pod IPs they were
    * expanded with, first one first. Empty while the pod has no IP: the SANs then hold a
    * placeholder that only served validation, and the volume waits for the pod's IPs.
    */

@@ -128,3 +128,11 @@ export function sortVolumeContext(context: Readonly<Record<string, string>>): So
   }
   return sorted;
 }
+
+/** The key an attribute was given under in a volume context (current or legacy prefix), else the current-prefix key. */
+export function attributeKeyIn(
+  context: Readonly<Record<string, string>>,
+  name: AttributeName,
+): string {
+  return sortVolumeContext(context).attributes.get(name)?.key ?? `${ATTRIBUTE_PREFIX}${name}`;
+}

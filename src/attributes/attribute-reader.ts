@@ -23,6 +23,11 @@ export class AttributeReader {
     return this.entries.get(name)?.key ?? `${ATTRIBUTE_PREFIX}${name}`;
   }
 
+  /** A reader of the same attributes with no errors yet, to check them once more another way. */
+  fresh(): AttributeReader {
+    return new AttributeReader(this.entries);
+  }
+
   /** Records an error against the attribute. */
   fail(name: AttributeName, message: string): void {
     this.errors.push({ key: this.keyOf(name), message });

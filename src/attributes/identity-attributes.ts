@@ -28,7 +28,7 @@ export interface Identity {
   dnsNames: string[];
   ipAddresses: string[];
   uris: string[];
-  /** True when dns-names or ip-sans use ${POD_IP} or ${POD_IPS}. */
+  /** True when ip-sans uses ${POD_IP} or ${POD_IPS}. */
   usesPodIPs: boolean;
 }
 
@@ -57,11 +57,57 @@ const errorText = (err: unknown): string => (err as Error).message;
 // checked, where csi-driver skips them. Lengths and counts are checked after
 // expansion, against identity-limits.ts, so that the CSR builds and signs.
 
+/** The longest textual IPv4 address. */
+export const LONGEST_IPV4 = '255.255.255.255';
+/** The longest textual IPv6 address (45 characters: six groups, then an IPv4 tail). */
+export const LONGEST_IPV6 = 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255';
+
+/**
+ * What the pod's IPs may turn out to be, at worst, once known: the longest address of each
+ * family first, with the other family beside it (Kubernetes gives a pod at most one address
+ * per family). An attribute using ${POD_IP} or ${POD_IPS} must be valid with each.
+ */
+export const POD_IP_WORST_CASES: readonly PodIpVariables[] = [
+  { POD_IP: LONGEST_IPV4, POD_IPS: `${LONGEST_IPV4},${LONGEST_IPV6}` },
+  { POD_IP: LONGEST_IPV6, POD_IPS: `${LONGEST_IPV6},${LONGEST_IPV4}` },
+];
+
 /**
  * Reads the subject and SAN attributes, expanding variables where csi-driver does, and
- * ${POD_IP} and ${POD_IPS} in dns-names and ip-sans.
+ * ${POD_IP} and ${POD_IPS} in ip-sans. The pod's IPs are often unknown at publish (and a
+ * renewal may see others), so attributes using them are also checked with every worst case
+ * (POD_IP_WORST_CASES): what passes here never fails once the real IPs are known.
  */
 export function readIdentity(
+  attrs: AttributeReader,
+  variables: Variables,
+  podIpVariables: PodIpVariables,
+): Identity {
+  const identity = readIdentityWith(attrs, variables, podIpVariables);
+  if (identity.usesPodIPs) checkPodIpWorstCases(attrs, variables);
+  return identity;
+}
+
+// Errors that only a worst case shows are recorded once, saying which pod IPs they need.
+function checkPodIpWorstCases(attrs: AttributeReader, variables: Variables): void {
+  const seen = new Set(attrs.errors.map((e) => `${e.key}\n${e.message}`));
+  for (const worst of POD_IP_WORST_CASES) {
+    const scratch = attrs.fresh();
+    readIdentityWith(scratch, variables, worst);
+    for (const error of scratch.errors) {
+      const id = `${error.key}\n${error.message}`;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      attrs.errors.push({
+        key: error.key,
+        message: `with the pod IPs ${worst.POD_IPS} (the longest of each family; the real ones are known only at issuance): ${error.message}`,
+      });
+    }
+  }
+}
+
+/** readIdentity with one value of the pod IP variables. */
+function readIdentityWith(
   attrs: AttributeReader,
   variables: Variables,
   podIpVariables: PodIpVariables,
@@ -131,7 +177,7 @@ export function readIdentity(
     }
   }
 
-  const dnsNames = splitSanList(expand('dns-names', { ...variables, ...podIpVariables }) ?? '');
+  const dnsNames = splitSanList(readDnsNames(attrs, expand) ?? '');
   for (const name of dnsNames) {
     const problem = dnsNameProblem(name);
     if (problem !== undefined) attrs.fail('dns-names', problem);
@@ -175,6 +221,26 @@ export function readIdentity(
 
   identity.usesPodIPs = usesPodIPs;
   return identity;
+}
+
+/**
+ * dns-names refuses ${POD_IP} and ${POD_IPS}: the pod may have an IPv6 address, whose ':'
+ * no DNS name can hold, and its family is unknown until issuance (csi-driver has no such
+ * variables; cert-csi offered them here before). The address belongs in ip-sans.
+ */
+function readDnsNames(
+  attrs: AttributeReader,
+  expand: (name: AttributeName) => string | undefined,
+): string | undefined {
+  const text = attrs.nonEmpty('dns-names');
+  const podIpNames = referencedVariables(text ?? '').filter(isPodIpVariable);
+  if (podIpNames.length === 0) return expand('dns-names');
+  const used = [...new Set(podIpNames)].map((name) => `\${${name}}`).join(' and ');
+  attrs.fail(
+    'dns-names',
+    `${used} cannot be used in dns-names: the pod's address may be IPv6, whose ':' no DNS name can hold, and its family is known only at issuance; put the pod's IP in ip-sans`,
+  );
+  return undefined;
 }
 
 const isPodIpVariable = (name: string): boolean =>

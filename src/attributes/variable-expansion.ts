@@ -12,7 +12,7 @@ export type VariableName = (typeof VARIABLE_NAMES)[number];
 
 /**
  * cert-csi's own variables (csi-driver#17): the pod's first IP (status.podIP) and all of its
- * IPs comma-joined (status.podIPs), offered in dns-names and ip-sans only.
+ * IPs comma-joined (status.podIPs), offered in ip-sans only (dns-names refuses them).
  */
 export const POD_IP_VARIABLE_NAMES = ['POD_IP', 'POD_IPS'] as const;
 

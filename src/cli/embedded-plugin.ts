@@ -10,6 +10,8 @@ import { MemoryEventRecorder } from '../controller/memory-event-recorder.js';
 import { SharedInformers } from '../controller/shared-informers.js';
 import { freeUnixEndpoint } from '../driver/endpoint.js';
 import { ensureEmbeddedIssuers } from '../issuer/embedded-issuers.js';
+import { issuerCaches } from '../issuer/issuer-lookup.js';
+import { volumeCaCheck } from '../renewal/issuance-check.js';
 import type { VolumeManager } from '../renewal/volume-manager.js';
 import { MemoryStore } from '../store/memory-store.js';
 import { ensureDirDurably } from '../volume/atomic-file.js';
@@ -120,6 +122,9 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
     informers = shared;
     // The node's keys of requests in flight, which the in-process SelfSigned signer signs with.
     const pendingKeys = new Map<string, KeyObject>();
+    // Created before the controllers start, so they are synced before the first publish; the
+    // approver reads the same caches, so a publish they let through is not denied later.
+    const { lookup } = issuerCaches(shared);
     controllers = await startControllers({
       store: opened,
       controllers: stackControllers,
@@ -144,6 +149,8 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       informers: shared,
       pendingKeys,
       dataRootLock,
+      // The store is in this process: a CA volume is refused at publish, not after its key.
+      issuanceCheck: volumeCaCheck(lookup),
       // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
       renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
     });

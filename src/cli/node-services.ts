@@ -52,7 +52,13 @@ export async function startNodeServices(
   options: NodePluginOptions,
   parts: Pick<
     VolumeManagerOptions,
-    'store' | 'informers' | 'pendingKeys' | 'onFailed' | 'requestCreator' | 'podSource'
+    | 'store'
+    | 'informers'
+    | 'pendingKeys'
+    | 'onFailed'
+    | 'requestCreator'
+    | 'podSource'
+    | 'issuanceCheck'
   > & {
     /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
     dataRootLock?: HeldLock;

@@ -35,8 +35,8 @@ Flags:
   --pod-namespace NS      namespace of the CertificateRequest (default default)
   --pod-uid UID           (default: none, no owner reference)
   --service-account NAME  (default default)
-  --pod-ip IP             the pod's IP, for \${POD_IP} and \${POD_IPS} in dns-names and
-                          ip-sans (embedded mode); repeat it for a dual-stack pod, first
+  --pod-ip IP             the pod's IP, for \${POD_IP} and \${POD_IPS} in ip-sans
+                          (embedded mode); repeat it for a dual-stack pod, first
                           one first. Sent as csi.storage.k8s.io/pod.ips; a plugin in
                           Kubernetes mode ignores it and reads the pod's IPs from the API
   --fs-group GID          the pod's fsGroup, sent as volume_mount_group

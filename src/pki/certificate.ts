@@ -17,7 +17,7 @@ import {
 } from './extensions.js';
 import { publicKeysEqual, signingAlgorithmFor, spkiOf, toCryptoKeyPair } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
-import { isEmptyName, subjectToDer } from './subject.js';
+import { isEmptyName, nameProblem, subjectToDer } from './subject.js';
 import { usagesToExtensions } from './usages.js';
 import { x509 } from './x509-provider.js';
 
@@ -153,6 +153,11 @@ async function issue(input: IssueInput): Promise<string> {
   const { durationMs } = input.template;
   if (!Number.isFinite(durationMs) || durationMs <= 0) {
     throw new PkiError(`certificate duration must be positive, got ${durationMs} ms`);
+  }
+  // A subject some reader refuses would make a certificate nobody can use (readable-name.ts).
+  const subjectProblem = nameProblem(input.subjectDer);
+  if (subjectProblem !== undefined) {
+    throw new PkiError(`the subject cannot be put in a certificate: ${subjectProblem}`);
   }
   const extensions = buildExtensions(input).map(
     (e) => new x509.Extension(e.oid, e.critical, e.value),

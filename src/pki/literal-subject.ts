@@ -1,14 +1,24 @@
 import { quoted } from '../api/echoed-value.js';
-import { concat, encodeOid, readSingle, sequence, setOf, toArrayBuffer } from './der.js';
+import {
+  concat,
+  contentOf,
+  encodeOid,
+  readSingle,
+  sequence,
+  setOf,
+  type Tlv,
+  toArrayBuffer,
+} from './der.js';
 import { PkiError } from './errors.js';
 import { attributeTypeByName, encodeAttribute, encodeAttributeValue } from './name-attributes.js';
+import { nameValueProblem } from './readable-name.js';
 
 // The csi-driver `literal-subject` attribute: an RFC 4514 string turned into
 // an RDNSequence the way cert-manager's UnmarshalSubjectStringToRDNSequence
 // does (go-ldap's ParseDN, then reversed). Where cert-manager is lax we are
 // stricter (unknown types are errors, not a nil OID), and where RFC 4514 is
 // clear we follow it: type names are case-insensitive and a '#' value is the
-// BER of the value, embedded as is.
+// BER of the value, embedded as is when it is a string every certificate reader takes.
 
 const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 const ESCAPABLE = ' "#+,;<=>\\';
@@ -93,14 +103,20 @@ function unescapeValue(value: string, type: string): string {
   }
 }
 
+// A '#' value must also be one every reader of the certificate accepts (readable-name.ts):
+// the rule the signer and the node apply to the certificate, so nothing that passes here
+// fails after the key and the request were made.
 function encodeHexValue(hex: string, type: string): Uint8Array {
   if (!/^([0-9A-Fa-f]{2})+$/.test(hex)) fail(`invalid hex value for ${quoted(type)}`);
   const der = new Uint8Array(Buffer.from(hex, 'hex'));
+  let tlv: Tlv;
   try {
-    readSingle(der);
+    tlv = readSingle(der);
   } catch {
-    fail(`hex value for ${quoted(type)} is not a single BER element`);
+    return fail(`hex value for ${quoted(type)} is not a single BER element`);
   }
+  const problem = nameValueProblem(tlv.tag, contentOf(der, tlv));
+  if (problem !== undefined) fail(`the hex value for ${quoted(type)} is ${problem}`);
   return der;
 }
 

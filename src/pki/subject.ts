@@ -19,6 +19,7 @@ import {
   encodeAttributeValue,
   OID,
 } from './name-attributes.js';
+import { nameValueProblem } from './readable-name.js';
 
 export { parseLiteralSubject } from './literal-subject.js';
 
@@ -74,6 +75,23 @@ export function parseName(der: ArrayBuffer | Uint8Array): NameAttribute[][] {
   } catch (err) {
     throw new PkiError(`cannot parse name: ${(err as Error).message}`);
   }
+}
+
+/**
+ * Why a Name DER cannot be read by every reader of a certificate (readable-name.ts), naming
+ * the first bad attribute by its short name or OID; undefined when it can. Throws PkiError
+ * when the DER is no Name at all.
+ */
+export function nameProblem(der: ArrayBuffer | Uint8Array): string | undefined {
+  for (const rdn of parseName(der)) {
+    for (const attribute of rdn) {
+      const problem = nameValueProblem(attribute.tag, attribute.value);
+      if (problem !== undefined) {
+        return `the value of ${attributeTypeByOid(attribute.oid)?.name ?? attribute.oid} is ${problem}`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** True when a Name DER holds no RDNs (RFC 5280 then requires a critical SAN extension). */

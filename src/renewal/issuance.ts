@@ -9,10 +9,12 @@ import type { Logger } from '../api/logger.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { untilAborted } from '../base/deadline.js';
 import { errorMessage } from '../base/error-message.js';
+import { readCertificateFields } from '../pki/certificate-fields.js';
 import { createCsr } from '../pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../pki/keys.js';
 import { encodePkcs12 } from '../pki/pkcs12.js';
 import { renewalTime } from '../pki/renewal-time.js';
+import { nameProblem } from '../pki/subject.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
@@ -235,6 +237,10 @@ export async function certificateFiles(
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(certificatePem);
+    // The rule a literal subject met at publish: a subject other readers (Go's) refuse is as
+    // unusable as one OpenSSL refuses.
+    const subjectProblem = nameProblem(readCertificateFields(leaf.raw).subjectDer);
+    if (subjectProblem !== undefined) throw new Error(subjectProblem);
   } catch (err) {
     throw new IssuanceError(
       `request "${request.metadata.name}" returned an unreadable certificate: ${errorMessage(err)}`,

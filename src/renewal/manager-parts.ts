@@ -4,6 +4,7 @@ import type { DataRoot } from '../volume/data-root.js';
 import type { Mounter } from '../volume/mounter.js';
 import type { FailureRecorder } from './failure-recorder.js';
 import type { IssuedCertificate } from './issuance.js';
+import type { IssuanceCheck } from './issuance-check.js';
 import type { PodReadiness } from './pod-readiness.js';
 import type { RenewalScheduler } from './renewal-scheduler.js';
 import type { TrustBundleVolumes } from './trust-bundle-volumes.js';
@@ -30,6 +31,8 @@ export interface ManagerParts {
   telemetry: VolumeTelemetry;
   /** Readiness gates and the pod IPs of ${POD_IP}: whether a volume may be issued now. */
   readiness: PodReadiness;
+  /** What a first publish must pass besides its attributes (embedded mode); none when absent. */
+  issuanceCheck?: IssuanceCheck;
   /** Told after each certificate written (first issuance or renewal). */
   onIssued: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
   /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */

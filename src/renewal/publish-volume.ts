@@ -62,6 +62,9 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     const differences = republishDifferences(published, asPublished(request));
     if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
   }
+  // A first publish, before anything is written: what the node can check of the issuer.
+  const refusal = existing ? undefined : parts.issuanceCheck?.(request);
+  if (refusal !== undefined) throw new IssuanceError(refusal, 'denied');
   await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
   // No await from here to registerVolume: what the checks saw still holds there.
   const waitingAlready = existing?.waiting !== undefined && parts.readiness.isWatching(volumeId);

@@ -8,6 +8,7 @@ import type { DataRoot } from '../volume/data-root.js';
 import type { Mounter } from '../volume/mounter.js';
 import { FailureRecorder } from './failure-recorder.js';
 import type { IssuedCertificate } from './issuance.js';
+import type { IssuanceCheck } from './issuance-check.js';
 import type { ManagerParts } from './manager-parts.js';
 import { renewNow } from './manual-renewal.js';
 import { DEFAULT_READINESS, PodReadiness, type ReadinessOptions } from './pod-readiness.js';
@@ -72,6 +73,8 @@ export interface VolumeManagerOptions {
   podSource?: PodSource;
   /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
   readiness?: ReadinessOptions;
+  /** What a first publish must pass besides its attributes (embedded mode: the issuer's consent). */
+  issuanceCheck?: IssuanceCheck;
 }
 
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
@@ -149,6 +152,7 @@ export class VolumeManager implements VolumePublisher {
         requestCreator: options.requestCreator,
         telemetry,
       }),
+      ...(options.issuanceCheck ? { issuanceCheck: options.issuanceCheck } : {}),
       onIssued: options.onIssued ?? (() => {}),
       onFailed: options.onFailed ?? (() => {}),
       readiness: new PodReadiness(

@@ -331,3 +331,17 @@ t.test('bad values are echoed shortened, never whole', async (t) => {
     /^spec\.subject: Invalid value: \{"organizations":\["o+…\(322 characters\): When providing/,
   );
 });
+
+// The rule a volume's literal-subject meets at publish: refused here, not after issuance.
+t.test('a literal subject no certificate reader can read is refused', async (t) => {
+  for (const literalSubject of ['CN=#0101ff', '1.2.3=#0500', 'CN=web,O=#130140', 'CN=#0c02c328']) {
+    const errors = validateCertificateSpec({ ...valid, literalSubject });
+    t.equal(errors.length, 1, `${literalSubject}: one error`);
+    t.match(
+      errors[0],
+      /^spec\.literalSubject: Invalid value: "[^"]+": literal subject: the hex value for "[^"]+" is /,
+      literalSubject,
+    );
+  }
+  t.same(validateCertificateSpec({ ...valid, literalSubject: 'CN=#0c03776562' }), []);
+});

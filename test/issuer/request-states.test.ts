@@ -13,6 +13,7 @@ import {
   tlsSecret,
 } from '../support/issuer-fixtures.js';
 import { allControllersExcept, issuedPem, startHarness } from '../support/issuer-stack-harness.js';
+import { csrWithSubject, oneAttributeName } from '../support/raw-name-fixtures.js';
 
 const ecdsa = { algorithm: 'ECDSA', size: 256 } as const;
 
@@ -139,6 +140,32 @@ t.test('an unparsable CSR is a final failure', async (t) => {
   t.equal(warning.reason, 'SigningError');
   t.match(warning.message, /^Error generating certificate template: /);
 });
+
+t.test(
+  'a CSR whose subject no certificate reader can read fails instead of being signed',
+  async (t) => {
+    const h = await startHarness(t);
+    const ca = await makeCA();
+    await h.store.create(
+      SecretKind,
+      tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
+    );
+    await h.store.create(IssuerKind, issuer('ca', 'ns', { ca: { secretName: 'ca' } }));
+    await h.issuerReason('ns', 'ca', 'KeyPairVerified');
+    // A user's CSR with CN BOOLEAN TRUE: signed, it would be a certificate nobody can parse.
+    const csrPem = await csrWithSubject(oneAttributeName('0101ff'));
+    await h.store.create(
+      CertificateRequestKind,
+      certificateRequest('ns', 'boolean-cn', csrPem, { issuerRef: { name: 'ca' } }),
+    );
+    const cr = await h.readyReason('ns', 'boolean-cn', 'Failed');
+    t.equal(cr.status?.certificate, undefined, 'nothing signed');
+    t.match(
+      findCondition(cr.status?.conditions, 'Ready')?.message,
+      /^Error signing certificate: the subject cannot be put in a certificate: the value of CN is a BOOLEAN, not a string type/,
+    );
+  },
+);
 
 t.test('requests for other issuer groups are left alone', async (t) => {
   const h = await startHarness(t);

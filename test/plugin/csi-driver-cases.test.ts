@@ -7,7 +7,7 @@ import t from 'tap';
 import { decodeBytes } from '../../src/api/certificate-request.js';
 import { parseCsr } from '../../src/pki/csr.js';
 import { opensslText, run, withTempDir } from '../support/issuer-fixtures.js';
-import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
+import { allowVolumeCa, embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
 const podUid = '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11';
 
@@ -197,6 +197,7 @@ t.test('PKCS#12 opens with openssl pkcs12 -passin and holds the same key and lea
 
 t.test('key usages and isCA reach the certificate', async (t) => {
   const p = await startPlugin(t);
+  await allowVolumeCa(p);
   const { target } = await p.publish(
     'csi-usages',
     embeddedCA({

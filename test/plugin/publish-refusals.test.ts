@@ -1,11 +1,17 @@
 // Values a later step (the CSR builder, the store's object rules, the Kubernetes API, the
 // filesystem) would refuse are refused by NodePublishVolume itself, through the real socket:
 // InvalidArgument naming the key, no key generated, no CertificateRequest, no volume dir.
-import { readdir } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t from 'tap';
-import { embeddedCA, type PluginHarness, startPlugin } from '../support/plugin-harness.js';
+import {
+  allowVolumeCa,
+  embeddedCA,
+  type PluginHarness,
+  startPlugin,
+} from '../support/plugin-harness.js';
 
 const NAMESPACE_KEY = 'csi.storage.k8s.io/pod.namespace';
 const attr = (name: string): string => `csi.cert-manager.io/${name}`;
@@ -81,6 +87,31 @@ const refusals: Refusal[] = [
     name: 'a 10,000-character literal subject',
     key: attr('literal-subject'),
     attributes: { [attr('literal-subject')]: `CN=${'l'.repeat(10_000)}` },
+  },
+  // Issue 23: each of these was signed and then failed "unreadable certificate" forever.
+  ...['1.2.3=#0101ff', 'CN=#0101ff', 'UID=#0101ff', '1.2.3=#0500', 'CN=#130140', 'CN=#1e0161'].map(
+    (value): Refusal => ({
+      name: `literal subject ${value}`,
+      key: attr('literal-subject'),
+      attributes: { [attr('literal-subject')]: value },
+      says: /the hex value for "[^"]+" is /,
+    }),
+  ),
+  // Issue 23: valid with the placeholder 192.0.2.1, invalid for an IPv6 or a long IPv4 pod.
+  {
+    name: 'the pod IP in a DNS name',
+    key: attr('dns-names'),
+    attributes: { [attr('dns-names')]: `ip-${'$'}{POD_IP}.example.com` },
+    says: /cannot be used in dns-names: .*IPv6/,
+  },
+  {
+    name: 'an IP SAN that only the longest IPv4 address breaks',
+    key: attr('ip-sans'),
+    attributes: {
+      [attr('ip-sans')]: `${'$'}{POD_IP}1`,
+      'csi.storage.k8s.io/pod.ips': '10.0.0.1',
+    },
+    says: /with the pod IPs 255\.255\.255\.255,/,
   },
   {
     name: 'issuer name that is a path',
@@ -212,4 +243,35 @@ t.test('a 100,000-character bad value gets a short message naming its key', asyn
     { ready: { value: true } },
     'the channel still answers',
   );
+});
+
+// Issue 23, item 10: in embedded mode the node reads the issuer, so a CA volume its issuer does
+// not allow is refused at publish (PermissionDenied, as the approver's denial in Kubernetes
+// mode), before any key, request or file.
+t.test('is-ca without the issuer’s consent is PermissionDenied before any work', async (t) => {
+  const p = await startPlugin(t);
+  const rootBefore = await readdir(p.dataRoot.root);
+  for (const key of [attr('is-ca'), 'csi.certmanager.k8s.io/is-ca']) {
+    const err = await refusalOf(p, 'csi-ca', { [key]: 'true' });
+    t.equal(err?.code, status.PERMISSION_DENIED, `${key}: PermissionDenied`);
+    t.equal(
+      err?.details,
+      `${key}: "true" asks for a CA certificate: ClusterIssuer "embedded-ca" does not allow CA certificates for CSI volumes: set the annotation cert-csi.io/allow-is-ca: "true" on it to allow them`,
+    );
+    t.same(await p.requests(), [], `${key}: no CertificateRequest`);
+    t.same(await p.dataRoot.listVolumeIds(), [], `${key}: no volume dir`);
+    t.same(await readdir(p.dataRoot.root), rootBefore, `${key}: nothing new in the data root`);
+  }
+  const missing = await refusalOf(p, 'csi-ca', {
+    [attr('is-ca')]: 'true',
+    [attr('issuer-name')]: 'nowhere',
+  });
+  t.equal(missing?.code, status.PERMISSION_DENIED, 'an issuer that does not exist cannot allow it');
+  t.match(missing?.details, /ClusterIssuer "nowhere" does not exist/);
+
+  await allowVolumeCa(p);
+  const { target } = await p.publish('csi-ca', embeddedCA({ [attr('is-ca')]: 'true' }));
+  const certificate = new X509Certificate(await readFile(join(target, 'tls.crt')));
+  t.ok(certificate.ca, 'with the annotation the volume gets its CA certificate');
+  t.equal((await p.requests()).length, 1, 'one request');
 });

@@ -205,15 +205,16 @@ t.test('a renewal whose gates fail waits with the certificate in place', async (
 
 t.test('attributes invalid with the pod IPs are refused at publish', async (t) => {
   const { parts, source } = await waitingParts(t);
-  source.set({ podIPs: [{ ip: 'fd00::9' }] });
+  // No IP the worst cases stand for: an address with a zone, which no certificate holds.
+  source.set({ podIPs: [{ ip: 'fd00::9' }, { ip: 'fe80::1%eth0' }] });
   const err = await publishVolume(
     parts,
-    request({ 'csi.cert-manager.io/dns-names': '${POD_IP}.nip.io' }),
+    request({ 'csi.cert-manager.io/ip-sans': '${POD_IPS}' }),
   ).catch((e: unknown) => e);
   t.ok(err instanceof IssuanceError && err.reason === 'failed');
   t.match(
     (err as Error).message,
-    /^the volume attributes are invalid with the pod's IPs fd00::9: .*dns-names/,
+    /^the volume attributes are invalid with the pod's IPs fd00::9,fe80::1%eth0: .*ip-sans/,
   );
   parts.readiness.stop();
 });

@@ -6,6 +6,8 @@ import {
   type CertificateRequest,
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
+import { ClusterIssuerKind, type Issuer } from '../../src/api/issuer.js';
+import { ALLOW_IS_CA_ANNOTATION } from '../../src/api/labels.js';
 import type { EmbeddedControllersOptions } from '../../src/cli/embedded-plugin.js';
 import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
 import type { RunningControllers } from '../../src/controller/controller-manager.js';
@@ -19,6 +21,7 @@ import type { VolumeManager } from '../../src/renewal/volume-manager.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
 import { createMounter } from '../../src/volume/mounter.js';
+import { until } from './eventually.js';
 import {
   HELD_DEADLINE_MS,
   type HeldDeadlinePlugin,
@@ -181,4 +184,26 @@ export function embeddedCA(extra: Record<string, string> = {}): Record<string, s
     'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
     ...extra,
   };
+}
+
+/**
+ * Lets volumes have CA certificates from a ClusterIssuer (annotation cert-csi.io/allow-is-ca:
+ * "true"), once the plugin's caches, which the publish check and the approver read, see it.
+ */
+export async function allowVolumeCa(p: PluginHarness, name = 'embedded-ca'): Promise<void> {
+  const current = await p.store.get<Issuer>(ClusterIssuerKind, name);
+  await p.store.update(ClusterIssuerKind, {
+    ...current,
+    metadata: {
+      ...current.metadata,
+      annotations: { ...current.metadata.annotations, [ALLOW_IS_CA_ANNOTATION]: 'true' },
+    },
+  });
+  await until(
+    () =>
+      p.informers.informer<Issuer>(ClusterIssuerKind).get(name)?.metadata.annotations?.[
+        ALLOW_IS_CA_ANNOTATION
+      ] === 'true',
+    { what: `the annotated ClusterIssuer ${name} in the caches` },
+  );
 }

@@ -5,6 +5,9 @@ import {
   isApproved,
   isDenied,
 } from '../../api/certificate-request.js';
+import { isCsiVolumeRequest } from '../../api/labels.js';
+import type { IssuerLookup } from '../issuer-lookup.js';
+import { volumeCaRefusal } from '../volume-ca-policy.js';
 
 /** What an approval policy decided about one request. */
 export type ApprovalDecision =
@@ -40,4 +43,27 @@ export function approvalSettled(request: CertificateRequest): boolean {
 /** The condition type an approval decision writes. */
 export function conditionTypeFor(decision: 'approve' | 'deny'): string {
   return decision === 'approve' ? CRCondition.Approved : CRCondition.Denied;
+}
+
+/** The reason of a denied CA certificate for a CSI volume. */
+export const VOLUME_CA_DENIED_REASON = 'IsCANotAllowed';
+
+/**
+ * The rule the approver applies before any approval policy: a request made for a CSI volume
+ * (the node plugin's labels) with spec.isCA is denied unless its issuer opts in
+ * (volume-ca-policy.ts). undefined leaves the request to the policy: every other request,
+ * such as a Certificate's (the bootstrap CA) or a user's own, is not this rule's business.
+ */
+export function volumeCaDecision(
+  request: CertificateRequest,
+  lookup: () => IssuerLookup,
+): ApprovalDecision | undefined {
+  if (request.spec.isCA !== true || !isCsiVolumeRequest(request.metadata.labels)) return undefined;
+  const refusal = volumeCaRefusal(request.spec.issuerRef, request.metadata.namespace ?? '', lookup);
+  if (refusal === undefined) return undefined;
+  return {
+    decision: 'deny',
+    reason: VOLUME_CA_DENIED_REASON,
+    message: `a CSI volume asked for a CA certificate (is-ca: "true", spec.isCA): ${refusal}`,
+  };
 }

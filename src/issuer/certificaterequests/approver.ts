@@ -3,19 +3,20 @@ import { setCondition } from '../../api/conditions.js';
 import { defineController, watchInformer } from '../../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../../controller/status-writer.js';
 import type { IssuerStackConfig } from '../stack-config.js';
-import { approvalSettled, conditionTypeFor } from './approval-policy.js';
+import { approvalSettled, conditionTypeFor, volumeCaDecision } from './approval-policy.js';
 import { requestIssuers } from './request-issuers.js';
 
 /**
  * cert-manager's `certificaterequests-approver` (reference §2.3): records the approval
- * policy's decision once per request. Beside other issuers (ownIssuerTypesOnly) it decides
+ * policy's decision once per request, after cert-csi's own rule for CA certificates of CSI
+ * volumes (volumeCaDecision). Beside other issuers (ownIssuerTypesOnly) it decides
  * only for requests whose issuer exists and is a CA or SelfSigned one; an issuer that appears
  * later requeues its requests, found through an index.
  */
 export const approver = defineController<IssuerStackConfig>({
   name: 'certificaterequests-approver',
   setup({ store, informers, events, logger, now, config }) {
-    const { requests, isOwnRequest, issuerWatches } = requestIssuers(informers);
+    const { requests, isOwnRequest, issuerOf, issuerWatches } = requestIssuers(informers);
     return {
       watches: [watchInformer(requests), ...issuerWatches],
       async sync(key) {
@@ -24,7 +25,9 @@ export const approver = defineController<IssuerStackConfig>({
           return undefined;
         }
         if (config.ownIssuerTypesOnly && !isOwnRequest(request)) return undefined;
-        const decision = await config.approval(request);
+        // Before the policy, whichever it is: a CA certificate for a pod needs its issuer's consent.
+        const decision =
+          volumeCaDecision(request, () => issuerOf(request)) ?? (await config.approval(request));
         if (decision.decision === 'abstain') return undefined;
         const conditions = setCondition(
           request.status?.conditions,

@@ -1,0 +1,250 @@
+import t from 'tap';
+import { CERTIFICATE_NAME_ANNOTATION } from '../../src/api/certificate.js';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
+import type { Issuer } from '../../src/api/issuer.js';
+import type { IssuerReference } from '../../src/api/issuer-ref.js';
+import {
+  ALLOW_IS_CA_ANNOTATION,
+  hashIdentifier,
+  isCsiVolumeRequest,
+  NODE_ID_HASH_LABEL,
+  VOLUME_ID_HASH_LABEL,
+} from '../../src/api/labels.js';
+import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
+import { attributeKeyIn } from '../../src/attributes/attribute-keys.js';
+import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
+import {
+  VOLUME_CA_DENIED_REASON,
+  volumeCaDecision,
+} from '../../src/issuer/certificaterequests/approval-policy.js';
+import type { IssuerLookup } from '../../src/issuer/issuer-lookup.js';
+import { volumeCaRefusal } from '../../src/issuer/volume-ca-policy.js';
+import { volumeCaCheck } from '../../src/renewal/issuance-check.js';
+import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
+import { certificateRequest, issuer } from '../support/issuer-fixtures.js';
+
+const OPT_IN = 'cert-csi.io/allow-is-ca: "true"';
+const CSI_LABELS = {
+  [NODE_ID_HASH_LABEL]: hashIdentifier('node-1'),
+  [VOLUME_ID_HASH_LABEL]: hashIdentifier('csi-1'),
+};
+
+function annotated(
+  value: string | undefined,
+  base = issuer('ca', undefined, { ca: { secretName: 's' } }),
+) {
+  return value === undefined
+    ? base
+    : { ...base, metadata: { ...base.metadata, annotations: { [ALLOW_IS_CA_ANNOTATION]: value } } };
+}
+
+const found =
+  (i: Issuer): (() => IssuerLookup) =>
+  () => ({ issuer: i });
+const missing: () => IssuerLookup = () => ({
+  notFound: 'clusterissuer.cert-manager.io "ca" not found',
+});
+
+function request(options: {
+  isCA: boolean;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  issuerRef?: IssuerReference;
+}): CertificateRequest {
+  const base = certificateRequest(
+    'sandbox',
+    'r',
+    '',
+    { issuerRef: options.issuerRef ?? { name: 'ca', kind: 'ClusterIssuer' }, isCA: options.isCA },
+    options.annotations,
+  );
+  return options.labels
+    ? { ...base, metadata: { ...base.metadata, labels: options.labels } }
+    : base;
+}
+
+t.test('which requests are made for CSI volumes: the node plugin labels', async (t) => {
+  t.ok(isCsiVolumeRequest(CSI_LABELS));
+  t.ok(isCsiVolumeRequest({ [NODE_ID_HASH_LABEL]: 'x' }), 'the node label alone');
+  t.ok(isCsiVolumeRequest({ [VOLUME_ID_HASH_LABEL]: 'x' }), 'the volume label alone');
+  t.notOk(isCsiVolumeRequest(undefined));
+  t.notOk(isCsiVolumeRequest({ 'app.kubernetes.io/name': 'x' }));
+  const spec = parsed({ 'csi.cert-manager.io/is-ca': 'true' });
+  const built = buildCertificateRequest(spec, {
+    name: 'r',
+    nodeId: 'n',
+    volumeId: 'v',
+    csrPem: '',
+  });
+  t.ok(isCsiVolumeRequest(built.metadata.labels), 'what the node plugin builds carries them');
+});
+
+t.test('the approver rule: CSI volume requests, Certificates and users’ own', async (t) => {
+  const plain = annotated(undefined);
+  const allowed = annotated('true');
+  const denied = (message: RegExp) => ({
+    decision: 'deny',
+    reason: VOLUME_CA_DENIED_REASON,
+    message,
+  });
+  const cases: Array<
+    [string, CertificateRequest, () => IssuerLookup, ReturnType<typeof denied> | undefined]
+  > = [
+    [
+      'a CSI volume asking for a CA, issuer without the annotation',
+      request({ isCA: true, labels: CSI_LABELS }),
+      found(plain),
+      denied(
+        /^a CSI volume asked for a CA certificate \(is-ca: "true", spec\.isCA\): ClusterIssuer "ca" does not allow CA certificates for CSI volumes: set the annotation cert-csi\.io\/allow-is-ca: "true" on it to allow them$/,
+      ),
+    ],
+    [
+      'the same with the annotation',
+      request({ isCA: true, labels: CSI_LABELS }),
+      found(allowed),
+      undefined,
+    ],
+    [
+      'an annotation that is not exactly "true"',
+      request({ isCA: true, labels: CSI_LABELS }),
+      found(annotated('True')),
+      denied(/does not allow CA certificates/),
+    ],
+    [
+      'an issuer that does not exist',
+      request({ isCA: true, labels: CSI_LABELS }),
+      missing,
+      denied(/ClusterIssuer "ca" does not exist, so it cannot allow CA certificates/),
+    ],
+    [
+      'a namespaced Issuer',
+      request({ isCA: true, labels: CSI_LABELS, issuerRef: { name: 'ca' } }),
+      found(annotated(undefined, issuer('ca', 'sandbox', { ca: { secretName: 's' } }))),
+      denied(/Issuer "sandbox\/ca" does not allow/),
+    ],
+    [
+      'an issuer of another group, whose annotations nobody reads',
+      request({
+        isCA: true,
+        labels: CSI_LABELS,
+        issuerRef: { name: 'pca', kind: 'PCAIssuer', group: 'example.com' },
+      }),
+      () => t.fail('no lookup for other groups') as never,
+      denied(
+        /PCAIssuer "pca" of group "example\.com" cannot allow CA certificates for CSI volumes: only an Issuer or ClusterIssuer of cert-manager\.io/,
+      ),
+    ],
+    [
+      'a pod that forges a Certificate annotation is still a CSI volume',
+      request({
+        isCA: true,
+        labels: CSI_LABELS,
+        annotations: { [CERTIFICATE_NAME_ANNOTATION]: 'ca' },
+      }),
+      found(plain),
+      denied(/does not allow/),
+    ],
+    [
+      'a CSI volume without isCA',
+      request({ isCA: false, labels: CSI_LABELS }),
+      found(plain),
+      undefined,
+    ],
+    [
+      "a Certificate's request (the bootstrap CA)",
+      request({ isCA: true, annotations: { [CERTIFICATE_NAME_ANNOTATION]: 'cert-csi-ca' } }),
+      found(plain),
+      undefined,
+    ],
+    ["a user's own request", request({ isCA: true }), found(plain), undefined],
+  ];
+  const { namespace: _none, ...withoutNamespace } = request({
+    isCA: true,
+    labels: CSI_LABELS,
+    issuerRef: { name: 'ca' },
+  }).metadata;
+  cases.push([
+    'a request as written without its namespace',
+    {
+      ...request({ isCA: true, labels: CSI_LABELS, issuerRef: { name: 'ca' } }),
+      metadata: withoutNamespace,
+    },
+    missing,
+    denied(/Issuer "\/ca" does not exist/),
+  ]);
+  for (const [name, cr, lookup, expected] of cases) {
+    const decision = volumeCaDecision(cr, lookup);
+    if (expected === undefined) t.equal(decision, undefined, `${name}: left to the policy`);
+    else t.match(decision, expected, `${name}: denied`);
+  }
+});
+
+t.test('the refusal names the issuer and the annotation', async (t) => {
+  const ref = { name: 'ca', kind: 'Issuer' };
+  t.equal(
+    volumeCaRefusal(
+      ref,
+      'team-a',
+      found(annotated(undefined, issuer('ca', 'team-a', { ca: { secretName: 's' } }))),
+    ),
+    `Issuer "team-a/ca" does not allow CA certificates for CSI volumes: set the annotation ${OPT_IN} on it to allow them`,
+  );
+  t.equal(
+    volumeCaRefusal({ name: 'ca' }, 'team-a', missing),
+    `Issuer "team-a/ca" does not exist, so it cannot allow CA certificates for CSI volumes (annotation ${OPT_IN})`,
+  );
+  t.equal(
+    volumeCaRefusal({ name: 'ca', kind: 'ClusterIssuer' }, 'x', found(annotated('true'))),
+    undefined,
+  );
+});
+
+function parsed(attributes: Record<string, string>): VolumeCertificateSpec {
+  const result = parseVolumeAttributes(context(attributes));
+  if (!result.ok) throw new Error(JSON.stringify(result.errors));
+  return result.spec;
+}
+
+function context(attributes: Record<string, string>): Record<string, string> {
+  return {
+    'csi.storage.k8s.io/ephemeral': 'true',
+    'csi.storage.k8s.io/pod.name': 'app-0',
+    'csi.storage.k8s.io/pod.namespace': 'sandbox',
+    'csi.cert-manager.io/issuer-name': 'ca',
+    'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
+    ...attributes,
+  };
+}
+
+t.test('the publish check names the key as written', async (t) => {
+  const asked: string[] = [];
+  const check = volumeCaCheck((ref, namespace) => {
+    asked.push(`${namespace}/${ref.name}`);
+    return { issuer: annotated(undefined) };
+  });
+  const publish = (attributes: Record<string, string>) => ({
+    volumeId: 'csi-1',
+    targetPath: '/t',
+    spec: parsed(attributes),
+    volumeContext: context(attributes),
+  });
+  t.equal(check(publish({})), undefined, 'no is-ca: nothing to check');
+  t.same(asked, [], 'and no issuer read');
+  t.equal(
+    check(publish({ 'csi.cert-manager.io/is-ca': 'true' })),
+    `csi.cert-manager.io/is-ca: "true" asks for a CA certificate: ClusterIssuer "ca" does not allow CA certificates for CSI volumes: set the annotation ${OPT_IN} on it to allow them`,
+  );
+  t.match(
+    check(publish({ 'csi.certmanager.k8s.io/is-ca': 'true' })),
+    /^csi\.certmanager\.k8s\.io\/is-ca: "true" asks/,
+    'the legacy key',
+  );
+  t.same(asked, ['sandbox/ca', 'sandbox/ca'], "looked up from the pod's namespace");
+  t.equal(
+    attributeKeyIn({}, 'is-ca'),
+    'csi.cert-manager.io/is-ca',
+    'an absent key reads as the current one',
+  );
+  const allowing = volumeCaCheck(() => ({ issuer: annotated('true') }));
+  t.equal(allowing(publish({ 'csi.cert-manager.io/is-ca': 'true' })), undefined, 'allowed');
+});

@@ -22,6 +22,7 @@ import { volumeCaRefusal } from '../../src/issuer/volume-ca-policy.js';
 import { volumeCaCheck } from '../../src/renewal/issuance-check.js';
 import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
 import { certificateRequest, issuer } from '../support/issuer-fixtures.js';
+import { INLINE_CAPABILITY } from '../support/publish-call.js';
 
 const OPT_IN = 'cert-csi.io/allow-is-ca: "true"';
 const CSI_LABELS = {
@@ -227,6 +228,7 @@ t.test('the publish check names the key as written', async (t) => {
     targetPath: '/t',
     spec: parsed(attributes),
     volumeContext: context(attributes),
+    capability: INLINE_CAPABILITY,
   });
   t.equal(check(publish({})), undefined, 'no is-ca: nothing to check');
   t.same(asked, [], 'and no issuer read');

@@ -60,20 +60,18 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   const occupied = join(dir, 'occupied');
   await mkdir(occupied);
   await writeFile(join(occupied, 'app.conf'), 'mine');
-  const names = Array.from({ length: 99 }, (_, i) => `h${i}.example.com`).join(',');
-  const [noIp, dualStack, badTarget] = await Promise.all([
+  const [noIp, zoned, badTarget] = await Promise.all([
     publish('csi-no-ip', join(dir, 't-no-ip'), '--attr', 'ip-sans=${POD_IP}'),
+    // A zoned address passes the worst cases checked at publish but no SAN can hold it.
     publish(
-      'csi-dual',
-      join(dir, 't-dual'),
+      'csi-zoned',
+      join(dir, 't-zoned'),
       '--attr',
       'ip-sans=${POD_IPS}',
-      '--attr',
-      `dns-names=${names}`,
       '--pod-ip',
       '10.0.0.1',
       '--pod-ip',
-      'fd00::1',
+      'fe80::1%eth0',
     ),
     publish('csi-occupied', occupied),
   ]);
@@ -82,9 +80,9 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
     noIp.stderr,
     /^error: FAILED_PRECONDITION: the pod is not ready for issuance: pod has no IP/,
   );
-  t.equal(dualStack.code, 1, '101 SANs with both pod IPs: refused');
+  t.equal(zoned.code, 1, 'a zoned pod IP in ip-sans: refused');
   t.match(
-    dualStack.stderr,
+    zoned.stderr,
     /^error: FAILED_PRECONDITION: the volume attributes are invalid with the pod's IPs/,
   );
   t.equal(badTarget.code, 1, 'a target with files of its own: refused');

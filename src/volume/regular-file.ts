@@ -113,10 +113,10 @@ function notRegular(path: string, what: string): RefusedFileError {
   );
 }
 
+// A socket never gets this far: its open fails (ENXIO, above).
 function kindOf(stats: Stats): string {
   if (stats.isFIFO()) return 'a FIFO';
   if (stats.isDirectory()) return 'a directory';
-  if (stats.isSocket()) return 'a socket';
   return 'a device';
 }
 

@@ -429,6 +429,25 @@ t.test('a watch event without a name rescans; watcher errors are logged', async 
   t.ok(logger.records.some(([, , msg]) => msg === 'renewal request watcher failed'));
 });
 
+t.test('a ..renew that is no directory is refused at start, nothing done through it', async (t) => {
+  const root = await dataRoot(t);
+  await root.ensure();
+  const elsewhere = await tempDir(t);
+  await fs.promises.chmod(elsewhere, 0o755);
+  await fs.promises.symlink(elsewhere, renewDirOf(root));
+  const { handle } = renewingHandler();
+  await t.rejects(watchRenewRequests(root, handle, recordingLogger()), {
+    message: `renewal request dir ${renewDirOf(root)} is not a directory but a link: remove the link`,
+  });
+  t.equal((await stat(elsewhere)).mode & 0o777, 0o755, 'the linked dir keeps its mode');
+  // A FIFO at the name: refused at once, not waited on.
+  const other = await dataRoot(t);
+  await other.ensure();
+  const make = await oddFileMaker(t);
+  await make(renewDirOf(other), 'fifo');
+  await t.rejects(watchRenewRequests(other, handle, recordingLogger()), { code: 'EEXIST' });
+});
+
 // What each odd entry is refused as, in the error its result carries.
 const REFUSED_AS = {
   fifo: 'a FIFO',

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { CertificateKind } from '../api/certificate.js';
@@ -12,7 +12,14 @@ import type { AdmissionHook } from '../store/admission.js';
 import { isStoreError } from '../store/errors.js';
 import { invalidObject } from '../store/object-rules.js';
 import type { ResourceStore } from '../store/resource-store.js';
+import { RefusedFileError, readRegularFile } from '../volume/regular-file.js';
 import { embeddedAdmission } from './embedded-admission.js';
+
+/**
+ * The largest manifest file read: several documents of objects the API server would take
+ * (each at most 3 MiB as a request body).
+ */
+export const MANIFEST_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
 const loadableKinds: ReadonlyMap<string, ResourceKind> = new Map([
   ['v1/Secret', SecretKind],
@@ -66,7 +73,7 @@ export async function loadManifests(
   const manifests: Manifest[] = [];
   for (const name of names) {
     const file = join(dir, name);
-    const documents = parseAllDocuments(await readFile(file, 'utf8'));
+    const documents = parseAllDocuments(await readManifestFile(file));
     const list = Array.isArray(documents) ? documents : [documents];
     list.forEach((document, index) => {
       const where = list.length > 1 ? `${file} (document ${index + 1})` : file;
@@ -80,6 +87,21 @@ export async function loadManifests(
   }
   for (const manifest of manifests) await upsert(store, manifest);
   return manifests.length;
+}
+
+// A regular file, never a blocking open (see regular-file.ts). Links are followed: a ConfigMap
+// mounted as the dir holds a link per file.
+async function readManifestFile(file: string): Promise<string> {
+  try {
+    const content = await readRegularFile(file, {
+      maxBytes: MANIFEST_FILE_MAX_BYTES,
+      followSymlinks: true,
+    });
+    return content.toString('utf8');
+  } catch (err) {
+    if (err instanceof RefusedFileError) throw new ManifestError(file, err.problem);
+    throw new ManifestError(file, `cannot read file: ${errorMessage(err)}`);
+  }
 }
 
 function checkManifest(where: string, value: unknown, admit: AdmissionHook): Manifest {

@@ -1,5 +1,4 @@
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +11,7 @@ import { parseEndpoint } from '../driver/endpoint.js';
 import { readUnpublishOutcome } from '../driver/unpublish-outcome.js';
 import { renewalTime } from '../pki/renewal-time.js';
 import type { UnpublishOutcome } from '../renewal/volume-publisher.js';
+import { readAtomically } from '../volume/atomic-writer.js';
 import { type CommandOutput, processOutput } from './data-root-command.js';
 import { flagTimeout } from './flag-values.js';
 
@@ -250,7 +250,10 @@ async function printSummary(
   const parsed = parseVolumeAttributes(context, fsGroup ? { volumeMountGroup: fsGroup } : {});
   if (!parsed.ok) return;
   const { files, renewBeforeMs } = parsed.spec;
-  const certPem = await readFile(join(target, files.certificate)).catch(() => undefined);
+  // As every reader of a volume's files: through the current generation, regular files only
+  // (never a blocking open of what else may lie there, never a link out of the target).
+  const written = await readAtomically(target).catch(() => undefined);
+  const certPem = written?.get(files.certificate);
   if (certPem === undefined) {
     // --continue-on-not-ready (or ${POD_IP}) in Kubernetes mode: mounted empty for now.
     out.stdout.write(

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type NamespacedName, parseNamespacedName } from '../api/namespaced-name.js';
@@ -14,6 +13,7 @@ import {
   parseCertificateResult,
   parseRenewProgress,
   parseRenewResult,
+  RENEW_RESULT_MAX_BYTES,
   REQUEST_SUFFIX,
   RESULT_SUFFIX,
   type RenewOutcome,
@@ -23,6 +23,7 @@ import {
 import { removeFileDurably, writeFileAtomic } from '../volume/atomic-file.js';
 import { DataRoot } from '../volume/data-root.js';
 import { errnoCode } from '../volume/errors.js';
+import { readRegularFile } from '../volume/regular-file.js';
 import { validateVolumeId } from '../volume/volume-id.js';
 import {
   type CommandOutput,
@@ -314,8 +315,14 @@ function requestAndWait(
       if (outcome.err !== undefined) reject(outcome.err);
       else resolve(outcome.text);
     };
+    // Regular files only, never a blocking open (see regular-file.ts): anything else at the
+    // result's name is an error, not an answer.
+    const read = (path: string) =>
+      readRegularFile(path, { maxBytes: RENEW_RESULT_MAX_BYTES }).then((data) =>
+        data.toString('utf8'),
+      );
     const look = () =>
-      readFile(resultPath, 'utf8').then(
+      read(resultPath).then(
         (text) => finish({ text }),
         (err: unknown) => {
           // Not written yet; the next event tells.
@@ -324,7 +331,7 @@ function requestAndWait(
       );
     // Progress is a courtesy: a file gone (the result is there) or unreadable is skipped.
     const lookProgress = () =>
-      readFile(progressPath, 'utf8').then(
+      read(progressPath).then(
         (text) => {
           if (!done) onProgress(text);
         },

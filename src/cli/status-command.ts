@@ -137,13 +137,20 @@ export async function runStatus(
     return usageError(out, statusCommand, `data root ${root} does not exist or is not a directory`);
   }
   if (values.watch) return watchVolumes(root, values.json === true, out, until);
-  const statuses = await readVolumeStatuses(new DataRoot(root));
+  const statuses = await readVolumeStatuses(new DataRoot(root), new Date(), (message) =>
+    out.stderr.write(warningLine(message)),
+  );
   if (values.json) {
     out.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
   } else {
     out.stdout.write(volumesText(root, statuses));
   }
   return 0;
+}
+
+// A file status skipped, on stderr: the table (or JSON) on stdout stays as it is.
+function warningLine(message: string): string {
+  return `cert-csi status: warning: ${message}\n`;
 }
 
 function volumesText(root: string, statuses: readonly VolumeStatus[]): string {
@@ -163,10 +170,18 @@ async function watchVolumes(
   const stop = new AbortController();
   void until().then(() => stop.abort());
   const dataRoot = new DataRoot(root);
+  // The skipped files, printed again only when they change: not at each refresh.
+  let lastWarnings = '';
   await watchStatus({
     root,
     render: async () => {
-      const statuses = await readVolumeStatuses(dataRoot);
+      const warnings: string[] = [];
+      const statuses = await readVolumeStatuses(dataRoot, new Date(), (message) =>
+        warnings.push(warningLine(message)),
+      );
+      const text = warnings.join('');
+      if (text !== lastWarnings) out.stderr.write(text);
+      lastWarnings = text;
       return json ? `${JSON.stringify(statuses)}\n` : volumesText(root, statuses);
     },
     print: (snapshot) =>

@@ -19,6 +19,7 @@ import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../volume/metadata.js';
+import { RefusedFileError } from '../volume/regular-file.js';
 import { readPendingKey, removePendingKey, writePendingKey } from '../volume/volume-secrets.js';
 import { extraOutputFiles } from './extra-outputs.js';
 import { buildCertificateRequest } from './request-builder.js';
@@ -89,7 +90,7 @@ export async function obtainCertificate(
 
   const pending = metadata.pendingRequest;
   if (pending && pending.namespace === namespace) {
-    key = await readResumableKey(dataRoot, volumeId);
+    key = await readResumableKey(dataRoot, volumeId, log);
     if (key) {
       name = pending.name;
       // From the node's informer, synced before any issuance: no read per resume, and the
@@ -311,8 +312,18 @@ export async function deleteRequestsOfVolume(
 async function readResumableKey(
   dataRoot: DataRoot,
   volumeId: string,
+  log: Logger,
 ): Promise<KeyObject | undefined> {
-  const pem = await readPendingKey(dataRoot, volumeId);
+  let pem: string | undefined;
+  try {
+    pem = await readPendingKey(dataRoot, volumeId);
+  } catch (err) {
+    // Something other than a regular file at pending.key (a FIFO is refused, never waited on)
+    // is as unusable as an undecodable key; writing the new one replaces it.
+    if (!((err as Error).cause instanceof RefusedFileError)) throw err;
+    log.warn({ err: errorMessage(err) }, 'pending key refused: asking again with a new key');
+    return undefined;
+  }
   if (pem === undefined) return undefined;
   try {
     return decodePrivateKey(pem);

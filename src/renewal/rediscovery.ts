@@ -1,4 +1,4 @@
-import { access, rename } from 'node:fs/promises';
+import { lstat, rename } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { errorMessage } from '../base/error-message.js';
@@ -119,9 +119,10 @@ function fileStamp(ms: number): string {
   return new Date(ms).toISOString().replace(/[:.]/g, '-');
 }
 
+// lstat: an entry at the name counts, a dangling link included (it is set aside, not followed).
 async function exists(path: string): Promise<boolean> {
   try {
-    await access(path);
+    await lstat(path);
     return true;
   } catch {
     return false;

@@ -25,6 +25,18 @@ export const RESULT_SUFFIX = '.result';
 /** Suffix of a progress file: the same format as an ok result, for the volumes done so far. */
 export const PROGRESS_SUFFIX = '.progress';
 
+/**
+ * The largest request file read: one is a volume id or a Certificate's namespace and name
+ * (each at most 253 characters) and a time stamp, some 600 bytes at most.
+ */
+export const RENEW_REQUEST_MAX_BYTES = 4 * 1024;
+
+/**
+ * The largest result or progress file the CLI reads: one line per volume of the node, with
+ * the error of each failed one.
+ */
+export const RENEW_RESULT_MAX_BYTES = 64 * 1024 * 1024;
+
 /** What a request asks to renew: one volume, or every volume of the node. */
 export type RenewTarget = { volumeId: string } | { all: true };
 

@@ -1,5 +1,5 @@
 import { type FSWatcher, watch } from 'node:fs';
-import { chmod, readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import type { NamespacedName } from '../api/namespaced-name.js';
@@ -7,12 +7,14 @@ import { errorMessage } from '../base/error-message.js';
 import { ensureDirDurably, removeFileDurably, writeFileAtomic } from '../volume/atomic-file.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { errnoCode } from '../volume/errors.js';
+import { RefusedFileError, readRegularFile } from '../volume/regular-file.js';
 import {
   type CertificateResult,
   formatRenewResult,
   PROGRESS_SUFFIX,
   parseRenewRequest,
   progressIdOf,
+  RENEW_REQUEST_MAX_BYTES,
   RESULT_SUFFIX,
   type RenewOutcome,
   type RenewResult,
@@ -59,6 +61,10 @@ export async function watchRenewRequests(
 ): Promise<{ close(): void }> {
   const dir = renewDirOf(dataRoot);
   await ensureDirDurably(dir, 0o700);
+  // A link at the dir's name would take the chmod, the watch and the removals elsewhere.
+  if (!(await lstat(dir)).isDirectory()) {
+    throw new Error(`renewal request dir ${dir} is not a directory but a link: remove the link`);
+  }
   // mkdir's mode is filtered by the umask, and an existing dir keeps whatever mode it had.
   await chmod(dir, 0o700);
   await removeStaleResults(dir, logger);
@@ -107,12 +113,18 @@ async function answer(
   const path = join(dir, name);
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // Only a regular file of a request's size: a FIFO, a socket or a link placed here is
+    // refused at once instead of blocking a thread or leading out of the dir.
+    text = (await readRegularFile(path, { maxBytes: RENEW_REQUEST_MAX_BYTES })).toString('utf8');
     // Removed before the work starts: a later event for this name finds nothing to do.
     await removeFileDurably(path);
   } catch (err) {
     // Already served: the event was for its removal.
     if (errnoCode(err) === 'ENOENT') return;
+    if (err instanceof RefusedFileError) {
+      await refuse(dir, id, err, logger);
+      return;
+    }
     logger.error({ path, err: errorMessage(err) }, 'cannot read renewal request');
     return;
   }
@@ -135,13 +147,35 @@ async function answer(
     logger.warn({ request: id, err: errorMessage(err) }, 'manual renewal request failed');
     result = { ok: false, error: errorMessage(err) };
   }
+  await writeResult(dir, id, result, logger);
+  await progress.remove();
+}
+
+// A request entry that is no regular file (or too large) is taken away like a served request
+// and answered with why; unlink removes a link, never what it points to.
+async function refuse(dir: string, id: string, err: RefusedFileError, logger: Logger) {
+  logger.warn({ path: err.path, err: err.message }, 'renewal request refused');
+  try {
+    await removeFileDurably(err.path);
+  } catch (removeErr) {
+    // A directory stays: unlink never removes one.
+    logger.warn({ path: err.path, err: errorMessage(removeErr) }, 'cannot remove renewal request');
+  }
+  await writeResult(dir, id, { ok: false, error: err.message }, logger);
+}
+
+async function writeResult(
+  dir: string,
+  id: string,
+  result: RenewResult | CertificateResult,
+  logger: Logger,
+): Promise<void> {
   const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
   try {
     await writeFileAtomic(resultPath, formatRenewResult(result), 0o600);
   } catch (err) {
     logger.error({ path: resultPath, err: errorMessage(err) }, 'cannot write renewal result');
   }
-  await progress.remove();
 }
 
 /**
@@ -192,7 +226,8 @@ async function removeStaleResults(dir: string, logger: Logger): Promise<void> {
     if (resultIdOf(name) === undefined && progressIdOf(name) === undefined) continue;
     const path = join(dir, name);
     try {
-      if ((await stat(path)).mtimeMs < cutoff) await removeFileDurably(path);
+      // lstat: a link's own age, never that of what it points to.
+      if ((await lstat(path)).mtimeMs < cutoff) await removeFileDurably(path);
     } catch (err) {
       // Gone meanwhile (a CLI took it): nothing to clean.
       if (errnoCode(err) !== 'ENOENT') {

@@ -81,23 +81,39 @@ export async function serveUnsavedFailures(
 }
 
 /**
+ * The largest answer read from the socket: a failure per volume, each with its messages. A
+ * larger one is dropped like a malformed one (status shows the files alone).
+ */
+export const UNSAVED_FAILURES_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
  * The failures a running plugin holds in memory for this data root; empty when no plugin
  * answers within timeoutMs (none runs, or it is stuck): status then shows the files alone.
+ * Only a socket at the name is asked (a link to one elsewhere is not), and at most
+ * UNSAVED_FAILURES_MAX_BYTES of its answer is held.
  */
-export function readUnsavedFailures(
+export async function readUnsavedFailures(
   dataRoot: DataRoot,
   timeoutMs = STATUS_ANSWER_TIMEOUT_MS,
 ): Promise<UnsavedFailure[]> {
+  const path = statusSocketOf(dataRoot);
+  const stats = await lstat(path).catch(() => undefined);
+  if (!stats?.isSocket()) return [];
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
-    const socket = connect(statusSocketOf(dataRoot));
+    let received = 0;
+    const socket = connect(path);
     const done = (failures: UnsavedFailure[]) => {
       clearTimeout(deadline);
       socket.destroy();
       resolve(failures);
     };
     const deadline = setTimeout(() => done([]), timeoutMs);
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > UNSAVED_FAILURES_MAX_BYTES) done([]);
+      else chunks.push(chunk);
+    });
     socket.on('error', () => done([]));
     socket.on('end', () => done(parseFailures(Buffer.concat(chunks).toString('utf8'))));
   });

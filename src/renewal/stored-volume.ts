@@ -1,9 +1,8 @@
 import type { KeyObject } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { specFromVolumeContext } from '../attributes/stored-spec.js';
 import { decodePrivateKey } from '../pki/keys.js';
+import { readAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
 import { readJksPassword, readPkcs12Password } from '../volume/volume-secrets.js';
@@ -47,8 +46,10 @@ export async function storedKey(
   spec: VolumeCertificateSpec,
 ): Promise<KeyObject | undefined> {
   try {
-    const pem = await readFile(join(dataRoot.dataDir(volumeId), spec.files.privateKey));
-    return decodePrivateKey(pem);
+    // Through the current generation, as every reader of a data dir: never through a link
+    // at the file's own name, and only a regular file of a volume file's size.
+    const pem = (await readAtomically(dataRoot.dataDir(volumeId)))?.get(spec.files.privateKey);
+    return pem === undefined ? undefined : decodePrivateKey(pem);
   } catch {
     return undefined;
   }

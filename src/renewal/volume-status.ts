@@ -1,13 +1,15 @@
 import { X509Certificate } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
 import { readAtomically } from '../volume/atomic-writer.js';
 import type { DataRoot } from '../volume/data-root.js';
 import { errnoCode, VolumeError } from '../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../volume/metadata.js';
+import { RefusedFileError, readRegularFile } from '../volume/regular-file.js';
 import {
   parseRenewRequest,
+  RENEW_REQUEST_MAX_BYTES,
   type RenewTarget,
   renewDirOf,
   requestCovers,
@@ -45,22 +47,33 @@ function attribute(context: Record<string, string>, name: string): string | unde
   return context[`${PREFIX}${name}`] ?? context[`${LEGACY_PREFIX}${name}`];
 }
 
+/** How many skipped files of one kind a status read names; the others are counted. */
+export const SKIPPED_FILES_NAMED = 5;
+
+/** Told about files a status read skipped (a FIFO, a link, a file over its cap), each by name. */
+export type SkipWarning = (message: string) => void;
+
 /**
  * Every volume under the data root, sorted by id; a volume that cannot be read becomes a row
- * saying so. A running plugin adds the failures it could not write to metadata.json.
+ * saying so. A running plugin adds the failures it could not write to metadata.json. Files
+ * that are no regular files are never opened in a way that blocks: warn names those skipped.
  */
 export async function readVolumeStatuses(
   dataRoot: DataRoot,
   now: Date = new Date(),
+  warn: SkipWarning = () => undefined,
 ): Promise<VolumeStatus[]> {
-  const requests = await readPendingRequests(dataRoot);
+  const requests = await readPendingRequests(dataRoot, warn);
   const unsaved = await readUnsavedFailures(dataRoot);
   const statuses: VolumeStatus[] = [];
+  const unreadCertificates: string[] = [];
   for (const id of await dataRoot.listVolumeIds()) {
     const requested = requests.some((r) => requestCovers(r, id));
     const inMemory = unsaved.find((u) => u.volumeId === id);
+    const notAfterOf = (fileName: string | undefined) =>
+      certificateNotAfter(dataRoot, id, fileName, unreadCertificates);
     try {
-      statuses.push(await volumeStatus(dataRoot, id, requested, now, inMemory));
+      statuses.push(await volumeStatus(dataRoot, id, requested, now, inMemory, notAfterOf));
     } catch (err) {
       statuses.push({
         volumeId: id,
@@ -70,7 +83,15 @@ export async function readVolumeStatuses(
       });
     }
   }
+  warnSkipped(warn, 'certificate files not read', unreadCertificates);
   return statuses;
+}
+
+// One warning per skipped file up to SKIPPED_FILES_NAMED, then one counting the rest.
+function warnSkipped(warn: SkipWarning, what: string, messages: readonly string[]): void {
+  for (const message of messages.slice(0, SKIPPED_FILES_NAMED)) warn(`${what}: ${message}`);
+  const more = messages.length - SKIPPED_FILES_NAMED;
+  if (more > 0) warn(`${what}: ${more} more`);
 }
 
 async function volumeStatus(
@@ -79,13 +100,14 @@ async function volumeStatus(
   requested: boolean,
   now: Date,
   unsaved: UnsavedFailure | undefined,
+  notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
 ): Promise<VolumeStatus> {
   let meta: VolumeMetadata;
   try {
     meta = await readMetadata(dataRoot, id);
   } catch (err) {
     if (!(err instanceof VolumeError)) throw err;
-    return unmanagedStatus(dataRoot, id, requested, err);
+    return unmanagedStatus(dataRoot, id, requested, err, notAfterOf);
   }
   const status: VolumeStatus = { volumeId: id, state: 'ok', renewalPending: false };
   const context = meta.volumeContext;
@@ -102,9 +124,7 @@ async function volumeStatus(
       group: attribute(context, 'issuer-group') || 'cert-manager.io',
     };
   }
-  const notAfter =
-    meta.notAfter ??
-    (await certificateNotAfter(dataRoot, id, attribute(context, 'certificate-file')));
+  const notAfter = meta.notAfter ?? (await notAfterOf(attribute(context, 'certificate-file')));
   if (notAfter !== undefined) status.notAfter = notAfter;
   const failures = meta.failures ?? 0;
   // The plugin keeps a failure in memory only while metadata.json cannot take it: it is newer.
@@ -149,6 +169,7 @@ async function unmanagedStatus(
   id: string,
   requested: boolean,
   err: VolumeError,
+  notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
 ): Promise<VolumeStatus> {
   const missing = errnoCode(err.cause) === 'ENOENT';
   const movedAside = (await readdir(dataRoot.volumeDir(id)))
@@ -165,29 +186,32 @@ async function unmanagedStatus(
   else if (movedAside !== undefined) status.detail = movedAside;
   else status.detail = 'no metadata.json';
   // The pod may still be served a certificate; say until when.
-  const notAfter = await certificateNotAfter(dataRoot, id, undefined);
+  const notAfter = await notAfterOf(undefined);
   if (notAfter !== undefined) status.notAfter = notAfter;
   return status;
 }
 
-// NotAfter of the certificate the pod sees, or undefined when there is none or it is unreadable.
+// NotAfter of the certificate the pod sees, or undefined when there is none or it is unreadable;
+// why, when a file there is refused (not a regular file, too large), goes to refused.
 async function certificateNotAfter(
   dataRoot: DataRoot,
   id: string,
   fileName: string | undefined,
+  refused: string[],
 ): Promise<string | undefined> {
   try {
     const files = await readAtomically(dataRoot.dataDir(id));
     const pem = files?.get(fileName || 'tls.crt');
     if (pem === undefined) return undefined;
     return new Date(new X509Certificate(pem).validTo).toISOString();
-  } catch {
+  } catch (err) {
+    if ((err as Error).cause instanceof RefusedFileError) refused.push(errorMessage(err));
     return undefined;
   }
 }
 
 // The requests waiting in ..renew: a plugin that is down (or busy) has not taken them yet.
-async function readPendingRequests(dataRoot: DataRoot): Promise<RenewTarget[]> {
+async function readPendingRequests(dataRoot: DataRoot, warn: SkipWarning): Promise<RenewTarget[]> {
   const dir = renewDirOf(dataRoot);
   let names: string[];
   try {
@@ -197,15 +221,20 @@ async function readPendingRequests(dataRoot: DataRoot): Promise<RenewTarget[]> {
     return [];
   }
   const requests: RenewTarget[] = [];
+  const refused: string[] = [];
   for (const name of names) {
     if (requestIdOf(name) === undefined) continue;
     try {
-      const request = parseRenewRequest(await readFile(join(dir, name), 'utf8'));
+      // Never blocking on a FIFO or following a link out of the dir (see regular-file.ts).
+      const text = await readRegularFile(join(dir, name), { maxBytes: RENEW_REQUEST_MAX_BYTES });
+      const request = parseRenewRequest(text.toString('utf8'));
       // A Certificate's request concerns the store, not a volume of this node.
       if (!('certificate' in request)) requests.push(request);
-    } catch {
-      // Taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
+    } catch (err) {
+      if (err instanceof RefusedFileError) refused.push(err.message);
+      // Else taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
     }
   }
+  warnSkipped(warn, 'renewal request skipped', refused);
   return requests;
 }

@@ -3,12 +3,20 @@ import { join } from 'node:path';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, VolumeError } from './errors.js';
+import { byteSizeText } from './regular-file.js';
 import { type FileOps, fileOpsFor } from './volatile-fs.js';
 
 /** The symlink naming the current generation. */
 export const DATA_LINK = '..data';
 /** The symlink built next to DATA_LINK and renamed over it. */
 export const DATA_TMP_LINK = '..data_tmp';
+
+/**
+ * The largest file writeAtomically writes and readAtomically reads back: far above a chain,
+ * a keystore or a trust bundle (a ConfigMap or Secret holds at most 1 MiB), and a bound on
+ * what a file planted in a generation can make a reader hold.
+ */
+export const VOLUME_FILE_MAX_BYTES = 16 * 1024 * 1024;
 
 /** File modes and ownership of a generation. */
 export interface AtomicWriteOptions {
@@ -49,7 +57,15 @@ export function validateFileName(name: string): void {
 
 function toEntries(files: AtomicPayload): [string, Uint8Array][] {
   const entries = files instanceof Map ? [...files.entries()] : Object.entries(files);
-  for (const [name] of entries) validateFileName(name);
+  for (const [name, content] of entries) {
+    validateFileName(name);
+    // What readAtomically would refuse is never written.
+    if (content.byteLength > VOLUME_FILE_MAX_BYTES) {
+      throw new VolumeError(
+        `file ${JSON.stringify(name)} is ${content.byteLength} bytes, more than the ${byteSizeText(VOLUME_FILE_MAX_BYTES)} a volume file may have`,
+      );
+    }
+  }
   return entries.sort(([a], [b]) => compareCodeUnits(a, b));
 }
 
@@ -99,9 +115,11 @@ async function isUpToDate(
   for (const [i, [name, content]] of entries.entries()) {
     if (existing[i] !== name) return false;
     const path = join(generationDir, name);
-    const info = await ops.stat(path);
+    // lstat: anything but the regular file this writer makes is replaced, never read.
+    const info = await ops.lstat(path);
+    if (!info.isFile() || info.size !== content.byteLength) return false;
     if ((info.mode & 0o7777) !== fileMode || (gid !== undefined && info.gid !== gid)) return false;
-    if (!Buffer.from(content).equals(await ops.readFile(path))) return false;
+    if (!Buffer.from(content).equals(await ops.readFile(path, content.byteLength))) return false;
   }
   return true;
 }
@@ -284,7 +302,7 @@ export async function readAtomically(dir: string): Promise<Map<string, Buffer> |
       if (generation === undefined) return undefined;
       const files = new Map<string, Buffer>();
       for (const name of await namesIn(ops, join(dir, generation))) {
-        files.set(name, await ops.readFile(join(dir, generation, name)));
+        files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));
       }
       // An empty listing may be a generation removed between readlink and readdir.
       if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;

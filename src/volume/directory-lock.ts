@@ -61,8 +61,13 @@ export async function lockDirectory(dir: string, what: string): Promise<HeldLock
   const path = join(dir, LOCK_FILE);
   let fd: number;
   try {
-    // O_NOFOLLOW: a symlink planted at the lock's name never makes us create or truncate another file.
-    fd = openSync(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+    // O_NOFOLLOW: a symlink planted at the lock's name never makes us create or truncate another
+    // file. O_NONBLOCK: a FIFO or device planted there is refused below, never waited on.
+    fd = openSync(
+      path,
+      constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o600,
+    );
   } catch (err) {
     throw new Error(`cannot open lock file ${path} of ${what}: ${(err as Error).message}`, {
       cause: err,

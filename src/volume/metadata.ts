@@ -3,7 +3,14 @@ import { errorMessage } from '../base/error-message.js';
 import { writeFileAtomic } from './atomic-file.js';
 import type { DataRoot } from './data-root.js';
 import { errnoCode, VolumeError } from './errors.js';
+import { byteSizeText, RefusedFileError } from './regular-file.js';
 import { fileOpsFor } from './volatile-fs.js';
+
+/**
+ * The largest metadata.json read or written. Its bulk is the volume context, which came in
+ * one NodePublishVolume message, at most 4 MiB (gRPC's default limit on a received message).
+ */
+export const METADATA_MAX_BYTES = 4 * 1024 * 1024;
 
 /** A CertificateRequest created for the volume and not yet finished; its key is in pending.key. */
 export interface PendingRequest {
@@ -192,10 +199,11 @@ export async function readMetadata(root: DataRoot, id: string): Promise<VolumeMe
   const path = root.metadataPath(id);
   let text: string;
   try {
-    text = (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
+    text = (await fileOpsFor(dirname(path)).readFile(path, METADATA_MAX_BYTES)).toString('utf8');
   } catch (err) {
-    const why =
-      errnoCode(err) === 'ENOENT' ? 'does not exist' : `cannot be read: ${errorMessage(err)}`;
+    let why = `cannot be read: ${errorMessage(err)}`;
+    if (errnoCode(err) === 'ENOENT') why = 'does not exist';
+    else if (err instanceof RefusedFileError) why = err.problem;
     throw new VolumeError(`metadata file ${path} ${why}`, { volumeId: id, cause: err });
   }
   let json: unknown;
@@ -239,8 +247,17 @@ export async function writeMetadata(root: DataRoot, meta: VolumeMetadata): Promi
       volumeId: meta.volumeId,
     });
   }
+  const text = `${JSON.stringify(clean)}\n`;
+  // What readMetadata would refuse is never written.
+  const bytes = Buffer.byteLength(text);
+  if (bytes > METADATA_MAX_BYTES) {
+    throw new VolumeError(
+      `refusing to write metadata to ${path}: it is ${bytes} bytes, more than ${byteSizeText(METADATA_MAX_BYTES)}`,
+      { volumeId: meta.volumeId },
+    );
+  }
   try {
-    await writeFileAtomic(path, `${JSON.stringify(clean)}\n`, 0o600);
+    await writeFileAtomic(path, text, 0o600);
   } catch (err) {
     const why = errnoCode(err) === 'ENOENT' ? 'the volume dir does not exist' : errorMessage(err);
     throw new VolumeError(`cannot write metadata file ${path}: ${why}`, {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Dirent } from 'node:fs';
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { KubeObject } from '../api/meta.js';
 import { type Clock, systemClock } from '../base/clock.js';
@@ -21,6 +21,15 @@ import {
   renameDurably,
   writeFileAtomic,
 } from './atomic-file.js';
+import { byteSizeText, RefusedFileError, readRegularFile } from './regular-file.js';
+
+/**
+ * The largest object file written and read back. The API server takes no request body over
+ * 3 MiB and etcd no value over 1.5 MiB; written indented, an object takes some more.
+ */
+export const STATE_OBJECT_MAX_BYTES = 16 * 1024 * 1024;
+// The resourceVersion counter: one decimal number.
+const COUNTER_MAX_BYTES = 1024;
 
 const CORE_GROUP_DIR = 'core';
 const CLUSTER_SCOPE_DIR = '_cluster';
@@ -98,10 +107,10 @@ export class StateDirectory implements StatePersistence {
     const path = this.objectPath(location);
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readObjectFile(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw err;
+      throw unreadable(path, err);
     }
     try {
       return parseStoredObject(text);
@@ -130,10 +139,10 @@ export class StateDirectory implements StatePersistence {
       const path = join(dir, file);
       let text: string;
       try {
-        text = await readFile(path, 'utf8');
+        text = await readObjectFile(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
-        throw err;
+        throw unreadable(path, err);
       }
       try {
         objects.push(parseStoredObject(text));
@@ -168,12 +177,20 @@ export class StateDirectory implements StatePersistence {
 
   /** Writes obj durably at location, replacing the previous state. */
   async writeObject(location: ObjectLocation, obj: KubeObject): Promise<void> {
+    const text = `${JSON.stringify(obj, null, 2)}\n`;
+    // What a load would refuse is never written: the store's write fails instead.
+    const bytes = Buffer.byteLength(text);
+    if (bytes > STATE_OBJECT_MAX_BYTES) {
+      throw new Error(
+        `the object is ${bytes} bytes as stored, more than the ${byteSizeText(STATE_OBJECT_MAX_BYTES)} a state file may have`,
+      );
+    }
     const dir = this.dirOf(location);
     if (!this.knownDirs.has(dir)) {
       await ensureDirDurably(dir);
       this.knownDirs.add(dir);
     }
-    await writeFileAtomic(this.objectPath(location), `${JSON.stringify(obj, null, 2)}\n`);
+    await writeFileAtomic(this.objectPath(location), text);
   }
 
   /** Removes the object's file durably (a missing file is fine). */
@@ -216,14 +233,13 @@ export class StateDirectory implements StatePersistence {
     const path = join(this.root, COUNTER_FILE);
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = (await readRegularFile(path, { maxBytes: COUNTER_MAX_BYTES })).toString('utf8');
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return 0;
-      // Something that is not a file is in the way: corrupt, not fatal. Other errors
-      // (permissions, I/O) are real problems and stop the load.
-      if (code !== 'EISDIR') throw err;
-      await this.moveAside(path, 'not a file');
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      // Something that is not a file is in the way, or a file far too large: corrupt, not
+      // fatal. Other errors (permissions, I/O) are real problems and stop the load.
+      if (!(err instanceof RefusedFileError)) throw err;
+      await this.moveAside(path, `it ${err.problem}`);
       return 0;
     }
     try {
@@ -250,7 +266,8 @@ export class StateDirectory implements StatePersistence {
     if (!file.endsWith(OBJECT_SUFFIX)) return undefined;
     let object: KubeObject;
     try {
-      object = parseStoredObject(await readFile(path, 'utf8'));
+      // A FIFO or a link here is refused without blocking and set aside like a corrupt file.
+      object = parseStoredObject(await readObjectFile(path));
       if (fileNameOf(object.metadata.name) !== file) {
         throw new Error(`metadata.name "${object.metadata.name}" does not match the file name`);
       }
@@ -260,7 +277,8 @@ export class StateDirectory implements StatePersistence {
         );
       }
     } catch (err) {
-      await this.moveAside(path, (err as Error).message);
+      const reason = err instanceof RefusedFileError ? `it ${err.problem}` : (err as Error).message;
+      await this.moveAside(path, reason);
       return undefined;
     }
     return { location: { group, plural, namespace, name: object.metadata.name }, object };
@@ -276,6 +294,17 @@ export class StateDirectory implements StatePersistence {
       movedTo,
     );
   }
+}
+
+// Only a regular file of at most STATE_OBJECT_MAX_BYTES (see regular-file.ts).
+async function readObjectFile(path: string): Promise<string> {
+  return (await readRegularFile(path, { maxBytes: STATE_OBJECT_MAX_BYTES })).toString('utf8');
+}
+
+// A file the reader refused becomes the store's error, naming it; other errors stay as they are.
+function unreadable(path: string, err: unknown): unknown {
+  if (!(err instanceof RefusedFileError)) return err;
+  return new StoreError('InternalError', `unreadable state file ${path}: it ${err.problem}`);
 }
 
 function fileNameOf(name: string): string {

@@ -3,13 +3,13 @@ import {
   chmodSync,
   chownSync,
   closeSync,
+  constants,
   fchmodSync,
   fchownSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   readlinkSync,
   realpathSync,
   renameSync,
@@ -28,7 +28,6 @@ import {
   mkdir,
   open,
   readdir,
-  readFile,
   readlink,
   realpath,
   rename,
@@ -40,6 +39,7 @@ import {
 } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { readRegularFile, readRegularFileSync } from './regular-file.js';
 
 /** statfs(2) f_type of tmpfs (TMPFS_MAGIC in linux/magic.h). */
 export const TMPFS_MAGIC = 0x01021994;
@@ -61,7 +61,11 @@ export interface NewFileOptions {
 export interface FileOps {
   /** True for the tmpfs flavour: synchronous calls, no fsync. */
   readonly volatile: boolean;
-  readFile(path: string): Promise<Buffer>;
+  /**
+   * A regular file of at most maxBytes, never following a symlink at path and never blocking
+   * on a FIFO or device (RefusedFileError, see regular-file.ts).
+   */
+  readFile(path: string, maxBytes: number): Promise<Buffer>;
   readdir(path: string): Promise<string[]>;
   readlink(path: string): Promise<string>;
   /** realpath(3): path with every symlink resolved. */
@@ -129,7 +133,7 @@ async function sync<T>(call: () => T): Promise<T> {
  */
 export const volatileFileOps: FileOps = {
   volatile: true,
-  readFile: (path) => sync(() => readFileSync(path)),
+  readFile: (path, maxBytes) => sync(() => readRegularFileSync(path, { maxBytes })),
   readdir: (path) => sync(() => readdirSync(path)),
   readlink: (path) => sync(() => readlinkSync(path)),
   realpath: (path) => sync(() => realpathSync(path)),
@@ -183,7 +187,7 @@ export const volatileFileOps: FileOps = {
 /** Today's behaviour on a real disk: thread-pool calls (an fsync there can take milliseconds) and an fsync at every step. */
 export const durableFileOps: FileOps = {
   volatile: false,
-  readFile: (path) => readFile(path),
+  readFile: (path, maxBytes) => readRegularFile(path, { maxBytes }),
   readdir: (path) => readdir(path),
   readlink: (path) => readlink(path),
   realpath: (path) => realpath(path),
@@ -228,7 +232,8 @@ export const durableFileOps: FileOps = {
     }
   },
   syncDir: async (dir) => {
-    const handle = await open(dir, 'r');
+    // O_DIRECTORY: whatever else may have taken the dir's name (a FIFO) fails, never blocks.
+    const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
       await handle.sync();
     } finally {

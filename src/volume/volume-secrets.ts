@@ -3,9 +3,21 @@ import { errorMessage } from '../base/error-message.js';
 import { removeFileDurably, writeFileAtomic } from './atomic-file.js';
 import type { DataRoot } from './data-root.js';
 import { errnoCode, VolumeError } from './errors.js';
+import { byteSizeText, RefusedFileError } from './regular-file.js';
 import { fileOpsFor } from './volatile-fs.js';
 
 type SecretKind = 'pending key' | 'PKCS#12 password' | 'JKS password';
+
+/**
+ * The largest secret file read or written, per kind. A key PEM is a few KiB (RSA 8192: under
+ * 7 KiB); a password is a volume attribute, which came in one NodePublishVolume message (at most
+ * 4 MiB, gRPC's default limit).
+ */
+export const SECRET_FILE_MAX_BYTES: Readonly<Record<SecretKind, number>> = {
+  'pending key': 64 * 1024,
+  'PKCS#12 password': 4 * 1024 * 1024,
+  'JKS password': 4 * 1024 * 1024,
+};
 
 function pathOf(root: DataRoot, id: string, kind: SecretKind): string {
   if (kind === 'pending key') return root.pendingKeyPath(id);
@@ -14,6 +26,14 @@ function pathOf(root: DataRoot, id: string, kind: SecretKind): string {
 
 async function writeSecret(root: DataRoot, id: string, kind: SecretKind, value: string) {
   const path = pathOf(root, id, kind);
+  // What readSecret would refuse is never written; the message names the file, never the value.
+  const bytes = Buffer.byteLength(value);
+  if (bytes > SECRET_FILE_MAX_BYTES[kind]) {
+    throw new VolumeError(
+      `cannot write ${kind} file ${path}: it would be ${bytes} bytes, more than ${byteSizeText(SECRET_FILE_MAX_BYTES[kind])}`,
+      { volumeId: id },
+    );
+  }
   try {
     await writeFileAtomic(path, value, 0o600);
   } catch (err) {
@@ -28,10 +48,12 @@ async function writeSecret(root: DataRoot, id: string, kind: SecretKind, value: 
 async function readSecret(root: DataRoot, id: string, kind: SecretKind) {
   const path = pathOf(root, id, kind);
   try {
-    return (await fileOpsFor(dirname(path)).readFile(path)).toString('utf8');
+    const content = await fileOpsFor(dirname(path)).readFile(path, SECRET_FILE_MAX_BYTES[kind]);
+    return content.toString('utf8');
   } catch (err) {
     if (errnoCode(err) === 'ENOENT') return undefined;
-    throw new VolumeError(`cannot read ${kind} file ${path}: ${errorMessage(err)}`, {
+    const why = err instanceof RefusedFileError ? `it ${err.problem}` : errorMessage(err);
+    throw new VolumeError(`cannot read ${kind} file ${path}: ${why}`, {
       volumeId: id,
       cause: err,
     });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -7,9 +7,11 @@ import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
-import { loadManifests } from '../../src/cli/load-manifests.js';
+import { loadManifests, MANIFEST_FILE_MAX_BYTES } from '../../src/cli/load-manifests.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { rejectionMessage } from '../support/eventually.js';
+import { type OddKind, oddFileMaker } from '../support/odd-files.js';
 
 async function dirWith(t: Test, files: Record<string, string>): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'cert-csi-manifests-'));
@@ -234,4 +236,63 @@ t.test('loads ConfigMaps, the trust bundles volumes may follow', async (t) => {
   t.equal(await loadManifests(store, dir), 1);
   const roots = await store.get<ConfigMap>(ConfigMapKind, 'roots', 'sandbox');
   t.same(roots.data, { 'ca.crt': '-----BEGIN CERTIFICATE-----' });
+});
+
+t.test('a manifest that is no regular file stops the load at once, naming it', async (t) => {
+  const make = await oddFileMaker(t);
+  const issuer = JSON.stringify({
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'ClusterIssuer',
+    metadata: { name: 'self' },
+    spec: { selfSigned: {} },
+  });
+  const refusedAs = {
+    fifo: 'a FIFO',
+    'link-to-fifo': 'a FIFO',
+    socket: 'a socket',
+    directory: 'a directory',
+  };
+  for (const [kind, what] of Object.entries(refusedAs)) {
+    const dir = await dirWith(t, { 'a-first.json': issuer });
+    const file = join(dir, 'odd.yaml');
+    await make(file, kind as OddKind);
+    const store = new MemoryStore();
+    t.equal(
+      await rejectionMessage(loadManifests(store, dir)),
+      `${file}: is not a regular file but ${what}: only regular files are read`,
+      kind,
+    );
+    t.same((await store.list(ClusterIssuerKind)).items, [], `${kind}: nothing was written`);
+  }
+  // Over the cap.
+  const large = await dirWith(t, { 'large.yaml': `# ${' '.repeat(MANIFEST_FILE_MAX_BYTES)}` });
+  t.equal(
+    await rejectionMessage(loadManifests(new MemoryStore(), large)),
+    `${join(large, 'large.yaml')}: is larger than 16 MiB, the most read for it: not read`,
+  );
+  // A dangling link: the read's own error.
+  const dangling = await dirWith(t, {});
+  await symlink(join(dangling, 'gone'), join(dangling, 'gone.yaml'));
+  t.match(
+    await rejectionMessage(loadManifests(new MemoryStore(), dangling)),
+    `${join(dangling, 'gone.yaml')}: cannot read file: ENOENT`,
+  );
+});
+
+t.test('a ConfigMap mount: each manifest a link into ..data is followed', async (t) => {
+  // kubelet's layout: name -> ..data/name, ..data -> the current generation dir.
+  const dir = await dirWith(t, {});
+  await writeAtomically(dir, {
+    'issuer.json': Buffer.from(
+      JSON.stringify({
+        apiVersion: 'cert-manager.io/v1',
+        kind: 'ClusterIssuer',
+        metadata: { name: 'mounted' },
+        spec: { selfSigned: {} },
+      }),
+    ),
+  });
+  const store = new MemoryStore();
+  t.equal(await loadManifests(store, dir), 1);
+  t.ok(await store.get<Issuer>(ClusterIssuerKind, 'mounted'));
 });

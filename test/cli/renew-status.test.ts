@@ -19,6 +19,7 @@ import { makeVolume } from '../renewal/renew-fixtures.js';
 import { runCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -274,8 +275,26 @@ t.test('a request or result that cannot be handled is an error, not a wait', asy
   const unreadable = await dataRoot(t);
   await mkdir(join(renewDirOf(unreadable), 'fixed.result'), { recursive: true });
   await t.rejects(runInProcess(runMocked, ['--data-root', unreadable.root, '--all']), {
-    code: 'EISDIR',
+    name: 'RefusedFileError',
+    message: /fixed\.result" is not a regular file but a directory: only regular files are read$/,
   });
+  // Nor does anything else that is not a regular file: a FIFO is never waited on, and a link
+  // to a well-formed answer elsewhere is not taken for the plugin's.
+  const make = await oddFileMaker(t);
+  for (const kind of ODD_KINDS) {
+    const root = await dataRoot(t);
+    await mkdir(renewDirOf(root));
+    await make(
+      join(renewDirOf(root), 'fixed.result'),
+      kind,
+      '{"ok":true,"renewed":[],"failed":[]}',
+    );
+    await t.rejects(
+      runInProcess(runMocked, ['--data-root', root.root, '--all']),
+      { name: 'RefusedFileError', message: /fixed\.result" is not a regular file but a/ },
+      kind,
+    );
+  }
 });
 
 t.test('renew flag errors exit 2 with a clear message', async (t) => {

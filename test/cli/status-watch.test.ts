@@ -1,16 +1,18 @@
 import { EventEmitter } from 'node:events';
 import type { FSWatcher } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { runStatus } from '../../src/cli/status-command.js';
 import { watchStatus } from '../../src/cli/status-watch.js';
+import { RENEW_DIR_NAME } from '../../src/renewal/renew-protocol.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { DirectoryWatcher } from '../../src/volume/directory-watcher.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { makeVolume } from '../renewal/renew-fixtures.js';
 import { until } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
+import { oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 async function dataRoot(t: Test): Promise<DataRoot> {
@@ -74,6 +76,34 @@ t.test('status --watch prints again as volumes come, change and go', async (t) =
 
   t.equal(await watch.stop(), 0, 'ends with 0 when interrupted');
   t.equal(watch.stderr(), '');
+});
+
+t.test('status --watch names a skipped file once, and again only when they change', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-first');
+  const renewDir = join(root.root, RENEW_DIR_NAME);
+  await mkdir(renewDir);
+  const make = await oddFileMaker(t);
+  await make(join(renewDir, 'a.request'), 'fifo');
+  const watch = startWatch(['--data-root', root.root]);
+  await until(() => watch.stdout().includes('csi-first'), { what: 'the first table' });
+  const warning = (name: string) =>
+    `cert-csi status: warning: renewal request skipped: file ${JSON.stringify(join(renewDir, name))} is not a regular file but a FIFO: only regular files are read\n`;
+  t.equal(watch.stderr(), warning('a.request'), 'named with the first table');
+
+  await makeVolume(root, 'csi-second');
+  await until(() => watch.last().includes('csi-second'), { what: 'the next table' });
+  t.equal(watch.stderr(), warning('a.request'), 'not repeated with the next table');
+
+  await make(join(renewDir, 'b.request'), 'fifo');
+  await makeVolume(root, 'csi-third');
+  await until(() => watch.last().includes('csi-third'), { what: 'a table after the change' });
+  t.equal(
+    watch.stderr(),
+    warning('a.request') + warning('a.request') + warning('b.request'),
+    'the skipped files again once they changed',
+  );
+  t.equal(await watch.stop(), 0);
 });
 
 t.test('status --watch --json prints one JSON array per line', async (t) => {

@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
@@ -7,6 +7,7 @@ import { RenewalScheduler } from '../../src/renewal/renewal-scheduler.js';
 import { VolumeRegistry } from '../../src/renewal/volume-registry.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import type { Mounter } from '../../src/volume/mounter.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 import { quietFollowers } from './parts-fixture.js';
@@ -119,4 +120,44 @@ t.test('an empty data root: nothing to take back', async (t) => {
     ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   });
   t.same(counts, { managed: 0, corrupt: 0 });
+});
+
+t.test('odd entries as metadata.json are set aside at once, a dangling link too', async (t) => {
+  const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
+  await dataRoot.ensure();
+  const make = await oddFileMaker(t);
+  for (const kind of ODD_KINDS) {
+    await dataRoot.ensureVolume(`csi-${kind}`);
+    await make(dataRoot.metadataPath(`csi-${kind}`), kind, '{}');
+  }
+  await dataRoot.ensureVolume('csi-dangling');
+  await symlink(join(dataRoot.root, 'nowhere'), dataRoot.metadataPath('csi-dangling'));
+  const clock = new ManualClock();
+  const logger = recordingLogger();
+  const registry = new VolumeRegistry();
+  const mounter = {} as Mounter;
+  const counts = await rediscoverVolumes({
+    dataRoot,
+    mounter,
+    logger,
+    clock,
+    registry,
+    scheduler: new RenewalScheduler(clock, 0, () => {}),
+    ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
+  });
+  t.same(counts, { managed: 0, corrupt: ODD_KINDS.length + 1 });
+  const setAside = logger.records.filter(
+    ([, , msg]) => msg === 'unreadable metadata.json moved aside',
+  );
+  t.same(
+    setAside.map(([level, obj]) => [level, (obj as { volumeId: string }).volumeId]).sort(),
+    [...ODD_KINDS.map((kind) => `csi-${kind}`), 'csi-dangling'].sort().map((id) => ['error', id]),
+  );
+  for (const [, obj] of setAside) {
+    t.match((obj as { err: string }).err, /is not a regular file but a /);
+  }
+  for (const kind of ODD_KINDS) {
+    const names = await readdir(dataRoot.volumeDir(`csi-${kind}`));
+    t.notOk(names.includes('metadata.json'), `${kind}: moved aside`);
+  }
 });

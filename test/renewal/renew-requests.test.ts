@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
-import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Logger } from '../../src/api/logger.js';
@@ -10,6 +10,7 @@ import {
   parseRenewProgress,
   parseRenewRequest,
   parseRenewResult,
+  RENEW_REQUEST_MAX_BYTES,
   renewDirOf,
 } from '../../src/renewal/renew-protocol.js';
 import {
@@ -23,7 +24,9 @@ import {
 } from '../../src/renewal/renew-requests.js';
 import { writeFileAtomic } from '../../src/volume/atomic-file.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import { moduleFileUrl } from '../support/project-files.js';
+import * as regularFile from '../../src/volume/regular-file.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 import { waitForFile } from './renew-fixtures.js';
@@ -321,9 +324,22 @@ t.test('files that are not requests are left alone; failures are logged', async 
   );
   t.ok(
     await eventually(() =>
-      logger.records.some(([, , msg]) => msg === 'cannot read renewal request'),
+      logger.records.some(
+        ([level, obj, msg]) =>
+          level === 'warn' &&
+          msg === 'renewal request refused' &&
+          /a-dir\.request" is not a regular file but a directory/.test(
+            (obj as { err: string }).err,
+          ),
+      ),
     ),
-    'a request that cannot be read is logged',
+    'a request that is no file is refused, and logged',
+  );
+  t.ok(
+    await eventually(() =>
+      logger.records.some(([, , msg]) => msg === 'cannot remove renewal request'),
+    ),
+    'a directory is not removed, and that is logged',
   );
   await writeFile(join(dir, '.request'), '{}');
   await request(root, 'gone', { volumeId: 'csi-gone' });
@@ -360,12 +376,19 @@ t.test('a watch event without a name rescans; watcher errors are logged', async 
         if (failReaddir) throw Object.assign(new Error('EIO: i/o error'), { code: 'EIO' });
         return fs.promises.readdir(...args);
       },
-      stat: async (path: string) => {
+      lstat: async (path: string) => {
         if (path.endsWith('eio.result')) throw Object.assign(new Error('EIO'), { code: 'EIO' });
         if (path.endsWith('vanished.result')) {
           throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
         }
-        return fs.promises.stat(path);
+        return fs.promises.lstat(path);
+      },
+    },
+    [importedUrl('src/volume/regular-file.ts')]: {
+      ...regularFile,
+      readRegularFile: async (path: string, options: regularFile.RegularFileOptions) => {
+        if (path.endsWith('eio.request')) throw Object.assign(new Error('EIO'), { code: 'EIO' });
+        return regularFile.readRegularFile(path, options);
       },
     },
   });
@@ -382,6 +405,15 @@ t.test('a watch event without a name rescans; watcher errors are logged', async 
     logger.records.some(([, , msg]) => msg === 'cannot remove stale renewal result'),
     'a stale result that cannot be checked is logged, not fatal',
   );
+  await request(root, 'eio', { volumeId: 'csi-a' });
+  listener?.('rename', 'eio.request');
+  t.ok(
+    await eventually(() =>
+      logger.records.some(([, , msg]) => msg === 'cannot read renewal request'),
+    ),
+    'a request that cannot be read is logged',
+  );
+  await fs.promises.unlink(join(dir, 'eio.request'));
   await request(root, 'nameless', { volumeId: 'csi-a' });
   listener?.('rename', null);
   t.equal((await resultOf(root, 'nameless')).ok, true, 'found by the rescan');
@@ -396,6 +428,98 @@ t.test('a watch event without a name rescans; watcher errors are logged', async 
   watchers[0]?.emit('error', new Error('watch failed'));
   t.ok(logger.records.some(([, , msg]) => msg === 'renewal request watcher failed'));
 });
+
+t.test('a ..renew that is no directory is refused at start, nothing done through it', async (t) => {
+  const root = await dataRoot(t);
+  await root.ensure();
+  const elsewhere = await tempDir(t);
+  await fs.promises.chmod(elsewhere, 0o755);
+  await fs.promises.symlink(elsewhere, renewDirOf(root));
+  const { handle } = renewingHandler();
+  await t.rejects(watchRenewRequests(root, handle, recordingLogger()), {
+    message: `renewal request dir ${renewDirOf(root)} is not a directory but a link: remove the link`,
+  });
+  t.equal((await stat(elsewhere)).mode & 0o777, 0o755, 'the linked dir keeps its mode');
+  // A FIFO at the name: refused at once, not waited on.
+  const other = await dataRoot(t);
+  await other.ensure();
+  const make = await oddFileMaker(t);
+  await make(renewDirOf(other), 'fifo');
+  await t.rejects(watchRenewRequests(other, handle, recordingLogger()), { code: 'EEXIST' });
+});
+
+// What each odd entry is refused as, in the error its result carries.
+const REFUSED_AS = {
+  fifo: 'a FIFO',
+  'link-to-fifo': 'a symbolic link',
+  socket: 'a socket',
+  directory: 'a directory',
+  'link-to-file': 'a symbolic link',
+} as const;
+
+t.test(
+  'odd request entries, there before the start or made while watching, are answered with an error at once',
+  async (t) => {
+    const root = await dataRoot(t);
+    const dir = renewDirOf(root);
+    await mkdir(dir, { recursive: true });
+    const make = await oddFileMaker(t);
+    // Three FIFOs of each kind: more blocking opens than libuv has threads (four by default).
+    const early = ODD_KINDS.flatMap((kind) =>
+      [1, 2, 3].map((n) => ({ kind, id: `early-${kind}-${n}` })),
+    );
+    for (const { kind, id } of early) {
+      // A link's target holds a valid request: only following the link would take it.
+      await make(join(dir, `${id}.request`), kind, '{"all": true}');
+    }
+    const logger = recordingLogger();
+    const handler = renewingHandler();
+    await watchWith(t, root, handler.handle, logger);
+    const late = ODD_KINDS.map((kind) => ({ kind, id: `late-${kind}` }));
+    const targets: string[] = [];
+    for (const { kind, id } of late) {
+      const target = await make(join(dir, `${id}.request`), kind, '{"all": true}');
+      if (target) targets.push(target);
+    }
+    await writeFile(
+      join(dir, 'large.request'),
+      `{"all": true${' '.repeat(RENEW_REQUEST_MAX_BYTES)}}`,
+    );
+    // Served as ever, among them.
+    await request(root, 'valid', { volumeId: 'csi-a' });
+    t.equal((await resultOf(root, 'valid')).ok, true, 'a valid request is still answered');
+    for (const { kind, id } of [...early, ...late]) {
+      const path = join(dir, `${id}.request`);
+      t.same(
+        await resultOf(root, id),
+        {
+          ok: false,
+          error: `file ${JSON.stringify(path)} is not a regular file but ${REFUSED_AS[kind]}: only regular files are read`,
+        },
+        `${id}: answered with why`,
+      );
+    }
+    t.same(await resultOf(root, 'large'), {
+      ok: false,
+      error: `file ${JSON.stringify(join(dir, 'large.request'))} is larger than 4 KiB, the most read for it: not read`,
+    });
+    t.same(handler.targets, [{ volumeId: 'csi-a' }], 'no odd entry reached the handler');
+    for (const target of targets) t.ok(await lstat(target), `${target}: a link's target stays`);
+    const left = (await readdir(dir)).filter((name) => name.endsWith('.request')).sort();
+    t.same(
+      left,
+      [
+        'early-directory-1.request',
+        'early-directory-2.request',
+        'early-directory-3.request',
+        'late-directory.request',
+      ],
+      'every other entry is taken away (unlink: a link goes, never its target)',
+    );
+    const refused = logger.records.filter(([, , msg]) => msg === 'renewal request refused');
+    t.equal(refused.length, early.length + late.length + 1, 'one warning per entry, naming it');
+  },
+);
 
 t.test('request and result files parse strictly', async (t) => {
   t.same(parseRenewRequest('{"all":true,"requestedAt":"x"}'), { all: true, requestedAt: 'x' });

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -7,8 +7,10 @@ import {
   readUnsavedFailures,
   serveUnsavedFailures,
   statusSocketOf,
+  UNSAVED_FAILURES_MAX_BYTES,
 } from '../../src/renewal/status-socket.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 async function dataRoot(t: Test): Promise<DataRoot> {
@@ -68,4 +70,27 @@ t.test('a file that is not a socket is left alone and nothing is served', async 
   const served = await serveUnsavedFailures(root, () => [failure], silentLogger);
   await served.close();
   t.same(await readUnsavedFailures(root), [], 'nothing answers');
+});
+
+t.test('only a socket at the name is asked, and its answer is bounded', async (t) => {
+  // A plugin's socket elsewhere, linked to from the data root: not asked.
+  const elsewhere = await dataRoot(t);
+  await answering(t, elsewhere, JSON.stringify([failure]));
+  const linked = await dataRoot(t);
+  await symlink(statusSocketOf(elsewhere), statusSocketOf(linked));
+  t.same(await readUnsavedFailures(elsewhere), [failure], 'the socket itself answers');
+  t.same(await readUnsavedFailures(linked), [], 'the link to it is not followed');
+  // A FIFO at the name: nothing waits on it.
+  const fifo = await dataRoot(t);
+  const make = await oddFileMaker(t);
+  await make(statusSocketOf(fifo), 'fifo');
+  t.same(await readUnsavedFailures(fifo, 60_000), [], 'a FIFO answers nothing, at once');
+  // Well-formed, but more than the status command holds.
+  const flood = await dataRoot(t);
+  const padded = JSON.stringify([failure]).padEnd(UNSAVED_FAILURES_MAX_BYTES + 1, ' ');
+  await answering(t, flood, padded);
+  t.same(await readUnsavedFailures(flood, 60_000), [], 'an answer over the cap is dropped');
+  const full = await dataRoot(t);
+  await answering(t, full, JSON.stringify([failure]).padEnd(UNSAVED_FAILURES_MAX_BYTES, ' '));
+  t.same(await readUnsavedFailures(full, 60_000), [failure], 'an answer at the cap is read');
 });

@@ -1,10 +1,11 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
-import { renewDirOf } from '../../src/renewal/renew-protocol.js';
+import { RENEW_REQUEST_MAX_BYTES, renewDirOf } from '../../src/renewal/renew-protocol.js';
 import { readVolumeStatuses, type VolumeStatus } from '../../src/renewal/volume-status.js';
 import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 import { certificatePem, makeVolume } from './renew-fixtures.js';
@@ -193,6 +194,68 @@ t.test('request files waiting in ..renew mark their volumes pending', async (t) 
   t.same(
     statuses.map((s) => s.renewalPending),
     [true, true, true],
+  );
+});
+
+t.test('odd files are skipped at once, each named in a warning, at most five a kind', async (t) => {
+  const root = await dataRoot(t);
+  const make = await oddFileMaker(t);
+  const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
+  await makeVolume(root, 'csi-a', fields);
+  const dir = renewDirOf(root);
+  await mkdir(dir);
+  // Three of each kind: more blocking opens than libuv has threads; a link's target is a
+  // request for every volume, which following it would count.
+  for (const kind of ODD_KINDS) {
+    for (const n of [1, 2, 3]) await make(join(dir, `${kind}-${n}.request`), kind, '{"all":true}');
+  }
+  await writeFile(join(dir, 'large.request'), `{"all":true${' '.repeat(RENEW_REQUEST_MAX_BYTES)}}`);
+  // A certificate the pod sees that is a FIFO, and a metadata.json that is a FIFO.
+  await makeVolume(root, 'csi-fifo-cert', {}, { 'tls.crt': 'x' });
+  const generation = await readlink(join(root.dataDir('csi-fifo-cert'), '..data'));
+  const certPath = join(root.dataDir('csi-fifo-cert'), generation, 'tls.crt');
+  await chmod(dirname(certPath), 0o700);
+  await rm(certPath);
+  await make(certPath, 'fifo');
+  await makeVolume(root, 'csi-fifo-meta');
+  await rm(root.metadataPath('csi-fifo-meta'));
+  await make(root.metadataPath('csi-fifo-meta'), 'fifo');
+
+  const warnings: string[] = [];
+  const statuses = await readVolumeStatuses(root, NOW, (message) => warnings.push(message));
+  t.same(
+    statuses.map((s) => [s.volumeId, s.state, s.renewalPending, s.detail]),
+    [
+      ['csi-a', 'ok', false, undefined],
+      ['csi-fifo-cert', 'pending', false, 'no certificate issued yet'],
+      [
+        'csi-fifo-meta',
+        'corrupt',
+        false,
+        'metadata file metadata.json is not a regular file but a FIFO: only regular files are read',
+      ],
+    ],
+    'no odd request counted; the odd metadata.json is its volume row',
+  );
+  const skipped = warnings.filter((w) => w.startsWith('renewal request skipped: '));
+  t.equal(skipped.length, 6, 'five named, then a count');
+  t.match(
+    skipped.slice(0, 5),
+    Array(5).fill(
+      /^renewal request skipped: file "\S+\.request" is not a regular file but a|is larger than 4 KiB/,
+    ),
+  );
+  t.equal(skipped[5], `renewal request skipped: ${3 * ODD_KINDS.length + 1 - 5} more`);
+  t.same(
+    warnings.filter((w) => !w.startsWith('renewal request skipped: ')),
+    [
+      `certificate files not read: cannot read files from ${root.dataDir('csi-fifo-cert')}: file ${JSON.stringify(certPath)} is not a regular file but a FIFO: only regular files are read`,
+    ],
+  );
+  t.same(
+    (await readVolumeStatuses(root, NOW)).map((s) => s.volumeId),
+    ['csi-a', 'csi-fifo-cert', 'csi-fifo-meta'],
+    'without a listener, the same rows',
   );
 });
 

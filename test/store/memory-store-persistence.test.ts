@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { KubeObject } from '../../src/api/meta.js';
@@ -6,7 +6,10 @@ import { type Clock, ManualClock } from '../../src/base/clock.js';
 import { isStoreError, type StoreError } from '../../src/store/errors.js';
 import { MemoryStore, type MemoryStoreOptions } from '../../src/store/memory-store.js';
 import type { CorruptFileHandler } from '../../src/store/state-persistence.js';
-import { StateDirectory } from '../../src/volume/state-directory.js';
+import * as regularFile from '../../src/volume/regular-file.js';
+import { STATE_OBJECT_MAX_BYTES, StateDirectory } from '../../src/volume/state-directory.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import {
   flush,
   GadgetKind,
@@ -318,7 +321,9 @@ t.test('a directory in place of the counter is moved aside', async (t) => {
     }),
   );
   t.equal(store.resourceVersion, '0');
-  t.match(reports, [/resource-version moved to .*: not a file/]);
+  t.match(reports, [
+    /resource-version moved to .*: it is not a regular file but a directory: only regular files are read$/,
+  ]);
   await store.delete(WidgetKind, 'x', 'default').catch(() => undefined);
   await store.create(WidgetKind, widget('x'));
   await store.delete(WidgetKind, 'x', 'default');
@@ -326,10 +331,86 @@ t.test('a directory in place of the counter is moved aside', async (t) => {
 });
 
 t.test('an unreadable counter stops the load', async (t) => {
+  const stateDir = t.testdir({ 'resource-version': '7\n' });
+  // An I/O error: neither "missing" nor a file refused for what it is.
+  const failing = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
+  const { StateDirectory: Failing } = await t.mockImport<
+    typeof import('../../src/volume/state-directory.js')
+  >(moduleFileUrl('src/volume/state-directory.ts'), {
+    [importedUrl('src/volume/regular-file.ts')]: {
+      ...regularFile,
+      readRegularFile: async () => {
+        throw failing;
+      },
+    },
+  });
+  await t.rejects(MemoryStore.open({ persistence: new Failing(stateDir) }), { code: 'EIO' });
+  t.equal(await readFile(join(stateDir, 'resource-version'), 'utf8'), '7\n', 'left in place');
+});
+
+t.test('odd entries named as state files are set aside at once, never waited on', async (t) => {
   const stateDir = t.testdir();
-  // A symlink loop: a read error that is neither "missing" nor "not a file".
-  await symlink('resource-version', join(stateDir, 'resource-version'));
-  await t.rejects(MemoryStore.open(persisted({ stateDir })), { code: 'ELOOP' });
+  const store = await MemoryStore.open(persisted({ stateDir }));
+  await store.create(WidgetKind, widget('good'));
+  await store.close();
+  const dir = widgetDir(stateDir, 'default');
+  const make = await oddFileMaker(t);
+  for (const kind of ODD_KINDS) {
+    // A link's target is a valid object: only following the link would load it.
+    const object = { metadata: { name: kind, namespace: 'default', resourceVersion: '9' } };
+    await make(join(dir, `${kind}.json`), kind, JSON.stringify(object));
+  }
+  await rm(join(stateDir, 'resource-version'), { force: true });
+  await make(join(stateDir, 'resource-version'), 'fifo');
+  await writeFile(join(dir, 'huge.json'), ' '.repeat(STATE_OBJECT_MAX_BYTES + 1));
+  const reports: string[] = [];
+  const reopened = await MemoryStore.open(
+    persisted({ stateDir, onCorrupt: (error) => reports.push(error.message) }),
+  );
+  t.same(
+    (await reopened.list(WidgetKind)).items.map((i) => i.metadata.name),
+    ['good'],
+    'only the regular file is loaded',
+  );
+  t.equal(reopened.resourceVersion, '1', 'the counter comes from the objects');
+  const reasons = Object.fromEntries(
+    reports.map((message) => {
+      const [, name, reason] = /\/([^/]+) moved to \S+: (.*)$/.exec(message) ?? [];
+      return [name, reason];
+    }),
+  );
+  t.same(reasons, {
+    'fifo.json': 'it is not a regular file but a FIFO: only regular files are read',
+    'link-to-fifo.json':
+      'it is not a regular file but a symbolic link: only regular files are read',
+    'socket.json': 'it is not a regular file but a socket: only regular files are read',
+    'directory.json': 'it is not a regular file but a directory: only regular files are read',
+    'link-to-file.json':
+      'it is not a regular file but a symbolic link: only regular files are read',
+    'huge.json': 'it is larger than 16 MiB, the most read for it: not read',
+    'resource-version': 'it is not a regular file but a FIFO: only regular files are read',
+  });
+  await reopened.close();
+});
+
+t.test('an object larger than a state file may be is refused, nothing changed', async (t) => {
+  const stateDir = t.testdir();
+  const store = await MemoryStore.open(persisted({ stateDir }));
+  const thing = (data: Record<string, string>): Thing => ({
+    apiVersion: 'v1',
+    kind: 'Thing',
+    metadata: { name: 'big', namespace: 'default' },
+    data,
+  });
+  await store.create<Thing>(ThingKind, thing({ k: 'c21hbGw=' }));
+  const huge = thing({ k: 'x'.repeat(STATE_OBJECT_MAX_BYTES) });
+  await t.rejects(store.update(ThingKind, huge), {
+    reason: 'InternalError',
+    message:
+      /could not persist MODIFIED .*: the object is \d+ bytes as stored, more than the 16 MiB a state file may have/,
+  });
+  t.same((await store.get<Thing>(ThingKind, 'big', 'default')).data, { k: 'c21hbGw=' }, 'kept');
+  await store.close();
 });
 
 t.test('a failed write leaves the store unchanged', async (t) => {

@@ -8,13 +8,17 @@ const run = promisify(execFile);
 const MAIN = runnablePath('src/cli/main.ts');
 const NODE_ARGS = nodeArgsFor(MAIN);
 
-/** Runs `cert-csi ARGS` to completion; never rejects, reports the exit code. */
+/**
+ * Runs `cert-csi ARGS` to completion; never rejects, reports the exit code (-1 when killed
+ * after timeoutMs, 90 s by default).
+ */
 export async function runCli(
   args: readonly string[],
+  options: { timeoutMs?: number } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [...NODE_ARGS, MAIN, ...args], {
-      timeout: 90_000,
+      timeout: options.timeoutMs ?? 90_000,
     });
     return { code: 0, stdout, stderr };
   } catch (err) {

@@ -37,3 +37,20 @@ export async function rejectionMessage(promise: Promise<unknown>): Promise<strin
   const err = await rejection(promise);
   return err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * What work resolves with, or 'timed out' after ms: for an answer that must come at all (a
+ * hang fails the check instead of the whole file), with a deadline generous enough for a busy
+ * machine.
+ */
+export async function within<T>(ms: number, work: Promise<T>): Promise<T | 'timed out'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'timed out'>((resolve) => {
+    timer = setTimeout(() => resolve('timed out'), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

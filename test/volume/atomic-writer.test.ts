@@ -1,4 +1,6 @@
 import {
+  appendFile,
+  chmod,
   lstat,
   mkdir,
   readdir,
@@ -19,10 +21,12 @@ import {
   isWriterInternalName,
   readAtomically,
   removeAtomicFiles,
+  VOLUME_FILE_MAX_BYTES,
   validateFileName,
   writeAtomically,
 } from '../../src/volume/atomic-writer.js';
 import { VolumeError } from '../../src/volume/errors.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -249,6 +253,61 @@ t.test('readAtomically returns the current set; removeAtomicFiles removes only o
   t.same((await readdir(dir)).sort(), ['foreign', 'tls.pem']);
   await removeAtomicFiles(dir);
   await removeAtomicFiles(join(dir, 'missing'));
+});
+
+t.test(
+  'odd files in the current generation: refused by readers, replaced by the writer',
+  async (t) => {
+    // Both flavours: synchronous calls on tmpfs (a blocking open there would stop the process).
+    for (const base of [undefined, await tmpfsBase()]) {
+      const make = await oddFileMaker(t, base);
+      for (const kind of ODD_KINDS) {
+        const dir = await tempDir(t, 'cert-csi-odd-generation-', base);
+        await writeAtomically(dir, { 'tls.crt': bytes('c'), 'tls.key': bytes('k') });
+        const generation = await readlink(join(dir, DATA_LINK));
+        await chmod(join(dir, generation), 0o700);
+        await unlink(join(dir, generation, 'tls.key'));
+        await make(join(dir, generation, 'tls.key'), kind, 'k');
+        await t.rejects(
+          readAtomically(dir),
+          {
+            name: 'VolumeError',
+            message: new RegExp(
+              `^cannot read files from ${dir}: file .*tls\\.key" is not a regular file but a`,
+            ),
+          },
+          `${kind} in ${base ?? 'the OS temp dir'}`,
+        );
+        // The same names and bytes would skip the write: what lies there is no longer them.
+        t.same(await writeAtomically(dir, { 'tls.crt': bytes('c'), 'tls.key': bytes('k') }), {
+          written: true,
+        });
+        t.same(
+          [...((await readAtomically(dir)) ?? [])].map(([n, b]) => [n, b.toString()]),
+          [
+            ['tls.crt', 'c'],
+            ['tls.key', 'k'],
+          ],
+          `${kind}: a new generation of regular files`,
+        );
+      }
+    }
+  },
+);
+
+t.test('a file over VOLUME_FILE_MAX_BYTES is neither written nor read', async (t) => {
+  const dir = await tempDir(t);
+  await t.rejects(writeAtomically(dir, { big: new Uint8Array(VOLUME_FILE_MAX_BYTES + 1) }), {
+    name: 'VolumeError',
+    message: `file "big" is ${VOLUME_FILE_MAX_BYTES + 1} bytes, more than the 16 MiB a volume file may have`,
+  });
+  t.same(await readdir(dir), [], 'nothing written');
+  await writeAtomically(dir, { big: new Uint8Array(VOLUME_FILE_MAX_BYTES) });
+  t.equal((await readAtomically(dir))?.get('big')?.length, VOLUME_FILE_MAX_BYTES, 'up to the cap');
+  const generation = await readlink(join(dir, DATA_LINK));
+  await chmod(join(dir, generation, 'big'), 0o600);
+  await appendFile(join(dir, generation, 'big'), 'x');
+  await t.rejects(readAtomically(dir), { message: /\/big" is larger than 16 MiB/ });
 });
 
 // A reader in a worker thread runs truly in parallel with the writer. Mode "pair" resolves

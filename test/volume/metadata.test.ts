@@ -1,14 +1,16 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import t, { type Test } from 'tap';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { VolumeError } from '../../src/volume/errors.js';
 import {
+  METADATA_MAX_BYTES,
   readMetadata,
   SECRET_CONTEXT_KEYS,
   stripSecrets,
   type VolumeMetadata,
   writeMetadata,
 } from '../../src/volume/metadata.js';
+import { ODD_KINDS, type OddKind, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const ID = `csi-${'5c'.repeat(32)}`;
@@ -174,8 +176,53 @@ t.test('read errors name the file and carry the volume id', async (t) => {
 
 t.test('an unreadable metadata file is reported as such', async (t) => {
   const root = await volume(t);
-  await mkdir(root.metadataPath(ID));
-  await t.rejects(readMetadata(root, ID), { message: /cannot be read: EISDIR/ });
+  await writeFile(root.volumeDir('csi-file'), 'a file where a volume dir belongs');
+  await t.rejects(readMetadata(root, 'csi-file'), {
+    message: /^metadata file \S+ cannot be read: ENOTDIR/,
+  });
+});
+
+t.test('only a regular metadata.json of at most 4 MiB is read, never blocking', async (t) => {
+  const root = await volume(t);
+  const make = await oddFileMaker(t);
+  const path = root.metadataPath(ID);
+  const kinds: Record<OddKind, string> = {
+    fifo: 'a FIFO',
+    'link-to-fifo': 'a symbolic link',
+    socket: 'a socket',
+    directory: 'a directory',
+    'link-to-file': 'a symbolic link',
+  };
+  for (const kind of ODD_KINDS) {
+    // The link's target is a valid record: only following the link would find it.
+    await make(path, kind, `${JSON.stringify(full)}\n`);
+    await t.rejects(
+      readMetadata(root, ID),
+      {
+        name: 'VolumeError',
+        volumeId: ID,
+        message: `metadata file ${path} is not a regular file but ${kinds[kind]}: only regular files are read`,
+      },
+      kind,
+    );
+    await rm(path, { recursive: true });
+  }
+  await writeFile(path, ' '.repeat(METADATA_MAX_BYTES + 1));
+  await t.rejects(readMetadata(root, ID), {
+    message: `metadata file ${path} is larger than 4 MiB, the most read for it: not read`,
+  });
+});
+
+t.test('writeMetadata refuses a record it could not read back', async (t) => {
+  const root = await volume(t);
+  await writeMetadata(root, full);
+  const huge = { ...full, volumeContext: { big: 'x'.repeat(METADATA_MAX_BYTES) } };
+  await t.rejects(writeMetadata(root, huge), {
+    name: 'VolumeError',
+    volumeId: ID,
+    message: /^refusing to write metadata to \S+: it is \d+ bytes, more than 4 MiB$/,
+  });
+  t.same(await readMetadata(root, ID), { ...full, volumeContext: stripSecrets(context) }, 'kept');
 });
 
 t.test('writeMetadata never creates a removed volume and refuses invalid records', async (t) => {

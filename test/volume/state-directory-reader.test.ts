@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
@@ -11,6 +11,7 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { lockDirectory } from '../../src/volume/directory-lock.js';
 import { StateDirectory } from '../../src/volume/state-directory.js';
 import { StateDirectoryReader } from '../../src/volume/state-directory-reader.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const certificate = (name: string, namespace = 'sandbox'): Certificate => ({
@@ -158,4 +159,30 @@ t.test('a state dir that does not exist reads as empty and is not created', asyn
   });
   t.same((await reader.list(CertificateRequestKind, { namespace: 'sandbox' })).items, []);
   await t.rejects(readdir(dir), { code: 'ENOENT' });
+});
+
+t.test('an object file that is no regular file is an error naming it, never a wait', async (t) => {
+  const { dir, store } = await persisted(t);
+  await store.create(CertificateKind, certificate('good'));
+  const reader = new StateDirectoryReader(dir);
+  const make = await oddFileMaker(t);
+  const namespaceDir = join(dir, 'cert-manager.io', 'certificates', 'sandbox');
+  for (const kind of ODD_KINDS) {
+    const path = join(namespaceDir, `odd-${kind}.json`);
+    await make(path, kind, JSON.stringify(certificate(`odd-${kind}`)));
+    const message = new RegExp(
+      `^unreadable state file ${path}: it is not a regular file but a (FIFO|symbolic link|socket|directory): only regular files are read$`,
+    );
+    await t.rejects(reader.get(CertificateKind, `odd-${kind}`, 'sandbox'), {
+      name: 'StoreError',
+      reason: 'InternalError',
+      message,
+    });
+    await t.rejects(reader.list(CertificateKind, { namespace: 'sandbox' }), { message }, kind);
+    await rm(path, { recursive: true });
+  }
+  // Other errors are the file system's own: here a file where the namespace dir belongs.
+  await writeFile(join(dir, 'cert-manager.io', 'certificates', 'other'), 'in the way');
+  await t.rejects(reader.get(CertificateKind, 'x', 'other'), { code: 'ENOTDIR' });
+  await t.rejects(reader.list(CertificateKind, { namespace: 'other' }), { code: 'ENOTDIR' });
 });

@@ -12,6 +12,7 @@ import {
   TMPFS_MAGIC,
   volatileFileOps,
 } from '../../src/volume/volatile-fs.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { moduleFileUrl } from '../support/project-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -80,7 +81,7 @@ async function exercise(ops: FileOps, dir: string): Promise<unknown[]> {
   await ops.removeTree(join(dir, 'tree'));
   await ops.syncDir(dir);
   await ops.syncDir(join(dir, 'sub'));
-  seen.push((await ops.readFile(join(dir, 'renamed'))).toString('utf8'));
+  seen.push((await ops.readFile(join(dir, 'renamed'), 64)).toString('utf8'));
   seen.push((await ops.readdir(dir)).sort());
   seen.push(await ops.readlink(join(dir, 'link')));
   seen.push(relative(dir, await ops.realpath(join(dir, 'link'))));
@@ -176,7 +177,7 @@ t.test('errors are the same in both flavours; a failed write leaves no file', as
       `${name}: never replaces a file`,
     );
     t.equal(await readFile(join(dir, 'existing'), 'utf8'), 'x');
-    t.equal(await codeOf(ops.readFile(join(dir, 'missing'))), 'ENOENT', name);
+    t.equal(await codeOf(ops.readFile(join(dir, 'missing'), 64)), 'ENOENT', name);
     t.equal(await codeOf(ops.mkdir(join(dir, 'no', 'parent'), { mode: 0o700 })), 'ENOENT', name);
     t.equal(await codeOf(ops.rmdir(dir)), 'ENOTEMPTY', name);
     t.equal(await codeOf(ops.syncDir(join(dir, 'missing'))), ops.volatile ? 'resolved' : 'ENOENT');
@@ -191,6 +192,31 @@ t.test('errors are the same in both flavours; a failed write leaves no file', as
     t.equal(await codeOf(ops.unlink(join(dir, 'd'))), 'EISDIR', name);
     t.equal(await codeOf(ops.unlinkIfExists(join(dir, 'd'))), 'EISDIR', name);
     t.equal(await codeOf(ops.lstatIfExists(join(dir, 'existing', 'x'))), 'ENOTDIR', name);
+  }
+});
+
+t.test('readFile reads only regular files up to its cap, in both flavours', async (t) => {
+  const make = await oddFileMaker(t);
+  for (const ops of [durableFileOps, volatileFileOps]) {
+    const name = ops.volatile ? 'volatile' : 'durable';
+    const dir = await tempDir(t);
+    await writeFile(join(dir, 'file'), '12345');
+    t.equal((await ops.readFile(join(dir, 'file'), 5)).toString(), '12345', `${name}: at the cap`);
+    t.match(
+      await ops.readFile(join(dir, 'file'), 4).catch((err: Error) => err),
+      { name: 'RefusedFileError', message: /is larger than 4 bytes/ },
+      `${name}: over the cap`,
+    );
+    for (const kind of ODD_KINDS) {
+      await make(join(dir, kind), kind);
+      t.match(
+        await ops.readFile(join(dir, kind), 1024).catch((err: Error) => err),
+        { name: 'RefusedFileError', message: /is not a regular file but a/ },
+        `${name}: ${kind}`,
+      );
+    }
+    // A FIFO where a dir was expected fails at once instead of waiting for a writer.
+    t.equal(await codeOf(ops.syncDir(join(dir, 'fifo'))), ops.volatile ? 'resolved' : 'ENOTDIR');
   }
 });
 

@@ -1,4 +1,4 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import t from 'tap';
 import { DataRoot } from '../../src/volume/data-root.js';
 import {
@@ -7,10 +7,12 @@ import {
   readPkcs12Password,
   removePendingKey,
   removePkcs12Password,
+  SECRET_FILE_MAX_BYTES,
   writeJksPassword,
   writePendingKey,
   writePkcs12Password,
 } from '../../src/volume/volume-secrets.js';
+import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const ID = 'vol-1';
@@ -61,6 +63,44 @@ t.test('errors name the file and volume, never the value', async (t) => {
   });
   await root.ensureVolume(ID);
   await mkdir(root.pendingKeyPath(ID));
-  await t.rejects(readPendingKey(root, ID), { message: /cannot read pending key file .*EISDIR/ });
+  await t.rejects(readPendingKey(root, ID), {
+    message: `cannot read pending key file ${root.pendingKeyPath(ID)}: it is not a regular file but a directory: only regular files are read`,
+  });
   await t.rejects(removePendingKey(root, ID), { message: /cannot remove pending key file/ });
+  await writeFile(root.volumeDir('vol-file'), 'a file where a volume dir belongs');
+  await t.rejects(readPkcs12Password(root, 'vol-file'), {
+    message: /^cannot read PKCS#12 password file \S+: ENOTDIR/,
+  });
+});
+
+t.test('a secret file that is a FIFO, a link or too large is refused at once', async (t) => {
+  const root = new DataRoot(`${await tempDir(t)}/root`);
+  await root.ensure();
+  await root.ensureVolume(ID);
+  const make = await oddFileMaker(t);
+  for (const kind of ODD_KINDS) {
+    const path = root.pendingKeyPath(ID);
+    await make(path, kind, PEM);
+    await t.rejects(
+      readPendingKey(root, ID),
+      { name: 'VolumeError', volumeId: ID, message: /it is not a regular file but a/ },
+      kind,
+    );
+    await rm(path, { recursive: true });
+  }
+  const max = SECRET_FILE_MAX_BYTES['pending key'];
+  await writeFile(root.pendingKeyPath(ID), 'k'.repeat(max + 1));
+  await t.rejects(readPendingKey(root, ID), {
+    message: `cannot read pending key file ${root.pendingKeyPath(ID)}: it is larger than 64 KiB, the most read for it: not read`,
+  });
+  // What could not be read back is never written; the value stays out of the message.
+  await t.rejects(writePendingKey(root, ID, `${'secret'.repeat(max)}`), {
+    message: /^cannot write pending key file \S+: it would be \d+ bytes, more than 64 KiB$/,
+  });
+  await writePkcs12Password(root, ID, 'p'.repeat(SECRET_FILE_MAX_BYTES['PKCS#12 password']));
+  t.equal(
+    (await readPkcs12Password(root, ID))?.length,
+    4 * 1024 * 1024,
+    'a password up to its cap round-trips',
+  );
 });

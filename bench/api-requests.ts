@@ -17,19 +17,19 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { IssuerKind } from '../src/api/issuer.js';
 import { silentLogger } from '../src/api/logger.js';
 import { SecretKind } from '../src/api/secret.js';
-import { startController } from '../src/cli/controller.js';
-import { controllerSelection } from '../src/cli/controller-names.js';
-import { startKubernetesPlugin } from '../src/cli/kubernetes-plugin.js';
+import { startController } from '../src/cli/controller/controller.js';
+import { controllerSelection } from '../src/cli/controller/controller-names.js';
+import { startKubernetesPlugin } from '../src/cli/node/kubernetes-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
-import { createMounter } from '../src/volume/mounter.js';
+import { createMounter } from '../src/volume/create-mounter.js';
 import {
   FakeApiServer,
   type RequestLogEntry,
   serviceAccountUser,
-} from '../test/support/fake-api-server.js';
+} from '../test/fake-api-server/fake-api-server.js';
+import { loadRbacFromDirectory } from '../test/fake-api-server/rbac-authorizer.js';
 import { issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
-import { loadRbacFromDirectory } from '../test/support/rbac-authorizer.js';
 
 const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
 const volumes = Number(values.volumes);

@@ -23,7 +23,7 @@ import type { EventRecorder } from '../src/api/event.js';
 import type { KubeObject, ResourceKind } from '../src/api/meta.js';
 import { type Secret, SecretKind, secretValue } from '../src/api/secret.js';
 import { csrRequestFor } from '../src/certificates/certificate-csr.js';
-import { stackConfig, stackControllers } from '../src/cli/stack-controllers.js';
+import { stackConfig, stackControllers } from '../src/cli/controller/stack-controllers.js';
 import type { ControllerDefinition } from '../src/controller/controller-definition.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';

@@ -21,10 +21,10 @@ import {
 } from '../src/api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../src/api/labels.js';
 import { silentLogger } from '../src/api/logger.js';
-import { startNodeObservability } from '../src/cli/node-observability.js';
+import { startNodeObservability } from '../src/cli/node/node-observability.js';
 import { SharedInformers } from '../src/controller/shared-informers.js';
-import { VolumeTelemetry } from '../src/renewal/volume-telemetry.js';
 import { MemoryStore } from '../src/store/memory-store.js';
+import { VolumeTelemetry } from '../src/volume-manager/telemetry/volume-telemetry.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { parseExposition } from '../test/support/prometheus-text.js';
 

@@ -16,12 +16,12 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/api/logger.js';
-import { startEmbeddedPlugin } from '../src/cli/embedded-plugin.js';
+import { startEmbeddedPlugin } from '../src/cli/node/embedded-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
-import { createMounter } from '../src/volume/mounter.js';
+import { createMounter } from '../src/volume/create-mounter.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 

@@ -14,13 +14,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CertificateRequestKind } from '../src/api/certificate-request.js';
 import { silentLogger } from '../src/api/logger.js';
-import { type EmbeddedPlugin, startEmbeddedPlugin } from '../src/cli/embedded-plugin.js';
+import { type EmbeddedPlugin, startEmbeddedPlugin } from '../src/cli/node/embedded-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { parseGoDuration } from '../src/pki/duration.js';
 import { decodePrivateKey, generatePrivateKey } from '../src/pki/keys.js';
-import { createMounter } from '../src/volume/mounter.js';
+import { createMounter } from '../src/volume/create-mounter.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 

@@ -3,15 +3,17 @@ import { join, relative } from 'node:path';
 import t from 'tap';
 import { projectPath } from './support/project-files.js';
 
-// README's layers, top first: a folder may import only from its own layer or one before it.
-// A nested folder listed here (store/kubernetes, admission/webhook) is a layer of its own,
-// below its parent.
+// The layers, top first (docs/design.md): a folder may import only from its own layer or one
+// before it. A nested folder listed here (store/kubernetes, admission/webhook) is a layer of its
+// own, below its parent.
 // observability is placed before cli because cli is the wiring that starts it.
 const layers = [
   'api',
-  'pki',
   'base',
+  'pki',
+  'fs',
   'store',
+  'store/state-directory',
   'store/kubernetes',
   'controller',
   'issuer',
@@ -20,7 +22,7 @@ const layers = [
   'admission/webhook',
   'attributes',
   'volume',
-  'renewal',
+  'volume-manager',
   'driver',
   'observability',
   'cli',

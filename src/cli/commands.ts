@@ -1,5 +1,5 @@
 /** The `cert-csi` subcommands: dispatch by name; each subcommand wires its own parts. */
-import { packageVersion } from './package-version.js';
+import { packageVersion } from './common/package-version.js';
 
 /** The top-level help: the commands only; each command's --help lists its flags. */
 export const USAGE = `Usage: cert-csi <command> [flags]
@@ -28,19 +28,19 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   // controller no gRPC, a CLI call no controller stack), which a restart pays for at once.
   switch (command) {
     case 'node':
-      return (await import('./node-command.js')).runNode(rest);
+      return (await import('./node/node-command.js')).runNode(rest);
     case 'controller':
-      return (await import('./controller-command.js')).runController(rest);
+      return (await import('./controller/controller-command.js')).runController(rest);
     case 'webhook':
-      return (await import('./webhook-command.js')).runWebhook(rest);
+      return (await import('./webhook/webhook-command.js')).runWebhook(rest);
     case 'publish':
-      return (await import('./publish-command.js')).runPublish(rest);
+      return (await import('./publish/publish-command.js')).runPublish(rest);
     case 'unpublish':
-      return (await import('./publish-command.js')).runUnpublish(rest);
+      return (await import('./publish/publish-command.js')).runUnpublish(rest);
     case 'renew':
-      return (await import('./renew-command.js')).runRenew(rest);
+      return (await import('./renew/renew-command.js')).runRenew(rest);
     case 'status':
-      return (await import('./status-command.js')).runStatus(rest);
+      return (await import('./status/status-command.js')).runStatus(rest);
     case 'version':
     case '--version':
       process.stdout.write(`${packageVersion()}\n`);

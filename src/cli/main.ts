@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-/** The `cert-csi` command. */
-import { exitWithOutcome } from './command-exit.js';
 import { runCommand } from './commands.js';
+/** The `cert-csi` command. */
+import { exitWithOutcome } from './common/command-exit.js';
 
 exitWithOutcome(runCommand(process.argv.slice(2)));

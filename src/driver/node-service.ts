@@ -1,9 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
-import { IssuanceError } from '../renewal/issuance.js';
-import { RepublishConflictError } from '../renewal/republish-check.js';
-import type { UnpublishOutcome, VolumePublisher } from '../renewal/volume-publisher.js';
-import { TargetPathError } from '../volume/errors.js';
+import { TargetPathError } from '../fs/errors.js';
+import { IssuanceError } from '../volume-manager/issuance/obtain-certificate.js';
+import { RepublishConflictError } from '../volume-manager/policy/republish-check.js';
+import type { UnpublishOutcome, VolumePublisher } from '../volume-manager/volume-publisher.js';
 import { CsiError, invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
 import { AnswerWithTrailers, type ServiceHandlers } from './csi-server.js';

@@ -1,9 +1,9 @@
 import { SERVICE_ACCOUNT_TOKENS_KEY } from '../attributes/attribute-keys.js';
 import { formatAttributeErrors, parseVolumeAttributes } from '../attributes/volume-attributes.js';
 import { errorMessage } from '../base/error-message.js';
-import type { PublishRequest } from '../renewal/volume-publisher.js';
 import type { VolumeCapabilityRecord } from '../volume/metadata.js';
 import { validateVolumeId } from '../volume/volume-id.js';
+import type { PublishRequest } from '../volume-manager/volume-publisher.js';
 import { invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, VolumeCapability } from './csi-messages.js';
 import { targetPathProblems } from './target-path.js';

@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import type { UnpublishOutcome } from '../renewal/volume-publisher.js';
+import type { UnpublishOutcome } from '../volume-manager/volume-publisher.js';
 
 // NodeUnpublishVolume answers success whatever it did (CSI: unpublish is idempotent, and
 // kubelet must get OK), and its response message has no field to say more. The plugin tells

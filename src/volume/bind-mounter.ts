@@ -2,17 +2,17 @@ import { chmod, lstat, mkdir, realpath } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
-import { removeAtomicFiles } from './atomic-writer.js';
+import { removeAtomicFiles } from '../fs/atomic-writer.js';
+import { TargetPathError, VolumeError } from '../fs/errors.js';
+import { runCommand } from '../fs/run-command.js';
 import { DataRoot, VolumeFile } from './data-root.js';
 import {
   type DataRootMedium,
   DEFAULT_DATA_ROOT_MEDIUM,
   dataRootAction,
 } from './data-root-medium.js';
-import { TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
-import { runCommand } from './run-command.js';
 import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
 import {
   checkTarget,

@@ -1,13 +1,13 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
-import { readAtomically, removeAtomicFiles, writeAtomically } from './atomic-writer.js';
+import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
+import { VolumeError } from '../fs/errors.js';
+import { fileOpsFor } from '../fs/volatile-fs.js';
 import { applyDataPermissions } from './data-permissions.js';
-import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
 import { checkTarget, refuseSymlinks, statTarget } from './target-path.js';
-import { fileOpsFor } from './volatile-fs.js';
 
 // The group the data dir was given (fs-group); the writer's own group means none was set.
 async function groupOf(dir: string): Promise<number | undefined> {

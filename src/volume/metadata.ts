@@ -1,10 +1,10 @@
 import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { writeFileAtomic } from '../fs/atomic-file.js';
+import { errnoCode, VolumeError } from '../fs/errors.js';
+import { byteSizeText, RefusedFileError } from '../fs/regular-file.js';
+import { fileOpsFor } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, VolumeError } from './errors.js';
-import { byteSizeText, RefusedFileError } from './regular-file.js';
-import { fileOpsFor } from './volatile-fs.js';
 
 /**
  * The largest metadata.json read or written. Its bulk is the volume context, which came in

@@ -1,12 +1,12 @@
 import type { Stats } from 'node:fs';
 import { dirname, resolve, sep } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
-import { holdsOnlyWriterFiles } from './atomic-writer.js';
+import { holdsOnlyWriterFiles } from '../fs/atomic-writer.js';
+import { errnoCode, TargetPathError, VolumeError } from '../fs/errors.js';
+import { fileOpsFor } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, TargetPathError, VolumeError } from './errors.js';
 import { isRecordedTarget, readMetadata, type VolumeMetadata } from './metadata.js';
 import type { Mounter } from './mounter.js';
-import { fileOpsFor } from './volatile-fs.js';
 
 // Paths in messages are cut to this many characters: kubelet's are ~150, an attacker's unbounded.
 const SHOWN_PATH_LENGTH = 100;

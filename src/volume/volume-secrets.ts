@@ -1,10 +1,10 @@
 import { dirname } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
-import { removeFileDurably, writeFileAtomic } from './atomic-file.js';
+import { removeFileDurably, writeFileAtomic } from '../fs/atomic-file.js';
+import { errnoCode, VolumeError } from '../fs/errors.js';
+import { byteSizeText, RefusedFileError } from '../fs/regular-file.js';
+import { fileOpsFor } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
-import { errnoCode, VolumeError } from './errors.js';
-import { byteSizeText, RefusedFileError } from './regular-file.js';
-import { fileOpsFor } from './volatile-fs.js';
 
 type SecretKind = 'pending key' | 'PKCS#12 password' | 'JKS password';
 

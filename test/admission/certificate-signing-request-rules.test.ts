@@ -16,7 +16,7 @@ import {
   type CsrCondition,
 } from '../../src/api/certificate-signing-request.js';
 import type { KubeObject } from '../../src/api/meta.js';
-import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
+import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
 import { encodePem } from '../../src/pki/pem.js';
 import { csrObject, keyedCsr } from '../support/csr-fixtures.js';
 import { makeCA } from '../support/issuer-fixtures.js';

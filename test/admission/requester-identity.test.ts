@@ -9,7 +9,7 @@ import type {
   CertificateRequestSpec,
 } from '../../src/api/certificate-request.js';
 import type { UserInfo } from '../../src/api/user-info.js';
-import { applyJsonPatch } from '../support/fake-api-server-patch.js';
+import { applyJsonPatch } from '../fake-api-server/patch.js';
 
 const request = (spec: Partial<CertificateRequestSpec> = {}): CertificateRequest => ({
   apiVersion: 'cert-manager.io/v1',

@@ -10,13 +10,13 @@ import {
 import type { Condition } from '../../src/api/conditions.js';
 import { SecretKind } from '../../src/api/secret.js';
 import type { CertificateStatusReport } from '../../src/certificates/certificate-status-report.js';
-import { runRenew } from '../../src/cli/renew-command.js';
-import { runStatus } from '../../src/cli/status-command.js';
+import { runRenew } from '../../src/cli/renew/renew-command.js';
+import { runStatus } from '../../src/cli/status/status-command.js';
 import { createCsr } from '../../src/pki/csr.js';
 import { decodePrivateKey } from '../../src/pki/keys.js';
-import { renewDirOf } from '../../src/renewal/renew-protocol.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { renewDirOf } from '../../src/volume-manager/control/renew-protocol.js';
 import { type IssuedLeaf, issuedLeaf, revisionRequest } from '../certificates/fixtures.js';
 import { runCli } from '../support/cli-process.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';

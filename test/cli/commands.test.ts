@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import t from 'tap';
-import { type ExitingProcess, exitWithOutcome } from '../../src/cli/command-exit.js';
 import { runCommand, USAGE } from '../../src/cli/commands.js';
+import { type ExitingProcess, exitWithOutcome } from '../../src/cli/common/command-exit.js';
 
 function fakeProcess(): ExitingProcess & EventEmitter {
   return Object.assign(new EventEmitter(), { exitCode: undefined as number | undefined });

@@ -5,10 +5,10 @@ import {
   type CertificateRequest,
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
-import { runController } from '../../src/cli/controller-command.js';
-import { CONTROLLER_HELP } from '../../src/cli/controller-flags.js';
-import { KNOWN_CONTROLLERS } from '../../src/cli/controller-names.js';
-import { NODE_HELP, runNode } from '../../src/cli/node-command.js';
+import { runController } from '../../src/cli/controller/controller-command.js';
+import { CONTROLLER_HELP } from '../../src/cli/controller/controller-flags.js';
+import { KNOWN_CONTROLLERS } from '../../src/cli/controller/controller-names.js';
+import { NODE_HELP, runNode } from '../../src/cli/node/node-command.js';
 import { rejectionMessage, until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 

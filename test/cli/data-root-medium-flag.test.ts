@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { NODE_DEFAULTS, NODE_HELP, runNode } from '../../src/cli/node-command.js';
+import { NODE_DEFAULTS, NODE_HELP, runNode } from '../../src/cli/node/node-command.js';
 import { rejectionMessage } from '../support/eventually.js';
 
 // The flag's effect on mounts is tested in a private mount namespace:

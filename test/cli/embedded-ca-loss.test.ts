@@ -1,9 +1,9 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
+import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
 import { EmbeddedCaLostError } from '../../src/issuer/embedded-issuers.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { rejection, until } from '../support/eventually.js';
 import { connectClient, embeddedCA } from '../support/plugin-harness.js';
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';

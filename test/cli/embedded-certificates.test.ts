@@ -5,7 +5,7 @@ import t from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { isConditionTrue } from '../../src/api/conditions.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { StateDirectoryReader } from '../../src/volume/state-directory-reader.js';
+import { StateDirectoryReader } from '../../src/store/state-directory/state-directory-reader.js';
 import { CERTIFICATE_WAIT_MS, secretText } from '../support/certificate-stack.js';
 import { runCli, startNode } from '../support/cli-process.js';
 import { DEPLOY_DIR } from '../support/cluster-harness.js';

@@ -2,13 +2,13 @@ import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promi
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
-import { loadManifests } from '../../src/cli/load-manifests.js';
+import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
+import { loadManifests } from '../../src/cli/node/load-manifests.js';
 import { EmbeddedCaLostError } from '../../src/issuer/ca-guard.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { CERTIFICATE_WAIT_MS, secretText } from '../support/certificate-stack.js';
 import { runCli } from '../support/cli-process.js';
 import { DEPLOY_DIR } from '../support/cluster-harness.js';

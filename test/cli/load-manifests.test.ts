@@ -6,10 +6,10 @@ import { type Certificate, CertificateKind } from '../../src/api/certificate.js'
 import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
-import { loadManifests, MANIFEST_FILE_MAX_BYTES } from '../../src/cli/load-manifests.js';
+import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
+import { loadManifests, MANIFEST_FILE_MAX_BYTES } from '../../src/cli/node/load-manifests.js';
+import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { writeAtomically } from '../../src/volume/atomic-writer.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { type OddKind, oddFileMaker } from '../support/odd-files.js';
 

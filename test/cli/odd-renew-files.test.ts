@@ -1,7 +1,7 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { RENEW_DIR_NAME } from '../../src/renewal/renew-protocol.js';
+import { RENEW_DIR_NAME } from '../../src/volume-manager/control/renew-protocol.js';
 import { runCli, startNode } from '../support/cli-process.js';
 import { within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';

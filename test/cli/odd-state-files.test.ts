@@ -1,7 +1,7 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { VolumeStatus } from '../../src/renewal/volume-status.js';
+import type { VolumeStatus } from '../../src/volume-manager/control/volume-status.js';
 import { runCli, startNode } from '../support/cli-process.js';
 import { rejectionMessage, within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';

@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { VolumeStatus } from '../../src/renewal/volume-status.js';
+import type { VolumeStatus } from '../../src/volume-manager/control/volume-status.js';
 import { runCli, startNode } from '../support/cli-process.js';
 
 // Child processes start slowly on a busy 2-core machine.

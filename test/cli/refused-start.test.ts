@@ -2,12 +2,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { silentLogger } from '../../src/api/logger.js';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
-import { startNodeServices } from '../../src/cli/node-services.js';
+import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
+import { startNodeServices } from '../../src/cli/node/node-services.js';
 import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 

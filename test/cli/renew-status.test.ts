@@ -3,19 +3,18 @@ import { watch } from 'node:fs';
 import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
-import { runRenew } from '../../src/cli/renew-command.js';
-import { formatTable, runStatus } from '../../src/cli/status-command.js';
-import { renewDirOf } from '../../src/renewal/renew-protocol.js';
+import { runRenew } from '../../src/cli/renew/renew-command.js';
+import { formatTable, runStatus } from '../../src/cli/status/status-command.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
+import { renewDirOf } from '../../src/volume-manager/control/renew-protocol.js';
 import {
   type RenewHandler,
   type RenewOutcome,
   type RenewTarget,
   watchRenewRequests,
-} from '../../src/renewal/renew-requests.js';
-import type { VolumeStatus } from '../../src/renewal/volume-status.js';
-import { DataRoot } from '../../src/volume/data-root.js';
-import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
-import { makeVolume } from '../renewal/renew-fixtures.js';
+} from '../../src/volume-manager/control/renew-requests.js';
+import type { VolumeStatus } from '../../src/volume-manager/control/volume-status.js';
 import { runCli } from '../support/cli-process.js';
 import { until } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
@@ -23,6 +22,7 @@ import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { makeVolume } from '../volume-manager/renew-fixtures.js';
 
 // Child processes start slowly on a busy 2-core machine; the in-process cases stay fast.
 t.setTimeout(300_000);
@@ -259,8 +259,8 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
 
 t.test('a request or result that cannot be handled is an error, not a wait', async (t) => {
   const { runRenew: runMocked } = await t.mockImport<
-    typeof import('../../src/cli/renew-command.js')
-  >(moduleFileUrl('src/cli/renew-command.ts'), {
+    typeof import('../../src/cli/renew/renew-command.js')
+  >(moduleFileUrl('src/cli/renew/renew-command.ts'), {
     // The rest of node:crypto stays real: the mock also reaches the modules renew-command
     // imports (atomic-file.ts needs randomBytes).
     'node:crypto': { ...crypto, randomUUID: () => 'fixed' },

@@ -5,15 +5,15 @@ import {
 } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
 import { systemClock } from '../../src/base/clock.js';
-import { ageText, formatRequestsTable } from '../../src/cli/requests-status-text.js';
-import { runStatus } from '../../src/cli/status-command.js';
+import { ageText, formatRequestsTable } from '../../src/cli/status/requests-status-text.js';
+import { runStatus } from '../../src/cli/status/status-command.js';
 import {
   type RequestAwaitingApproval,
   requestsAwaitingApproval,
 } from '../../src/issuer/certificaterequests/awaiting-approval.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
-import { StateDirectory } from '../../src/volume/state-directory.js';
+import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { tempDir } from '../support/temp-dir.js';

@@ -3,17 +3,17 @@ import type { FSWatcher } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { runStatus } from '../../src/cli/status-command.js';
-import { watchStatus } from '../../src/cli/status-watch.js';
-import { RENEW_DIR_NAME } from '../../src/renewal/renew-protocol.js';
+import { runStatus } from '../../src/cli/status/status-command.js';
+import { watchStatus } from '../../src/cli/status/status-watch.js';
+import { DirectoryWatcher } from '../../src/fs/directory-watcher.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import { DirectoryWatcher } from '../../src/volume/directory-watcher.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
-import { makeVolume } from '../renewal/renew-fixtures.js';
+import { RENEW_DIR_NAME } from '../../src/volume-manager/control/renew-protocol.js';
 import { until } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
+import { makeVolume } from '../volume-manager/renew-fixtures.js';
 
 async function dataRoot(t: Test): Promise<DataRoot> {
   const root = new DataRoot(join(await tempDir(t, 'cert-csi-watch-'), 'volumes'));

@@ -21,11 +21,11 @@ import {
 } from '../../src/certificates/issuing-decision.js';
 import { buildNextRequest } from '../../src/certificates/next-request-plan.js';
 import { readinessStatus } from '../../src/certificates/readiness-status.js';
-import { CONTROLLER_OPTIONS } from '../../src/cli/controller-flags.js';
-import { loadManifests } from '../../src/cli/load-manifests.js';
-import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node-command.js';
-import { observabilityAddresses } from '../../src/cli/observability-flags.js';
-import { WEBHOOK_OPTIONS, webhookSettings } from '../../src/cli/webhook-flags.js';
+import { observabilityAddresses } from '../../src/cli/common/observability-flags.js';
+import { CONTROLLER_OPTIONS } from '../../src/cli/controller/controller-flags.js';
+import { loadManifests } from '../../src/cli/node/load-manifests.js';
+import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node/node-command.js';
+import { WEBHOOK_OPTIONS, webhookSettings } from '../../src/cli/webhook/webhook-flags.js';
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { failedStatus, issuedStatus } from '../../src/issuer/certificaterequests/request-status.js';
 import { issuerReadiness } from '../../src/issuer/issuer-readiness.js';
@@ -37,9 +37,9 @@ import {
 import { LOG_LEVELS } from '../../src/observability/logger.js';
 import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { KEY_USAGE_NAMES } from '../../src/pki/usages.js';
-import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { webhookConfigurationErrors } from '../support/fake-api-server-webhook-configurations.js';
+import { buildCertificateRequest } from '../../src/volume-manager/issuance/request-builder.js';
+import { webhookConfigurationErrors } from '../fake-api-server/webhook-configurations.js';
 import { projectRoot } from '../support/project-files.js';
 
 // The manifests are the product's install path: this file checks that they agree with

@@ -9,7 +9,7 @@ import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { SecretKind } from '../../src/api/secret.js';
 import type { ResourceAttributes } from '../../src/api/subject-access-review.js';
 import type { UserInfo } from '../../src/api/user-info.js';
-import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
+import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
 import type { RecordedEvent } from '../../src/controller/memory-event-recorder.js';
 import { StoreError } from '../../src/store/errors.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';

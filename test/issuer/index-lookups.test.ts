@@ -9,7 +9,7 @@ import {
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
+import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
 import type { SharedInformers } from '../../src/controller/shared-informers.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { until } from '../support/eventually.js';

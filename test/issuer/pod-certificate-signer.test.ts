@@ -8,7 +8,7 @@ import {
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { embeddedAdmission } from '../../src/cli/embedded-admission.js';
+import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';

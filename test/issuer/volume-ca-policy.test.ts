@@ -19,8 +19,8 @@ import {
 } from '../../src/issuer/certificaterequests/approval-policy.js';
 import type { IssuerLookup } from '../../src/issuer/issuer-lookup.js';
 import { volumeCaRefusal } from '../../src/issuer/volume-ca-policy.js';
-import { volumeCaCheck } from '../../src/renewal/issuance-check.js';
-import { buildCertificateRequest } from '../../src/renewal/request-builder.js';
+import { volumeCaCheck } from '../../src/volume-manager/issuance/issuance-check.js';
+import { buildCertificateRequest } from '../../src/volume-manager/issuance/request-builder.js';
 import { certificateRequest, issuer } from '../support/issuer-fixtures.js';
 import { INLINE_CAPABILITY } from '../support/publish-call.js';
 

@@ -3,9 +3,9 @@ import t, { type Test } from 'tap';
 import { allowEveryone, subjectAccessReviewer } from '../../src/controller/access-reviewer.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
+import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
-import { FakeApiServer, serviceAccountUser } from '../support/fake-api-server.js';
-import { loadRbacYaml } from '../support/rbac-authorizer.js';
 
 // A reviewer that may create reviews, and a requester allowed `reference` on one issuer only.
 const RBAC = `

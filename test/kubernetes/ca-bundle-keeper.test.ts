@@ -12,8 +12,8 @@ import {
 } from '../../src/api/webhook-configuration.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { rejection, until } from '../support/eventually.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { recordingLogger } from '../support/recording-logger.js';
 

@@ -8,7 +8,7 @@ import {
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
 import { VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
-import type { Controller } from '../../src/cli/controller.js';
+import type { Controller } from '../../src/cli/controller/controller.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import { type Cluster, startCluster, startClusterController } from '../support/cluster-harness.js';
 

@@ -5,13 +5,13 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
+import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import {
   type ClusterPlugin,
   caIssuerAttributes,
   POD_NAMESPACE,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
-import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { waitForObject } from '../support/wait-for-object.js';
 import {
   checkFiles,

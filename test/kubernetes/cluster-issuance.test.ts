@@ -12,7 +12,7 @@ import {
 import { setCondition } from '../../src/api/conditions.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
-import { controllerSelection } from '../../src/cli/controller-names.js';
+import { controllerSelection } from '../../src/cli/controller/controller-names.js';
 import { startCommand } from '../support/cli-process.js';
 import {
   CONTROLLER_TOKEN,

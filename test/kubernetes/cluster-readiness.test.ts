@@ -6,12 +6,15 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { type Pod, PodKind } from '../../src/api/pod.js';
-import { formatTable } from '../../src/cli/status-command.js';
+import { formatTable } from '../../src/cli/status/status-command.js';
 import { ipAddressBytes } from '../../src/pki/index.js';
-import { DEFAULT_READINESS, type ReadinessOptions } from '../../src/renewal/pod-readiness.js';
-import { parseReadinessGate } from '../../src/renewal/readiness-gate.js';
-import { readVolumeStatuses } from '../../src/renewal/volume-status.js';
 import { readMetadata } from '../../src/volume/metadata.js';
+import { readVolumeStatuses } from '../../src/volume-manager/control/volume-status.js';
+import {
+  DEFAULT_READINESS,
+  type ReadinessOptions,
+} from '../../src/volume-manager/readiness/pod-readiness.js';
+import { parseReadinessGate } from '../../src/volume-manager/readiness/readiness-gate.js';
 import {
   type ClusterPlugin,
   caIssuerAttributes,

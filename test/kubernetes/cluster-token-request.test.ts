@@ -7,6 +7,8 @@ import { parseAllDocuments } from 'yaml';
 import { type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
 import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import type { VolumeMetadata } from '../../src/volume/metadata.js';
+import { serviceAccountUser } from '../fake-api-server/fake-api-server.js';
+import { RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import {
   type ClusterPlugin,
   caIssuerAttributes,
@@ -17,9 +19,7 @@ import {
   startClusterController,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
-import { serviceAccountUser } from '../support/fake-api-server.js';
 import { expireOnceWaiting } from '../support/held-deadlines.js';
-import { RbacAuthorizer } from '../support/rbac-authorizer.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';

@@ -1,13 +1,13 @@
 import t from 'tap';
 import { type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
 import { hashIdentifier } from '../../src/api/labels.js';
+import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import {
   caIssuerAttributes,
   POD_NAMESPACE,
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import type { RequestLogEntry } from '../support/fake-api-server.js';
 import { waitForObject } from '../support/wait-for-object.js';
 import {
   checkFiles,

@@ -1,8 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { runConformance } from '../store/conformance/cases.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
 
 // The ResourceStore conformance cases against the Kubernetes backend (the real client-node)
 // over HTTP to the fake API server; its historySize is the watch cache's window.

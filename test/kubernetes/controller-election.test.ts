@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { type Lease, LeaseKind } from '../../src/api/lease.js';
+import { serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { type NodeProcess, startCommand } from '../support/cli-process.js';
 import {
   caIssuerAttributes,
@@ -11,7 +12,6 @@ import {
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import { serviceAccountUser } from '../support/fake-api-server.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
 const LEASE_MS = 3_000;

@@ -8,11 +8,11 @@ import {
 import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
+import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
 import { csrObject, decideThroughApproval, keyedCsr } from '../support/csr-fixtures.js';
 import { rejection, until } from '../support/eventually.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
 import { makeCA } from '../support/issuer-fixtures.js';
-import { loadRbacYaml } from '../support/rbac-authorizer.js';
 
 // The fake API server serves CertificateSigningRequests as kube-apiserver does (registry
 // strategies, CertificateSigning and CertificateApproval admission), and the Kubernetes store

@@ -8,6 +8,7 @@ import { ClusterIssuerKind, type Issuer, IssuerKind, isIssuerReady } from '../..
 import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
 import { startCluster, startClusterController } from '../support/cluster-harness.js';
 import {
   csrChain,
@@ -18,7 +19,6 @@ import {
 } from '../support/csr-fixtures.js';
 import { until } from '../support/eventually.js';
 import { issuer, makeCA, opensslVerify, tlsSecret } from '../support/issuer-fixtures.js';
-import { loadRbacYaml } from '../support/rbac-authorizer.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 // CSRs end to end: requesters create them through the fake API server with the real client

@@ -3,8 +3,8 @@ import t from 'tap';
 import { SignerResourceResolver } from '../../src/admission/webhook/signer-resources.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesDiscovery } from '../../src/store/kubernetes/kubernetes-discovery.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { rejection } from '../support/eventually.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
 
 const server = await FakeApiServer.start();
 t.teardown(() => server.close());

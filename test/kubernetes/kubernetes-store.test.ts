@@ -18,9 +18,9 @@ import { isStoreError } from '../../src/store/errors.js';
 import { Informer } from '../../src/store/informer.js';
 import { KubernetesStore, toStoreError } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
+import { builtinKind, certCsiKinds } from '../fake-api-server/kinds.js';
 import { rejection, until } from '../support/eventually.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
-import { builtinKind, certCsiKinds } from '../support/fake-api-server-kinds.js';
 
 async function serve(
   t: { teardown(fn: () => unknown): void },

@@ -12,17 +12,17 @@ import {
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { startController } from '../../src/cli/controller.js';
-import { controllerSelection } from '../../src/cli/controller-names.js';
+import { startController } from '../../src/cli/controller/controller.js';
+import { controllerSelection } from '../../src/cli/controller/controller-names.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
+import { certCsiKinds } from '../fake-api-server/kinds.js';
 import { startCluster, startClusterController } from '../support/cluster-harness.js';
 import { rejection, until } from '../support/eventually.js';
-import { FakeApiServer } from '../support/fake-api-server.js';
-import { certCsiKinds } from '../support/fake-api-server-kinds.js';
 import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
 import {

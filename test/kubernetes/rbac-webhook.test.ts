@@ -8,9 +8,10 @@ import {
 } from '../../src/api/certificate-request.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
+import type { RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import { startClusterController } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import type { RequestLogEntry } from '../support/fake-api-server.js';
 import {
   certificateRequest,
   issuer,
@@ -18,7 +19,6 @@ import {
   makeCA,
   tlsSecret,
 } from '../support/issuer-fixtures.js';
-import type { RbacAuthorizer } from '../support/rbac-authorizer.js';
 import {
   deployRbacWith,
   startWebhookCluster,

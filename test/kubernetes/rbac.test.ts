@@ -26,11 +26,13 @@ import {
 } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { TrustManagerBundleKind } from '../../src/api/trust-manager-bundle.js';
-import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
+import { startKubernetesPlugin } from '../../src/cli/node/kubernetes-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
+import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
+import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
 import { certificateObject, updateCertificate } from '../support/certificate-stack.js';
 import {
   appPod,
@@ -43,7 +45,6 @@ import {
 } from '../support/cluster-harness.js';
 import { csrObject, decideThroughApproval, keyedCsr } from '../support/csr-fixtures.js';
 import { until as waitUntil } from '../support/eventually.js';
-import type { RequestLogEntry } from '../support/fake-api-server.js';
 import {
   expireOnceWaiting,
   HELD_DEADLINE_MS,
@@ -58,7 +59,6 @@ import {
   podIdentity,
 } from '../support/pod-certificates.js';
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
-import { loadRbacYaml } from '../support/rbac-authorizer.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';

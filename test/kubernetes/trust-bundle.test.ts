@@ -7,11 +7,11 @@ import { type ConfigMap, ConfigMapKind } from '../../src/api/config-map.js';
 import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import { silentLogger } from '../../src/api/logger.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
+import { startKubernetesPlugin } from '../../src/cli/node/kubernetes-plugin.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { splitPemCertificates } from '../../src/pki/chain.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { readContinuously } from '../support/ca-file-reader.js';
 import {
   caIssuerAttributes,

@@ -15,7 +15,7 @@ import {
 } from '../../src/api/webhook-configuration.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { apiError } from '../support/api-error.js';
+import { apiError } from '../fake-api-server/api-error.js';
 import { until } from '../support/eventually.js';
 import { certificateRequest, keyAndCsr } from '../support/issuer-fixtures.js';
 import { recordingLogger } from '../support/recording-logger.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { ClusterIssuerKind } from '../../src/api/issuer.js';
-import type { Controller } from '../../src/cli/controller.js';
+import type { Controller } from '../../src/cli/controller/controller.js';
 import { registerClientMetrics } from '../../src/observability/client-metrics.js';
 import {
   informerMetricsSources,

@@ -16,13 +16,13 @@ import { registerNodeMetrics } from '../../src/observability/node-metrics.js';
 import { startObservability } from '../../src/observability/observability.js';
 import { unixSeconds } from '../../src/observability/ready-condition.js';
 import { requestExpirySeconds } from '../../src/observability/request-expiry.js';
-import { IssuanceError } from '../../src/renewal/issuance.js';
-import { failureReason } from '../../src/renewal/volume-telemetry.js';
 import {
   RequestObservation,
   resourceOfPath,
 } from '../../src/store/kubernetes/request-telemetry.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { failureReason } from '../../src/volume-manager/telemetry/volume-telemetry.js';
 import { freePort } from '../support/free-port.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { parseExposition, sampleValue } from '../support/prometheus-text.js';

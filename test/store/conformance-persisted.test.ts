@@ -1,6 +1,6 @@
 import t from 'tap';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { StateDirectory } from '../../src/volume/state-directory.js';
+import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { tempDir } from '../support/temp-dir.js';
 import { runConformance } from './conformance/cases.js';
 

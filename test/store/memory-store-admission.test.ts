@@ -5,7 +5,7 @@ import { isStoreError, StoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { invalidObject } from '../../src/store/object-rules.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
-import { StateDirectory } from '../../src/volume/state-directory.js';
+import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { rejection } from '../support/eventually.js';
 import {
   flush,

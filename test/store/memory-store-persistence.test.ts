@@ -3,11 +3,14 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { KubeObject } from '../../src/api/meta.js';
 import { type Clock, ManualClock } from '../../src/base/clock.js';
+import * as regularFile from '../../src/fs/regular-file.js';
 import { isStoreError, type StoreError } from '../../src/store/errors.js';
 import { MemoryStore, type MemoryStoreOptions } from '../../src/store/memory-store.js';
+import {
+  STATE_OBJECT_MAX_BYTES,
+  StateDirectory,
+} from '../../src/store/state-directory/state-directory.js';
 import type { CorruptFileHandler } from '../../src/store/state-persistence.js';
-import * as regularFile from '../../src/volume/regular-file.js';
-import { STATE_OBJECT_MAX_BYTES, StateDirectory } from '../../src/volume/state-directory.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import {
@@ -335,9 +338,9 @@ t.test('an unreadable counter stops the load', async (t) => {
   // An I/O error: neither "missing" nor a file refused for what it is.
   const failing = Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' });
   const { StateDirectory: Failing } = await t.mockImport<
-    typeof import('../../src/volume/state-directory.js')
-  >(moduleFileUrl('src/volume/state-directory.ts'), {
-    [importedUrl('src/volume/regular-file.ts')]: {
+    typeof import('../../src/store/state-directory/state-directory.js')
+  >(moduleFileUrl('src/store/state-directory/state-directory.ts'), {
+    [importedUrl('src/fs/regular-file.ts')]: {
       ...regularFile,
       readRegularFile: async () => {
         throw failing;

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { errnoCode } from '../../src/volume/errors.js';
+import { errnoCode } from '../../src/fs/errors.js';
 
 /** What a reader of CA files saw while they were rewritten. */
 export interface CaFileReads {

@@ -13,7 +13,7 @@ import {
   type StackConfig,
   stackConfig,
   stackControllers,
-} from '../../src/cli/stack-controllers.js';
+} from '../../src/cli/controller/stack-controllers.js';
 import {
   type RunningControllers,
   startControllers,

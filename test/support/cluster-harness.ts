@@ -14,13 +14,17 @@ import {
   type Controller,
   type ControllerOptions,
   startController,
-} from '../../src/cli/controller.js';
-import { controllerSelection } from '../../src/cli/controller-names.js';
-import { type KubernetesPlugin, startKubernetesPlugin } from '../../src/cli/kubernetes-plugin.js';
+} from '../../src/cli/controller/controller.js';
+import { controllerSelection } from '../../src/cli/controller/controller-names.js';
+import {
+  type KubernetesPlugin,
+  startKubernetesPlugin,
+} from '../../src/cli/node/kubernetes-plugin.js';
 import type { CsiClient } from '../../src/driver/csi-client.js';
-import type { ReadinessOptions } from '../../src/renewal/pod-readiness.js';
-import { createMounter } from '../../src/volume/mounter.js';
-import { FakeApiServer, serviceAccountUser } from './fake-api-server.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
+import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
+import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
+import { loadRbacFromDirectory, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import {
   HELD_DEADLINE_MS,
   type HeldDeadlinePlugin,
@@ -31,7 +35,6 @@ import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
 import { connectClient } from './plugin-harness.js';
 import { projectPath } from './project-files.js';
 import { inlineVolumeCall, podInfo } from './publish-call.js';
-import { loadRbacFromDirectory, type RbacAuthorizer } from './rbac-authorizer.js';
 
 export const DEPLOY_DIR = projectPath('deploy', 'daemonset');
 export const NODE_TOKEN = 'node-service-account-token';

@@ -2,9 +2,9 @@
 // private mount namespace, collect checks and print them as their last stdout line.
 import { join } from 'node:path';
 import { silentLogger } from '../../src/api/logger.js';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
+import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import type { NamespaceCheck } from './mount-namespace.js';
 
 /** The work dir the script was given, a check collector, and the report runNamespaceScenario reads. */

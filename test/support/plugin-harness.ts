@@ -8,19 +8,19 @@ import {
 } from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind, type Issuer } from '../../src/api/issuer.js';
 import { ALLOW_IS_CA_ANNOTATION } from '../../src/api/labels.js';
-import type { EmbeddedControllersOptions } from '../../src/cli/embedded-plugin.js';
-import { startEmbeddedPlugin } from '../../src/cli/embedded-plugin.js';
+import type { EmbeddedControllersOptions } from '../../src/cli/node/embedded-plugin.js';
+import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
 import type { RunningControllers } from '../../src/controller/controller-manager.js';
 import type { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
 import type { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import type { Endpoint } from '../../src/driver/endpoint.js';
-import type { IssuedCertificate } from '../../src/renewal/issuance.js';
-import type { BackoffPolicy } from '../../src/renewal/renewal-policy.js';
-import type { VolumeManager } from '../../src/renewal/volume-manager.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
-import { createMounter } from '../../src/volume/mounter.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { BackoffPolicy } from '../../src/volume-manager/policy/renewal-policy.js';
+import type { VolumeManager } from '../../src/volume-manager/volume-manager.js';
 import { until } from './eventually.js';
 import {
   HELD_DEADLINE_MS,

@@ -12,17 +12,17 @@ import {
   ValidatingWebhookConfigurationKind,
 } from '../../src/api/webhook-configuration.js';
 import type { Clock } from '../../src/base/clock.js';
-import { startWebhook, type Webhook } from '../../src/cli/webhook.js';
+import { startWebhook, type Webhook } from '../../src/cli/webhook/webhook.js';
 import {
   WEBHOOK_OPTIONS,
   type WebhookSettings,
   webhookSettings,
-} from '../../src/cli/webhook-flags.js';
+} from '../../src/cli/webhook/webhook-flags.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
+import { serviceAccountUser } from '../fake-api-server/fake-api-server.js';
+import { loadRbacObjects, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import { type Cluster, DEPLOY_DIR, startCluster } from './cluster-harness.js';
 import { until } from './eventually.js';
-import { serviceAccountUser } from './fake-api-server.js';
-import { loadRbacObjects, type RbacAuthorizer } from './rbac-authorizer.js';
 
 export const WEBHOOK_TOKEN = 'webhook-service-account-token';
 export const WEBHOOK_USER = 'system:serviceaccount:cert-csi:cert-csi-webhook';

@@ -1,10 +1,11 @@
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
+import { LOCK_FILE, LockHeldError } from '../../src/fs/directory-lock.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { claimDataRoot } from '../../src/volume/data-root-lock.js';
-import { LOCK_FILE, LockHeldError } from '../../src/volume/directory-lock.js';
-import { createMounter, type Mounter } from '../../src/volume/mounter.js';
+import type { Mounter } from '../../src/volume/mounter.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 

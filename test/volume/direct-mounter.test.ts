@@ -1,10 +1,10 @@
 import { mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { DATA_LINK, isGenerationName, writeAtomically } from '../../src/volume/atomic-writer.js';
+import { DATA_LINK, isGenerationName, writeAtomically } from '../../src/fs/atomic-writer.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { dataDirMode } from '../../src/volume/data-permissions.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import { createMounter } from '../../src/volume/mounter.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { BindMounter, DEFAULT_TMPFS_SIZE } from '../../src/volume/bind-mounter.js';
+import { autoMountMode, createMounter } from '../../src/volume/create-mounter.js';
 import { DirectMounter } from '../../src/volume/direct-mounter.js';
-import { autoMountMode, createMounter } from '../../src/volume/mounter.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
 t.test('auto picks bind only for root on Linux', async (t) => {

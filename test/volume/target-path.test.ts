@@ -1,7 +1,7 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { writeAtomically } from '../../src/volume/atomic-writer.js';
+import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { writeMetadata } from '../../src/volume/metadata.js';
 import {

@@ -9,11 +9,11 @@ import {
   readAtomically,
   removeAtomicFiles,
   writeAtomically,
-} from '../../src/volume/atomic-writer.js';
+} from '../../src/fs/atomic-writer.js';
+import { isOnTmpfs } from '../../src/fs/volatile-fs.js';
+import { createMounter } from '../../src/volume/create-mounter.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
-import { createMounter } from '../../src/volume/mounter.js';
-import { isOnTmpfs } from '../../src/volume/volatile-fs.js';
 import {
   readPendingKey,
   removePendingKey,

@@ -4,10 +4,10 @@ import type { Logger } from '../../api/logger.js';
 import { CA_CERT_KEY, type Secret, SecretKind, secretValue } from '../../api/secret.js';
 import { type Clock, systemClock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
-import { escapeFieldValue } from '../../controller/selector-informers.js';
 import { createSelfSignedCa } from '../../pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../pki/keys.js';
 import { isStoreError } from '../../store/errors.js';
+import { escapeFieldValue } from '../../store/field-selector.js';
 import { Informer } from '../../store/informer.js';
 import type { ResourceStore } from '../../store/resource-store.js';
 import {

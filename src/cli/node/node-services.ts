@@ -1,0 +1,143 @@
+import type { Logger } from '../../api/logger.js';
+import type { Clock } from '../../base/clock.js';
+import { startCsiServer } from '../../driver/csi-server.js';
+import { type Endpoint, freeUnixEndpoint } from '../../driver/endpoint.js';
+import { pluginCapabilities, pluginInfo, probe } from '../../driver/identity-service.js';
+import { nodeServiceHandlers } from '../../driver/node-service.js';
+import type { HeldLock } from '../../fs/directory-lock.js';
+import { DataRoot } from '../../volume/data-root.js';
+import { claimDataRoot } from '../../volume/data-root-lock.js';
+import type { Mounter } from '../../volume/mounter.js';
+import {
+  type CertificateRenewHandler,
+  watchRenewRequests,
+} from '../../volume-manager/control/renew-requests.js';
+import { serveUnsavedFailures } from '../../volume-manager/control/status-socket.js';
+import type { BackoffPolicy } from '../../volume-manager/policy/renewal-policy.js';
+import type { ReadinessOptions } from '../../volume-manager/readiness/pod-readiness.js';
+import { VolumeManager, type VolumeManagerOptions } from '../../volume-manager/volume-manager.js';
+
+/** What every mode of the node plugin is configured with. */
+export interface NodePluginOptions {
+  endpoint: Endpoint;
+  nodeId: string;
+  driverName: string;
+  version: string;
+  dataRoot: string;
+  mounter: Mounter;
+  logger: Logger;
+  clock?: Clock;
+  attemptTimeoutMs?: number;
+  maxConcurrentIssuances?: number;
+  renewalJitterMs?: number;
+  backoff?: BackoffPolicy;
+  onIssued?: VolumeManagerOptions['onIssued'];
+  /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
+  readiness?: ReadinessOptions;
+  /** Aborting it stops a start that cannot finish (e.g. the request informer never syncs). */
+  signal?: AbortSignal;
+}
+
+/** The node side once running: the volume manager and what serves it. */
+export interface NodeServices {
+  manager: VolumeManager;
+  dataRoot: DataRoot;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts what both modes share over a store: the data root's lock (unless the caller holds it),
+ * the volume manager (rediscovery, renewal), the `cert-csi renew` request watcher and the CSI
+ * server, in that order, so the socket answers only once every volume on disk is managed again.
+ * A failed start stops what it started and releases the lock.
+ */
+export async function startNodeServices(
+  options: NodePluginOptions,
+  parts: Pick<
+    VolumeManagerOptions,
+    | 'store'
+    | 'informers'
+    | 'pendingKeys'
+    | 'onFailed'
+    | 'requestCreator'
+    | 'podSource'
+    | 'issuanceCheck'
+  > & {
+    /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
+    dataRootLock?: HeldLock;
+    /** Serves `cert-csi renew --certificate` (embedded mode, whose store holds the Certificates). */
+    renewCertificate?: CertificateRenewHandler;
+  },
+): Promise<NodeServices> {
+  const { dataRootLock, renewCertificate, ...managerOptions } = parts;
+  const { logger } = options;
+  const dataRoot = new DataRoot(options.dataRoot);
+  // The data root first: a second instance is refused before it touches the first one's socket.
+  const lock = dataRootLock ?? (await claimDataRoot(dataRoot, options.mounter));
+  let manager: VolumeManager | undefined;
+  let renewWatcher: { close(): void } | undefined;
+  let statusSocket: { close(): Promise<void> } | undefined;
+  try {
+    // Checked again right before listening; refusing here spares a rediscovery of every volume.
+    if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
+    const running = new VolumeManager({
+      nodeId: options.nodeId,
+      dataRoot,
+      mounter: options.mounter,
+      logger: logger.child({ source: 'volumes' }),
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
+      ...(options.maxConcurrentIssuances
+        ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
+        : {}),
+      ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.onIssued ? { onIssued: options.onIssued } : {}),
+      ...(options.readiness ? { readiness: options.readiness } : {}),
+      ...managerOptions,
+    });
+    manager = running;
+    await running.start(options.signal);
+    const watcher = await watchRenewRequests(
+      dataRoot,
+      (target, progress) => running.renewNow(target, progress),
+      logger,
+      renewCertificate,
+    );
+    renewWatcher = watcher;
+    const failures = await serveUnsavedFailures(dataRoot, () => running.unsavedFailures(), logger);
+    statusSocket = failures;
+    const identity = {
+      driverName: options.driverName,
+      version: options.version,
+      isReady: () => running.isReady(),
+    };
+    const server = await startCsiServer({
+      endpoint: options.endpoint,
+      logger,
+      identity: {
+        GetPluginInfo: () => pluginInfo(identity),
+        GetPluginCapabilities: () => pluginCapabilities(),
+        Probe: () => probe(identity),
+      },
+      node: nodeServiceHandlers({ nodeId: options.nodeId, publisher: running, logger }),
+    });
+    return {
+      manager: running,
+      dataRoot,
+      async stop() {
+        await server.close();
+        watcher.close();
+        await failures.close();
+        running.stop();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    renewWatcher?.close();
+    await statusSocket?.close();
+    manager?.stop();
+    lock.release();
+    throw err;
+  }
+}

@@ -1,0 +1,145 @@
+import type { KeyObject } from 'node:crypto';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from '../../api/logger.js';
+import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import type { Clock } from '../../base/clock.js';
+import { Deadline } from '../../base/deadline.js';
+import { writeAtomically } from '../../fs/atomic-writer.js';
+import type { ResourceStore } from '../../store/resource-store.js';
+import type { DataRoot } from '../../volume/data-root.js';
+import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
+import { removePendingKey } from '../../volume/volume-secrets.js';
+import type { FailureRecorder } from '../state/failure-recorder.js';
+import type { VolumeRegistry, VolumeState } from '../state/volume-registry.js';
+import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
+import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
+import {
+  deleteRequestsOfVolume,
+  IssuanceError,
+  type IssuedCertificate,
+  obtainCertificate,
+} from './obtain-certificate.js';
+import type { RequestTracker } from './request-tracker.js';
+
+/** What a volume's issuance works with. */
+export interface VolumeIssuanceDeps {
+  store: ResourceStore;
+  tracker: RequestTracker;
+  /** Keys of this node's requests in flight by `namespace/name` (read by a SelfSigned signer). */
+  pendingKeys: Map<string, KeyObject>;
+  nodeId: string;
+  dataRoot: DataRoot;
+  registry: VolumeRegistry;
+  failures: FailureRecorder;
+  /** Writes the CA file of volumes that follow a trust bundle. */
+  trustBundles: TrustBundleVolumes;
+  logger: Logger;
+  clock: Clock;
+  /** How long one issuance may take, the wait for a slot included. */
+  attemptTimeoutMs: number;
+  /** At most this many issuances create their request at once. */
+  maxConcurrentIssuances: number;
+  /** The store that creates a volume's request, from the pod's latest tokens. */
+  requestCreator?: ((serviceAccountTokens: string | undefined) => ResourceStore) | undefined;
+  /** Told when each issuance starts and how it ends. */
+  telemetry: VolumeTelemetry;
+}
+
+/**
+ * Issues a volume's certificate, first or renewal: obtains it, then writes it under the
+ * volume's lock unless the volume was unpublished meanwhile. Each attempt ends at its
+ * deadline whatever it waits for; only creating the request takes one of the node's
+ * concurrency slots, not the wait for the signature.
+ */
+export class VolumeIssuance {
+  private readonly limit: LimitFunction;
+
+  constructor(private readonly deps: VolumeIssuanceDeps) {
+    this.limit = pLimit(deps.maxConcurrentIssuances);
+  }
+
+  /** Obtains and writes the volume's certificate, updating metadata (and metadata.json). */
+  async issue(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    /** The key to reuse (reuse-private-key); a new one is generated when absent. */
+    reuseKey?: KeyObject,
+  ): Promise<IssuedCertificate> {
+    const deadline = new Deadline(this.deps.clock, this.deps.attemptTimeoutMs, state.abort.signal);
+    try {
+      return await this.deps.telemetry.issuance(volumeId, () =>
+        this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey),
+      );
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  /** Deletes the volume's CertificateRequests; already-gone ones are fine. */
+  deleteRequests(volumeId: string): Promise<void> {
+    return deleteRequestsOfVolume(this.deps, volumeId);
+  }
+
+  private async obtainAndWrite(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    metadata: VolumeMetadata,
+    state: VolumeState,
+    signal: AbortSignal,
+    reuseKey: KeyObject | undefined,
+  ): Promise<IssuedCertificate> {
+    const { dataRoot, registry, requestCreator, trustBundles } = this.deps;
+    trustBundles.track(volumeId, spec, metadata.targetPath);
+    // A first issuance waits for its trust bundle before asking for a certificate.
+    if (metadata.nextIssuanceTime === undefined)
+      await trustBundles.waitForFirstBundle(spec, signal);
+    const issued = await obtainCertificate(
+      {
+        store: this.deps.store,
+        tracker: this.deps.tracker,
+        dataRoot,
+        nodeId: this.deps.nodeId,
+        logger: this.deps.logger,
+        pendingKeys: this.deps.pendingKeys,
+        slot: (work) => this.limit(work),
+        ...(requestCreator ? { creator: requestCreator(registry.tokensOf(volumeId)) } : {}),
+      },
+      volumeId,
+      spec,
+      metadata,
+      signal,
+      reuseKey,
+    );
+    const release = await registry.lock(volumeId);
+    try {
+      // Unpublished while the request was signed: write nothing, recreate nothing.
+      if (state.abort.signal.aborted) {
+        throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
+      }
+      await writeAtomically(
+        dataRoot.dataDir(volumeId),
+        // Under the lock: the bundle is the newest the watch has seen.
+        await trustBundles.withBundle(volumeId, spec, issued.files),
+        spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
+      );
+      metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
+      metadata.notAfter = issued.notAfter.toISOString();
+      // obtainCertificate leaves the request's pending record for every certificate it returns.
+      const askedAt = Date.parse(metadata.pendingRequest?.createdAt as string);
+      delete metadata.pendingRequest;
+      // The pod IPs this certificate names: a restart compares them with the pod's.
+      delete metadata.waiting;
+      if (spec.podIPs) metadata.podIPs = [...spec.podIPs];
+      this.deps.failures.recordIssuance(volumeId, metadata, issued, askedAt);
+      await writeMetadata(dataRoot, metadata);
+      this.deps.failures.forget(volumeId);
+      await removePendingKey(dataRoot, volumeId);
+    } finally {
+      release();
+    }
+    await deleteRequestsOfVolume(this.deps, volumeId, issued.request.metadata.name);
+    return issued;
+  }
+}

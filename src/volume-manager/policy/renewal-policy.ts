@@ -1,0 +1,104 @@
+import type { VolumeMetadata } from '../../volume/metadata.js';
+
+/** Exponential backoff after failed issuances (csi-lib: 30 s, ×2, +0-50 % jitter, 5 min cap). */
+export interface BackoffPolicy {
+  initialMs: number;
+  factor: number;
+  capMs: number;
+  /** The delay is stretched by a random fraction in [0, jitter). */
+  jitter: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = {
+  initialMs: 30_000,
+  factor: 2,
+  capMs: 300_000,
+  jitter: 0.5,
+};
+
+/**
+ * The wait after the n-th consecutive failure (n >= 1): initial × factor^(n-1), capped,
+ * then stretched by jitter, like apimachinery's wait.Backoff that csi-lib uses.
+ */
+export function backoffDelay(
+  failures: number,
+  policy: BackoffPolicy,
+  random = Math.random,
+): number {
+  const steps = Math.max(0, failures - 1);
+  const base = Math.min(policy.capMs, policy.initialMs * policy.factor ** steps);
+  return Math.round(base * (1 + policy.jitter * random()));
+}
+
+/** A retry after an issuance that succeeded but left a certificate due for renewal at once. */
+export interface RetryAfterIssuance {
+  /** Consecutive failures including this one. */
+  failures: number;
+  at: number;
+  message: string;
+}
+
+/**
+ * The least time a certificate must leave between the moment it was asked for and its
+ * renewal time to count as a good issuance. Any certificate that honours the volume floor
+ * (driver/renewal-window.ts: 5 s before renewal, or 2/3 of a 5 s lifetime) leaves more even
+ * when its notBefore is truncated to the second below the request: 5 s * 2/3 - 1 s > 2 s.
+ */
+export const MIN_RENEWAL_LEAD_MS = 2_000;
+
+/**
+ * Undefined when a new certificate's renewal time lies ahead, or when it has passed only
+ * because getting it took long (a short certificate signed slowly: renewing at once gets a
+ * fresh one). When the issuer handed back a certificate due for renewal less than
+ * MIN_RENEWAL_LEAD_MS after it was asked for (it shortened the duration below renew-before,
+ * backdated it, or its clock runs ahead), renewing at once would get the same answer again
+ * and again: the issuance counts as a failure and the next attempt waits for the backoff
+ * after the previous failures.
+ */
+export function retryAfterIssuance(
+  issued: { notAfter: Date; nextIssuanceTime: Date },
+  /** When the request was asked for (its pending record's createdAt). */
+  askedAt: number,
+  previousFailures: number,
+  now: number,
+  policy: BackoffPolicy,
+  random = Math.random,
+): RetryAfterIssuance | undefined {
+  const renewalAt = issued.nextIssuanceTime.getTime();
+  if (renewalAt > now || renewalAt >= askedAt + MIN_RENEWAL_LEAD_MS) return undefined;
+  const failures = previousFailures + 1;
+  return {
+    failures,
+    at: now + backoffDelay(failures, policy, random),
+    message:
+      `the issued certificate is due for renewal at once (renewal time ${issued.nextIssuanceTime.toISOString()}, ` +
+      `expiry ${issued.notAfter.toISOString()}): the issuer may have shortened its duration below renew-before; ` +
+      'retrying after backoff',
+  };
+}
+
+/** When a volume should next be (re)issued, and why; undefined when it never should. */
+export interface NextAttempt {
+  at: number;
+  reason: 'retry after failure' | 'renewal time' | 'never issued';
+}
+
+/**
+ * The one place that answers "why is this volume renewed now": after a failure, at the
+ * backoff's retry time; else at the certificate's renewal time plus a random spread of at
+ * most jitterMs, so volumes issued together do not all renew in the same second.
+ * disable-auto-renew volumes are never renewed once they hold a certificate.
+ */
+export function nextAttempt(
+  metadata: Pick<VolumeMetadata, 'nextIssuanceTime' | 'nextRetryTime' | 'failures'>,
+  options: { disableAutoRenew: boolean; jitterMs: number; random?: () => number },
+): NextAttempt | undefined {
+  const random = options.random ?? Math.random;
+  if ((metadata.failures ?? 0) > 0 && metadata.nextRetryTime) {
+    return { at: Date.parse(metadata.nextRetryTime), reason: 'retry after failure' };
+  }
+  if (!metadata.nextIssuanceTime) return { at: 0, reason: 'never issued' };
+  if (options.disableAutoRenew) return undefined;
+  const spread = options.jitterMs > 0 ? Math.floor(random() * options.jitterMs) : 0;
+  return { at: Date.parse(metadata.nextIssuanceTime) + spread, reason: 'renewal time' };
+}

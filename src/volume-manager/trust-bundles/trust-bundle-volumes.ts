@@ -1,0 +1,228 @@
+import { describeTrustBundleSource } from '../../api/trust-bundle-source.js';
+import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import { errorMessage } from '../../base/error-message.js';
+import { readAtomically, writeAtomically } from '../../fs/atomic-writer.js';
+import { readJksPassword } from '../../volume/volume-secrets.js';
+import { jksFilesForCa } from '../issuance/extra-outputs.js';
+import { IssuanceError } from '../issuance/obtain-certificate.js';
+import type { ManagerParts } from '../manager-parts.js';
+import type { TrustBundleSources } from './trust-bundle-sources.js';
+
+/** What TrustBundleVolumes works with. */
+export type TrustBundleVolumesParts = Pick<
+  ManagerParts,
+  'dataRoot' | 'mounter' | 'logger' | 'registry'
+>;
+
+interface TrackedVolume {
+  spec: VolumeCertificateSpec;
+  targetPath: string;
+}
+
+/**
+ * The volumes whose CA file follows a trust bundle (the trust-bundle attribute). When a source
+ * changes, each volume using it gets a new generation through the atomic writer, under the
+ * volume's lock, holding its current files with only the CA file replaced: no
+ * CertificateRequest, no new key. An issuance writes the bundle under the same lock, so
+ * whichever write comes last holds both the newest certificate and the newest bundle. A
+ * volume unpublished (its state aborted) is never written.
+ */
+export class TrustBundleVolumes {
+  private readonly volumes = new Map<string, TrackedVolume>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+
+  constructor(
+    private readonly parts: TrustBundleVolumesParts,
+    private readonly sources: TrustBundleSources,
+  ) {}
+
+  /** Follows the volume's source (none: forgets it); idempotent. */
+  track(volumeId: string, spec: VolumeCertificateSpec, targetPath: string): void {
+    if (!spec.trustBundle) {
+      this.untrack(volumeId);
+      return;
+    }
+    this.volumes.set(volumeId, { spec, targetPath });
+    this.sources.use(volumeId, spec.trustBundle);
+  }
+
+  /** Stops following the volume's source. */
+  untrack(volumeId: string): void {
+    this.volumes.delete(volumeId);
+    this.sources.release(volumeId);
+  }
+
+  /** Rewrites the CA file of each volume, one write at a time per volume (later changes coalesce). */
+  changed(volumeIds: readonly string[]): void {
+    for (const volumeId of volumeIds) this.schedule(volumeId);
+  }
+
+  /**
+   * Waits, before a first issuance, until the volume's source yields a bundle; throws an
+   * IssuanceError (timeout) naming the source and its problem when signal ends the wait.
+   */
+  async waitForFirstBundle(spec: VolumeCertificateSpec, signal: AbortSignal): Promise<void> {
+    if (!spec.trustBundle) return;
+    try {
+      await this.sources.waitUsable(spec.trustBundle, signal);
+    } catch (err) {
+      throw new IssuanceError(`trust bundle not available: ${errorMessage(err)}`, 'timeout');
+    }
+  }
+
+  /**
+   * The files an issuance writes, with the CA file from the volume's source (and the JKS
+   * stores trusting it); while the source is unusable the CA file on disk stays (an error is
+   * logged). The caller holds the lock.
+   */
+  async withBundle(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    files: Map<string, Uint8Array>,
+  ): Promise<Map<string, Uint8Array>> {
+    if (!spec.trustBundle) return files;
+    const resolved = this.sources.resolve(spec.trustBundle);
+    const source = describeTrustBundleSource(spec.trustBundle);
+    let ca: Uint8Array;
+    if (resolved.ok) {
+      ca = Buffer.from(resolved.pem);
+    } else {
+      const current = (await readAtomically(this.parts.dataRoot.dataDir(volumeId)))?.get(
+        spec.files.ca,
+      );
+      if (current === undefined) {
+        throw new IssuanceError(
+          `trust bundle ${source} not available: ${resolved.problem}`,
+          'failed',
+        );
+      }
+      this.parts.logger.error(
+        { volumeId, source, problem: resolved.problem },
+        'trust bundle unusable: the volume keeps its previous CA file',
+      );
+      ca = current;
+    }
+    const out = new Map(files);
+    out.set(spec.files.ca, ca);
+    if (spec.files.jks) {
+      try {
+        const jks = spec.files.jks;
+        const caPem = Buffer.from(ca).toString('utf8');
+        const stores = jksFilesForCa({
+          files: out,
+          names: spec.files,
+          jks,
+          caPem,
+          now: new Date(),
+        });
+        for (const [name, data] of stores) out.set(name, data);
+      } catch (err) {
+        throw new IssuanceError(
+          `cannot build the JKS stores with trust bundle ${source}: ${errorMessage(err)}`,
+          'invalid-certificate',
+        );
+      }
+    }
+    return out;
+  }
+
+  private schedule(volumeId: string): void {
+    if (this.running.has(volumeId)) {
+      this.again.add(volumeId);
+      return;
+    }
+    const run = (async () => {
+      do {
+        this.again.delete(volumeId);
+        await this.rewrite(volumeId).catch((err: unknown) => {
+          this.parts.logger.error(
+            { volumeId, err: errorMessage(err) },
+            'cannot write the new trust bundle; the next change tries again',
+          );
+        });
+      } while (this.again.has(volumeId));
+    })().finally(() => this.running.delete(volumeId));
+    this.running.set(volumeId, run);
+  }
+
+  private async rewrite(volumeId: string): Promise<void> {
+    const { dataRoot, mounter, registry, logger } = this.parts;
+    const release = await registry.lock(volumeId);
+    try {
+      // Unpublished (or never published by this process): not ours to write.
+      const tracked = this.volumes.get(volumeId);
+      if (!tracked?.spec.trustBundle || !registry.liveState(volumeId)) return;
+      const { spec, targetPath } = tracked;
+      const source = describeTrustBundleSource(tracked.spec.trustBundle);
+      const resolved = this.sources.resolve(tracked.spec.trustBundle);
+      if (!resolved.ok) {
+        logger.error(
+          { volumeId, source, problem: resolved.problem },
+          'trust bundle unusable: the volume keeps its previous CA file',
+        );
+        return;
+      }
+      const dataDir = dataRoot.dataDir(volumeId);
+      const current = await readAtomically(dataDir);
+      // Nothing issued yet: the issuance writes the bundle with the certificate.
+      if (!current?.has(spec.files.ca)) return;
+      const pem = Buffer.from(resolved.pem);
+      if (pem.equals(current.get(spec.files.ca) as Buffer)) return;
+      current.set(spec.files.ca, pem);
+      const jks = spec.files.jks;
+      if (jks) {
+        const stores = await this.jksStores(volumeId, spec, jks, current, resolved.pem);
+        if (!stores.ok) {
+          // Never a CA file the JKS stores beside it do not trust: nothing is written.
+          logger.error(
+            { volumeId, source, problem: stores.problem },
+            'cannot build the JKS stores with the new trust bundle: the volume keeps its previous files',
+          );
+          return;
+        }
+        for (const [name, data] of stores.files) current.set(name, data);
+      }
+      await writeAtomically(
+        dataDir,
+        current,
+        spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
+      );
+      await mounter.refresh(dataDir, targetPath, spec.fsGroup);
+      logger.info({ volumeId, source }, 'trust bundle written');
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * The JKS stores of a rewrite: the key entry from the key and certificate files as on disk,
+   * the bundle trusted, under the password of the volume's 0600 secrets file (its record of the
+   * password, as a renewal after a restart reads it). The problem never holds the password.
+   */
+  private async jksStores(
+    volumeId: string,
+    spec: VolumeCertificateSpec,
+    jks: NonNullable<VolumeCertificateSpec['files']['jks']>,
+    files: ReadonlyMap<string, Uint8Array>,
+    caPem: string,
+  ): Promise<{ ok: true; files: Map<string, Buffer> } | { ok: false; problem: string }> {
+    try {
+      const password = await readJksPassword(this.parts.dataRoot, volumeId);
+      if (password === undefined) {
+        return {
+          ok: false,
+          problem: `no JKS password file ${this.parts.dataRoot.jksPasswordPath(volumeId)}`,
+        };
+      }
+      const names = spec.files;
+      const now = new Date();
+      return {
+        ok: true,
+        files: jksFilesForCa({ files, names, jks: { ...jks, password }, caPem, now }),
+      };
+    } catch (err) {
+      return { ok: false, problem: errorMessage(err) };
+    }
+  }
+}

@@ -1,0 +1,118 @@
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { ManualClock } from '../../src/base/clock.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import type { Mounter } from '../../src/volume/mounter.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { VolumeIssuance } from '../../src/volume-manager/issuance/volume-issuance.js';
+import type { ManagerParts } from '../../src/volume-manager/manager-parts.js';
+import {
+  DEFAULT_READINESS,
+  PodReadiness,
+} from '../../src/volume-manager/readiness/pod-readiness.js';
+import { contextPodSource } from '../../src/volume-manager/readiness/pod-source.js';
+import { FailureRecorder } from '../../src/volume-manager/state/failure-recorder.js';
+import { RenewalScheduler } from '../../src/volume-manager/state/renewal-scheduler.js';
+import { VolumeRegistry } from '../../src/volume-manager/state/volume-registry.js';
+import { VolumeTelemetry } from '../../src/volume-manager/telemetry/volume-telemetry.js';
+import { TrustBundleSources } from '../../src/volume-manager/trust-bundles/trust-bundle-sources.js';
+import { TrustBundleVolumes } from '../../src/volume-manager/trust-bundles/trust-bundle-volumes.js';
+import { type LogRecord, recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
+
+/** The issuance step as an operation calls it. */
+export type IssueFn = VolumeIssuance['issue'];
+
+/** ManagerParts over a real data root, registry, scheduler and failure recorder, with fakes to watch. */
+export interface TestParts {
+  parts: ManagerParts;
+  clock: ManualClock;
+  logs: LogRecord[];
+  /** Mounter calls, as `method dataDir targetPath`. */
+  mounts: string[];
+  /** Timer callbacks that fired, as [volumeId, reason]. */
+  fired: Array<[string, string]>;
+  issued: Array<[string, IssuedCertificate, string]>;
+  failed: Array<[string, unknown]>;
+  deletedRequests: string[];
+}
+
+/** Builds parts whose issuance runs issue (rejecting by default). */
+export async function testParts(
+  t: Test,
+  issue: IssueFn = () => Promise.reject(new Error('no issuance in this test')),
+): Promise<TestParts> {
+  const dataRoot = new DataRoot(join(await tempDir(t), 'volumes'));
+  await dataRoot.ensure();
+  const clock = new ManualClock();
+  const logger = recordingLogger();
+  const registry = new VolumeRegistry();
+  const mounts: string[] = [];
+  const fired: Array<[string, string]> = [];
+  const issued: Array<[string, IssuedCertificate, string]> = [];
+  const failed: Array<[string, unknown]> = [];
+  const deletedRequests: string[] = [];
+  // Only the calls the operations make; each is recorded.
+  const mounter = {
+    publish: async (dataDir: string, target: string) =>
+      void mounts.push(`publish ${dataDir} ${target}`),
+    refresh: async (dataDir: string, target: string) =>
+      void mounts.push(`refresh ${dataDir} ${target}`),
+    unpublish: async (dataDir: string, target: string) =>
+      void mounts.push(`unpublish ${dataDir} ${target}`),
+  } as unknown as Mounter;
+  // The operations call only issue and deleteRequests.
+  const issuance = {
+    issue,
+    deleteRequests: async (volumeId: string) => void deletedRequests.push(volumeId),
+  } as unknown as VolumeIssuance;
+  const parts: ManagerParts = {
+    dataRoot,
+    mounter,
+    logger,
+    clock,
+    registry,
+    scheduler: new RenewalScheduler(clock, 0, (volumeId, reason) => {
+      fired.push([volumeId, reason]);
+    }),
+    issuance,
+    failures: new FailureRecorder({
+      dataRoot,
+      registry,
+      clock,
+      logger,
+      backoff: { initialMs: 30_000, factor: 2, capMs: 300_000, jitter: 0 },
+    }),
+    onIssued: (volumeId, certificate, reason) => void issued.push([volumeId, certificate, reason]),
+    onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
+    ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
+  };
+  return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };
+}
+
+/**
+ * The parts that follow volumes for other concerns, doing nothing for volumes without them:
+ * trust bundles (no source watched), telemetry (no subscriber) and embedded mode's readiness
+ * (no gates, pods described by their volume context).
+ */
+export function quietFollowers(
+  t: Test,
+  parts: Pick<ManagerParts, 'dataRoot' | 'mounter' | 'logger' | 'registry' | 'clock'>,
+): Pick<ManagerParts, 'trustBundles' | 'telemetry' | 'readiness'> {
+  const sources = new TrustBundleSources(new MemoryStore(), { onChange: () => undefined });
+  t.teardown(() => sources.stop());
+  return {
+    trustBundles: new TrustBundleVolumes(parts, sources),
+    telemetry: new VolumeTelemetry('test-node'),
+    readiness: new PodReadiness(contextPodSource, DEFAULT_READINESS, parts.clock, () => {}),
+  };
+}
+
+/** A stand-in for an issued certificate: the operations read only its times. */
+export function fakeIssued(clock: ManualClock, renewInMs: number): IssuedCertificate {
+  return {
+    notAfter: new Date(clock.now() + 2 * renewInMs),
+    nextIssuanceTime: new Date(clock.now() + renewInMs),
+  } as IssuedCertificate;
+}

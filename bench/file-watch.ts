@@ -11,15 +11,15 @@
  * Then the single-file facts: three kubelet-style rotations of a dir, watched at one file and
  * at the dir, by fs.watch and by chokidar.
  *
- *   npm install --no-save chokidar@^5   # chokidar is not a dependency (see README.md)
- *   npm run bench:file-watch [-- --volumes 100,1000]
+ *   npm install --prefix /tmp/chokidar5 chokidar@^5   # not a dependency (see bench/README.md)
+ *   npm run bench:file-watch -- --chokidar /tmp/chokidar5/node_modules/chokidar [--volumes 100,1000]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, watch as fsWatch, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeAtomically } from '../src/fs/atomic-writer.js';
 import { watchDirectory } from '../src/fs/directory-watcher.js';
@@ -55,6 +55,7 @@ const { values } = parseArgs({
     volumes: { type: 'string', default: '100,1000' },
     child: { type: 'string' },
     facts: { type: 'boolean', default: false },
+    chokidar: { type: 'string' },
   },
 });
 
@@ -69,14 +70,28 @@ function percentile(samples: number[], p: number): number {
   );
 }
 
-// chokidar is not a dependency: loaded only for this bench (npm install --no-save chokidar@^5).
+// chokidar is not a dependency (and node_modules holds tap's chokidar 4): the chokidar 5 this
+// bench compares is installed apart and named with --chokidar.
 async function loadChokidar(): Promise<ChokidarModule> {
-  const specifier = 'chokidar';
-  return (await import(specifier)) as ChokidarModule;
+  const dir = values.chokidar;
+  if (dir === undefined) {
+    throw new Error(
+      'name a chokidar 5 install: npm install --prefix /tmp/chokidar5 chokidar@^5, then --chokidar /tmp/chokidar5/node_modules/chokidar',
+    );
+  }
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    version: string;
+    main?: string;
+  };
+  const chokidar = (await import(
+    pathToFileURL(join(dir, manifest.main ?? 'index.js')).href
+  )) as ChokidarModule;
+  return Object.assign(Object.create(chokidar) as ChokidarModule, { version: manifest.version });
 }
 
-/** The part of chokidar's API used here. */
+/** The part of chokidar's API used here, and the version loaded. */
 interface ChokidarModule {
+  version?: string;
   watch(
     path: string,
     options: Record<string, unknown>,
@@ -335,8 +350,10 @@ if (values.child !== undefined) {
 } else if (values.facts) {
   process.stdout.write(`${(await facts()).join('\n')}\n`);
 } else {
+  const { version } = await loadChokidar();
+  const chokidarArgs = ['--chokidar', values.chokidar ?? ''];
   console.log(
-    `node ${process.version}, data root on ${base}, ${execFileSync('nproc').toString().trim()} cores`,
+    `node ${process.version}, chokidar ${version}, data root on ${base}, ${execFileSync('nproc').toString().trim()} cores`,
   );
   console.log(
     '| watcher | volume dirs | setup ms | RSS MiB | heap MiB | fds | inotify watches | events/renewal | missed (rounds 1/2/3) | latency p50/p99 ms | burst missed | burst last ms | CPU ms |',
@@ -344,7 +361,9 @@ if (values.child !== undefined) {
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const volumes of values.volumes.split(',').map(Number)) {
     for (const name of ['fs.watch', 'chokidar'] as const) {
-      const r = JSON.parse(await runChild(['--child', `${name}:${volumes}`])) as Result;
+      const r = JSON.parse(
+        await runChild(['--child', `${name}:${volumes}`, ...chokidarArgs]),
+      ) as Result;
       console.log(
         `| ${r.name} | ${r.volumes} | ${Math.round(r.setupMs)} | ${round1(r.rssMiB)} | ${round1(r.heapMiB)} | ${r.fds} | ${r.inotifyWatches} | ${round1(r.eventsPerRenewal)} | ${r.missed} (${r.missedByRound.join('/')}) of ${r.renewals} | ${round1(r.latencyP50Ms)} / ${round1(r.latencyP99Ms)} | ${r.burstMissed} | ${Math.round(r.burstLastMs)} | ${Math.round(r.cpuMs)} |`,
       );
@@ -352,5 +371,5 @@ if (values.child !== undefined) {
   }
   console.log('\n| kubelet-style rotation watched by | rotation 1 | rotation 2 | rotation 3 |');
   console.log('| --- | --- | --- | --- |');
-  console.log((await runChild(['--facts'])).trimEnd());
+  console.log((await runChild(['--facts', ...chokidarArgs])).trimEnd());
 }

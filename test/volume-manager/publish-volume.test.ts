@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
-import { TargetPathError } from '../../src/fs/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { TargetPathError } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeCapabilityRecord } from '../../src/volume/metadata.js';
 import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
 import { publishVolume } from '../../src/volume-manager/operations/publish-volume.js';

@@ -2,7 +2,7 @@ import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
 import { specFromVolumeContext } from '../../attributes/stored-spec.js';
 import { errorMessage } from '../../base/error-message.js';
 import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
-import { checkPublishTarget } from '../../volume/target-path.js';
+import { checkPublishTarget } from '../../volume/target/publish-scope.js';
 import {
   readJksPassword,
   readPkcs12Password,

@@ -1,4 +1,4 @@
-import { type UnpublishScope, unpublishScope } from '../../volume/target-path.js';
+import { type UnpublishScope, unpublishScope } from '../../volume/target/publish-scope.js';
 import type { ManagerParts } from '../manager-parts.js';
 import type { UnpublishOutcome } from '../volume-publisher.js';
 

@@ -5,6 +5,7 @@ import type { IssuerSpec } from '../../api/issuer.js';
 import { CERT_MANAGER_GROUP, defaultIssuerRef } from '../../api/issuer-ref.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { UserInfo } from '../../api/user-info.js';
+import { cappedText } from '../../base/capped-text.js';
 import { errorMessage } from '../../base/error-message.js';
 import { validateCertificateSpec } from '../../certificates/certificate-validation.js';
 import type { AccessReviewer } from '../../controller/access-reviewer.js';
@@ -152,11 +153,12 @@ export async function approvalErrors(
 
 /**
  * The message of several field errors as cert-manager's webhook writes it (an apimachinery
- * aggregate): one error alone, several de-duplicated in brackets, comma separated.
+ * aggregate): one error alone, several de-duplicated in brackets, comma separated; cut at
+ * MESSAGE_LIMIT_BYTES (the rules list a few errors per list, so only many lists reach it).
  */
 export function aggregateMessage(errors: readonly string[]): string {
   const unique = [...new Set(errors)];
-  return unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`;
+  return cappedText(unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`);
 }
 
 /**

@@ -81,3 +81,12 @@ t.test('a null member is dropped, as Go decodes it: a copy, the input unchanged'
   t.equal((read as { names: unknown }).names, input.names, 'unchanged parts are shared');
   t.same(input, { name: null, names: ['a'], items: [{ type: null }], nested: { deeper: null } });
 });
+
+t.test('a map of objects with null members: those members dropped, in a copy', async (t) => {
+  const byName = mapOf(objectOf({ key: aString }), 'an object of objects');
+  const input = { a: { key: 'x' }, b: { key: null, other: 1 } };
+  t.same(byName(input, 'spec.refs'), { a: { key: 'x' }, b: { other: 1 } });
+  t.same(input.b, { key: null, other: 1 }, 'the input unchanged');
+  const clean = { a: { key: 'x' } };
+  t.equal(byName(clean, 'spec.refs'), clean, 'nothing to drop: the same object');
+});

@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { CertificateSpec } from '../../src/api/certificate.js';
 import { validateCertificateSpec } from '../../src/certificates/certificate-validation.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 
 const valid: CertificateSpec = {
   secretName: 'web-tls',
@@ -442,5 +443,32 @@ t.test(
       ['spec.commonName: Too long: may not be more than 64 bytes'],
       'at the limit: parsed',
     );
+    t.same(
+      validateCertificateSpec({ ...valid, literalSubject: 'nonsense' }),
+      [
+        `spec.literalSubject: Invalid value: "nonsense": literal subject: missing '=' in "nonsense"`,
+      ],
+      'a parse error in the parser’s words',
+    );
+  },
+);
+
+t.test(
+  'a literal subject parser that fails unexpectedly is reported without its words',
+  async (t) => {
+    const subject = await import('../../src/pki/subject.js');
+    const { validateCertificateSpec: validateMocked } = await t.mockImport<
+      typeof import('../../src/certificates/certificate-validation.js')
+    >(moduleFileUrl('src/certificates/certificate-validation.ts'), {
+      [importedUrl('src/pki/subject.ts')]: {
+        ...subject,
+        parseLiteralSubject: () => {
+          throw new TypeError("Cannot read properties of undefined (reading 'oid')");
+        },
+      },
+    });
+    t.same(validateMocked({ ...valid, literalSubject: 'CN=web' }), [
+      'spec.literalSubject: Invalid value: "CN=web": cannot be parsed',
+    ]);
   },
 );

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { Agent } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { nodeArgsFor, scriptBeside } from './project-files.js';
@@ -99,14 +100,15 @@ export const VALID_CERTIFICATE_REVIEW = reviewBody({
 });
 
 /**
- * How long the webhook takes to admit VALID_CERTIFICATE_REVIEW over a new connection (TLS
- * handshake included), in ms; throws when it does not admit it.
+ * How long the webhook takes to admit VALID_CERTIFICATE_REVIEW, in ms: over a new connection
+ * (TLS handshake included), or one of agent's; throws when it does not admit it.
  */
-export async function validReviewLatencyMs(webhook: WebhookChild): Promise<number> {
+export async function validReviewLatencyMs(webhook: WebhookChild, agent?: Agent): Promise<number> {
   const started = performance.now();
   const res = await httpsRequest(webhook.port, webhook.caPem, {
     path: '/validate',
     body: VALID_CERTIFICATE_REVIEW,
+    ...(agent ? { agent } : {}),
   });
   const latency = performance.now() - started;
   const allowed = res.status === 200 && JSON.parse(res.text).response?.allowed === true;
@@ -115,16 +117,28 @@ export async function validReviewLatencyMs(webhook: WebhookChild): Promise<numbe
 }
 
 /**
+ * One connection kept alive and reused, as kube-apiserver keeps its connections to a webhook;
+ * open (handshake done) once resolved. Destroy it when done.
+ */
+export async function apiServerConnection(webhook: WebhookChild): Promise<Agent> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  await validReviewLatencyMs(webhook, agent);
+  return agent;
+}
+
+/**
  * The latencies of valid reviews sent one after the other (50 ms apart) until over() holds,
- * at least one: the reviews an API server sends while an attack lasts.
+ * at least one: the reviews an API server sends while an attack lasts (over agent's
+ * connection, else each over a new one).
  */
 export async function validReviewsWhile(
   webhook: WebhookChild,
   over: () => boolean,
+  agent?: Agent,
 ): Promise<number[]> {
   const latencies: number[] = [];
   do {
-    latencies.push(await validReviewLatencyMs(webhook));
+    latencies.push(await validReviewLatencyMs(webhook, agent));
     if (!over()) await delay(50);
   } while (!over());
   return latencies;

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { request } from 'node:https';
+import { type Agent, request } from 'node:https';
 import { connect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import {
   type IssuedServingCertificate,
@@ -65,6 +65,8 @@ export function httpsRequest(
     headers?: Record<string, string>;
     /** Called once the whole request was handed to the connection. */
     sent?: () => void;
+    /** Connections kept alive for reuse, as an API server keeps them (default: a new one). */
+    agent?: Agent;
   },
 ): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
@@ -77,7 +79,7 @@ export function httpsRequest(
         ca: caPem,
         servername: WEBHOOK_HOST,
         checkServerIdentity: (_host, cert) => checkName(cert),
-        agent: false,
+        agent: options.agent ?? false,
         headers: {
           ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
           ...options.headers,

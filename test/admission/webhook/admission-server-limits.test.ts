@@ -9,6 +9,7 @@ import {
 import type { AdmissionServerLimits } from '../../../src/admission/webhook/server-limits.js';
 import { DEFAULT_SERVER_LIMITS } from '../../../src/admission/webhook/server-limits.js';
 import { until } from '../../support/eventually.js';
+import { importedUrl, moduleFileUrl } from '../../support/project-files.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 import { VALID_CERTIFICATE_REVIEW } from '../../support/webhook-child.js';
 import {
@@ -268,4 +269,72 @@ t.test('a large review is parsed in a turn of its own and answered as any other'
   );
   const notJson = await post(`{"padding":"${'p'.repeat(100_000)}",`);
   t.equal(notJson.text, 'malformed AdmissionReview: the body is not valid JSON\n');
+});
+
+t.test('a fault while a review is read is a 500 without its cause, and logged', async (t) => {
+  const review = await import('../../../src/api/admission-review.js');
+  const { AdmissionWebhookServer: Mocked } = await t.mockImport<
+    typeof import('../../../src/admission/webhook/admission-server.js')
+  >(moduleFileUrl('src/admission/webhook/admission-server.ts'), {
+    [importedUrl('src/api/admission-review.ts')]: {
+      ...review,
+      readAdmissionReview: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'uid')");
+      },
+    },
+  });
+  const logger = recordingLogger();
+  const server = await Mocked.start({
+    handlers: {
+      validate: async () => ({ allowed: true }),
+      mutate: async () => ({ allowed: true }),
+    },
+    certificate: issued,
+    logger,
+    port: 0,
+    host: '127.0.0.1',
+  });
+  t.teardown(() => server.close());
+  const res = await httpsRequest(server.port, issued.caPem, {
+    path: '/validate',
+    body: VALID_CERTIFICATE_REVIEW,
+  });
+  t.equal(res.status, 500);
+  t.equal(res.text, 'internal error: the webhook failed to answer; its log has the cause\n');
+  t.match(logger.records, [
+    [
+      'error',
+      { errorType: 'TypeError', error: "Cannot read properties of undefined (reading 'uid')" },
+      'admission request failed',
+    ],
+  ]);
+});
+
+t.test('a failure after the answer went out cuts nothing else: the server lives on', async (t) => {
+  const logger = recordingLogger();
+  // A log destination that fails (a full pipe, say) while the review is logged, after its answer.
+  const failing = {
+    ...logger,
+    info: (o: object, m?: string) => {
+      if (m === 'admission review') throw new Error('log pipe is full');
+      logger.info(o, m);
+    },
+  };
+  const server = await AdmissionWebhookServer.start({
+    handlers: {
+      validate: async () => ({ allowed: true }),
+      mutate: async () => ({ allowed: true }),
+    },
+    certificate: issued,
+    logger: failing,
+    port: 0,
+    host: '127.0.0.1',
+  });
+  t.teardown(() => server.close());
+  const post = () =>
+    httpsRequest(server.port, issued.caPem, { path: '/validate', body: VALID_CERTIFICATE_REVIEW });
+  const res = await post();
+  t.equal(res.status, 200, 'the answer was out before the failure');
+  t.match(logger.records, [['error', { error: 'log pipe is full' }, 'admission request failed']]);
+  t.equal((await post()).status, 200);
 });

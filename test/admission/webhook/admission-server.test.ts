@@ -169,6 +169,16 @@ t.test('what is not a usable AdmissionReview v1 gets HTTP 400 saying what is wro
   const cases: Array<[string, string, RegExp]> = [
     ['not JSON', '{"apiVersion":', /^malformed AdmissionReview: the body is not valid JSON\n$/],
     [
+      'a number and a boolean',
+      JSON.stringify({ apiVersion: 1, kind: true, request: {} }),
+      /got a number and a boolean\n$/,
+    ],
+    [
+      'no apiVersion, a null kind',
+      JSON.stringify({ kind: null, request: {} }),
+      /^malformed AdmissionReview: expected apiVersion admission.k8s.io\/v1 and kind AdmissionReview, got nothing and null\n$/,
+    ],
+    [
       'a kind that is no string (and cannot be made one)',
       JSON.stringify({
         apiVersion: { toString: 1 },

@@ -17,6 +17,7 @@ import type { ResourceAttributes } from '../../../src/api/subject-access-review.
 import type { UserInfo } from '../../../src/api/user-info.js';
 import { StoreError } from '../../../src/store/errors.js';
 import { certificateRequest, keyAndCsr } from '../../support/issuer-fixtures.js';
+import { importedUrl, moduleFileUrl } from '../../support/project-files.js';
 
 const ALICE: UserInfo = {
   username: 'alice',
@@ -712,3 +713,33 @@ t.test(
     t.match(capped, /^\[spec\.f0: .*…\(\d+ more bytes left out\)$/);
   },
 );
+
+t.test('a rule that fails unexpectedly is thrown on, for the server to answer 500', async (t) => {
+  const validation = await import('../../../src/certificates/certificate-validation.js');
+  const identity = await import('../../../src/admission/requester-identity.js');
+  const { certManagerAdmission: mocked } = await t.mockImport<
+    typeof import('../../../src/admission/webhook/cert-manager-admission.js')
+  >(moduleFileUrl('src/admission/webhook/cert-manager-admission.ts'), {
+    [importedUrl('src/certificates/certificate-validation.ts')]: {
+      ...validation,
+      validateCertificateSpec: () => {
+        throw new TypeError('x.entries is not a function');
+      },
+    },
+    [importedUrl('src/admission/requester-identity.ts')]: {
+      ...identity,
+      requesterIdentityPatch: () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+    },
+  });
+  const { validate, mutate } = mocked(authority().value);
+  const certificate = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'web' },
+    spec: {},
+  } as KubeObject;
+  await t.rejects(validate(review('CREATE', 'certificates', certificate)), TypeError);
+  await t.rejects(mutate(review('CREATE', 'certificaterequests', request())), RangeError);
+});

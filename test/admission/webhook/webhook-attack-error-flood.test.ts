@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap';
 import {
+  apiServerConnection,
   reviewBody,
   startWebhookChild,
   validReviewLatencyMs,
@@ -16,9 +17,15 @@ import { httpsRequest } from '../../support/webhook-tls.js';
 
 const HEAP_MIB = 64;
 const webhook = await startWebhookChild(HEAP_MIB);
-t.teardown(() => webhook.stop());
+t.teardown(async () => {
+  // The server's log (its refusals, any failure) says what went wrong when a check failed.
+  if (!t.passing()) t.comment(webhook.log());
+  await webhook.stop();
+});
+// kube-apiserver keeps its connections to a webhook alive: the valid reviews go over one.
+const apiServer = await apiServerConnection(webhook);
+t.teardown(() => apiServer.destroy());
 // Idle once warm: a first review has set up TLS and compiled the rules.
-await validReviewLatencyMs(webhook);
 const idleMiB = await webhook.peakRssMiB();
 
 function certificateReview(uid: string, spec: Record<string, unknown>): string {
@@ -47,6 +54,8 @@ const items = (n: number, item: (i: number) => string) =>
  */
 async function floodAndTime(t: Test, body: string): Promise<string> {
   t.ok(Buffer.byteLength(body) < 3 * 1024 * 1024, 'under the API server’s 3 MiB');
+  // The API server's connection in use (an idle one is closed after 5 s).
+  await validReviewLatencyMs(webhook, apiServer);
   let markSent: () => void = () => {};
   const sent = new Promise<void>((resolve) => {
     markSent = resolve;
@@ -63,7 +72,7 @@ async function floodAndTime(t: Test, body: string): Promise<string> {
   });
   await sent;
   // Valid reviews one after the other for as long as the flood is being decided.
-  const latencies = await validReviewsWhile(webhook, () => answered);
+  const latencies = await validReviewsWhile(webhook, () => answered, apiServer);
   t.ok(
     latencies.every((ms) => ms < 2_000),
     `valid reviews meanwhile answered in ${latencies.map(Math.round).join(', ')} ms`,
@@ -78,16 +87,17 @@ async function floodAndTime(t: Test, body: string): Promise<string> {
   return response.status.message;
 }
 
-t.test('280k invalid emailAddresses: a kilobyte refusal, a valid review meanwhile', async (t) => {
+t.test('200k invalid emailAddresses: a kilobyte refusal, a valid review meanwhile', async (t) => {
+  // The issue's lower bound: the test shares the machine with others (280k: in the unit tests).
   const message = await floodAndTime(
     t,
-    certificateReview('emails', { emailAddresses: items(280_000, (i) => `x${i}`) }),
+    certificateReview('emails', { emailAddresses: items(200_000, (i) => `x${i}`) }),
   );
   t.ok(Buffer.byteLength(message) < 2_048, `${Buffer.byteLength(message)} bytes, not 22 MB`);
   t.match(message, /^\[spec\.emailAddresses\[0\]: Invalid value: "x0": invalid email address/);
   t.match(
     message,
-    /spec\.emailAddresses: and 279990 more errors \(only the first 10 are listed\)\]$/,
+    /spec\.emailAddresses: and 199990 more errors \(only the first 10 are listed\)\]$/,
   );
 });
 
@@ -95,22 +105,22 @@ t.test('several lists flooded at once: each bounded, the whole under 16 KiB', as
   const message = await floodAndTime(
     t,
     certificateReview('lists', {
-      ipAddresses: items(80_000, (i) => `ip${i}`),
-      usages: items(60_000, (i) => `u${i}`),
-      emailAddresses: items(40_000, (i) => `a<${i}`),
+      ipAddresses: items(50_000, (i) => `ip${i}`),
+      usages: items(40_000, (i) => `u${i}`),
+      emailAddresses: items(30_000, (i) => `a<${i}`),
       secretTemplate: {
         annotations: Object.fromEntries(
-          items(20_000, (i) => `cert-manager.io/a${i}`).map((key) => [key, '']),
+          items(10_000, (i) => `cert-manager.io/a${i}`).map((key) => [key, '']),
         ),
       },
     }),
   );
   t.ok(Buffer.byteLength(message) <= 16 * 1024, `${Buffer.byteLength(message)} bytes`);
   for (const [list, more] of [
-    ['spec.ipAddresses', 79_990],
-    ['spec.usages', 59_990],
-    ['spec.emailAddresses', 39_990],
-    ['spec.secretTemplate.annotations', 19_990],
+    ['spec.ipAddresses', 49_990],
+    ['spec.usages', 39_990],
+    ['spec.emailAddresses', 29_990],
+    ['spec.secretTemplate.annotations', 9_990],
   ] as const) {
     t.match(message, `${list}: and ${more} more errors (only the first 10 are listed)`);
   }

@@ -22,7 +22,11 @@ const HEAP_MIB = 64;
 const MB = 1_000_000;
 const MIB = 1024 * 1024;
 const webhook = await startWebhookChild(HEAP_MIB);
-t.teardown(() => webhook.stop());
+t.teardown(async () => {
+  // The server's log (its refusals, any failure) says what went wrong when a check failed.
+  if (!t.passing()) t.comment(webhook.log());
+  await webhook.stop();
+});
 
 /** A JSON body of size bytes: one long string, as a review's CSR would be. */
 function body(size: number): Buffer {
@@ -108,11 +112,22 @@ t.test('60 slow bodies and stalled connections: all cut, reviews served', async 
   for (const [i, closed] of (await Promise.all(noTls)).entries()) {
     t.ok(closed < 30_000, `no TLS ${i}: closed after ${Math.round(closed)} ms`);
   }
-  const statuses = new Set(results.map((r) => r.status));
-  t.ok(statuses.has(413), 'the 4 MB bodies: 413');
-  t.ok(statuses.has(503), 'bodies past the shared budget: 503');
-  t.ok(statuses.has(408), 'bodies and headers never finished: 408');
-
+  // How each kind was cut. (A refused body's answer can be lost to the client when the server
+  // closes a connection with bytes still unread: then only the close is seen.)
+  const statusesOf = (kind: string) =>
+    results.filter((_, i) => attacks[i]?.[0].startsWith(kind)).map((r) => r.status);
+  t.notOk(
+    statusesOf('4 MB body').includes(408),
+    'the 4 MB bodies: cut at their length, not timed out',
+  );
+  const held = [...statusesOf('3 MiB body'), ...statusesOf('chunked body')].filter(
+    (s) => s === 408,
+  );
+  t.ok(
+    held.length <= 2,
+    `${held.length} of 30 bodies within the size limit held until the request timeout: the shared budget holds two`,
+  );
+  t.same(new Set(statusesOf('stalled headers')), new Set([408]), 'stalled headers: 408');
   t.notOk(webhook.exited(), `alive in a ${HEAP_MIB} MiB heap`);
   const peak = await webhook.peakRssMiB();
   t.ok(peak < 200, `peak resident memory ${Math.round(peak)} MiB`);

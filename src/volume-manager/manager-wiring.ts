@@ -11,7 +11,7 @@ import type { IssuanceCheck } from './issuance/issuance-check.js';
 import { RequestTracker } from './issuance/request-tracker.js';
 import { VolumeIssuance } from './issuance/volume-issuance.js';
 import type { ManualRenewalDeps } from './operations/manual-renewal.js';
-import { podChanged } from './operations/pod-change.js';
+import { type PodChangeDeps, podChanged } from './operations/pod-change.js';
 import type { PublishDeps } from './operations/publish-volume.js';
 import type { RediscoveryDeps } from './operations/rediscovery.js';
 import {
@@ -23,7 +23,6 @@ import {
 import type { UnpublishDeps } from './operations/unpublish-volume.js';
 import { PodReadiness } from './readiness/pod-readiness.js';
 import { contextPodSource, type PodSource } from './readiness/pod-source.js';
-import type { WaitingVolumeDeps } from './readiness/waiting-volume.js';
 import type { VolumeManagerSettings } from './settings.js';
 import { FailureRecorder } from './state/failure-recorder.js';
 import { RenewalScheduler } from './state/renewal-scheduler.js';
@@ -141,7 +140,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
   );
   const onIssued = options.onIssued ?? (() => {});
   const onFailed = options.onFailed ?? (() => {});
-  const podChange: WaitingVolumeDeps = { readiness, registry, dataRoot, clock, logger };
+  const podChange: PodChangeDeps = { readiness, registry, dataRoot, clock, logger };
   const renewal: RenewalDeps = {
     ...podChange,
     mounter,

@@ -3,6 +3,9 @@ import { reissueDecision } from '../policy/reissue-decision.js';
 import { markWaiting, type WaitingVolumeDeps } from '../readiness/waiting-volume.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
 
+/** What a pod change works with: what marking a volume waiting does (renewals go through renew). */
+export type PodChangeDeps = WaitingVolumeDeps;
+
 /** Renews a volume now for a reason (the volume manager's renew). */
 export type RenewFunction = (volumeId: string, reason: string) => Promise<unknown>;
 
@@ -15,7 +18,7 @@ export type RenewFunction = (volumeId: string, reason: string) => Promise<unknow
  * gate retry looks again.
  */
 export async function podChanged(
-  deps: WaitingVolumeDeps,
+  deps: PodChangeDeps,
   volumeId: string,
   renew: RenewFunction,
 ): Promise<void> {
@@ -30,7 +33,7 @@ export async function podChanged(
 }
 
 async function lookAtPod(
-  deps: WaitingVolumeDeps,
+  deps: PodChangeDeps,
   volumeId: string,
   renew: RenewFunction,
 ): Promise<void> {

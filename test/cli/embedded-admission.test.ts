@@ -28,6 +28,7 @@ import { isStoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
 import { issuer } from '../support/issuer-fixtures.js';
 import { kubeletRequest, podIdentity } from '../support/pod-certificates.js';
@@ -239,7 +240,7 @@ t.test(
     let direct: unknown;
     const started = startEmbeddedPlugin({
       endpoint: { kind: 'unix', path: join(dir, 'csi.sock') },
-      nodeId: 'test-node',
+      settings: volumeManagerSettings({ nodeId: 'test-node' }),
       driverName: 'csi.cert-manager.io',
       version: '0.1.0-test',
       dataRoot: join(dir, 'volumes'),

@@ -4,7 +4,7 @@ import { splitPemCertificates } from '../pki/chain.js';
 import { encodeJks, type JksEntry } from '../pki/jks.js';
 import { encodePkcs12, encodePkcs12TrustStore, type Pkcs12Profile } from '../pki/pkcs12.js';
 
-/** The keystore files of a Certificate Secret (reference §1.7.1). */
+/** The keystore files of a Certificate Secret, under cert-manager's names. */
 export const KeystoreKey = {
   pkcs12: 'keystore.p12',
   pkcs12TrustStore: 'truststore.p12',

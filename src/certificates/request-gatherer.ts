@@ -2,7 +2,7 @@ import { CERTIFICATE_REVISION_ANNOTATION, type Certificate } from '../api/certif
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { isControlledBy } from '../api/meta.js';
 
-/** Two or more owned requests for one revision: the sync stops and is retried (reference §0). */
+/** Two or more owned requests for one revision: the sync stops and retries, like cert-manager's. */
 export class DuplicateRequestsError extends Error {
   constructor(which: 'current' | 'next', revision: number) {
     super(

@@ -28,7 +28,7 @@ function certificate(extra: Partial<Certificate['spec']> = {}): Certificate {
   };
 }
 
-t.test('a Secret as cert-manager writes it (reference §1.7.1)', async (t) => {
+t.test('a Secret as cert-manager writes it (issuing/internal/secret.go)', async (t) => {
   const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
   // What cert-manager writes for an ECDSA key with the default PKCS1 encoding: SEC1.
   const keyPem = String(key.export({ type: 'sec1', format: 'pem' }));

@@ -59,7 +59,7 @@ function summary(plan: Plan): unknown {
   }
 }
 
-t.test('the keymanager’s step for each situation (reference §1.5)', async (t) => {
+t.test('the keymanager’s step for each situation (as in cert-manager)', async (t) => {
   const cases: Array<[string, Parameters<typeof nextKeyPlan>[0], unknown]> = [
     [
       'not issuing, nothing left',

@@ -153,7 +153,7 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
       ],
     },
     {
-      name: 'no issuer annotations and a ClusterIssuer: the defaults differ (reference §8.15)',
+      name: 'no issuer annotations and a ClusterIssuer: the defaults differ (as in cert-manager)',
       input: {
         certificate: certificate({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }),
         secret: {

@@ -22,7 +22,7 @@ import { type RequestSigningContext, signAsRequest } from '../support/request-si
 
 const caIssuer = issuer('ca', 'ns', { ca: { secretName: 'ca' } });
 
-// The CA issuer as a CertificateRequest sees it: reasons and messages of reference §3.2.
+// The CA issuer as a CertificateRequest sees it: cert-manager's reasons and messages.
 const signWithCA = (request: CertificateRequest, issuer: Issuer, context: RequestSigningContext) =>
   signAsRequest((i, input, c) => coreSignWithCA(i, input, c), 'ca', request, issuer, context);
 

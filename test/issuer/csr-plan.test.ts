@@ -124,7 +124,7 @@ t.test("signer names are taken apart as cert-manager's signername.go does", asyn
   t.equal(csrIssuerRef('signers.cert-manager.io/ca'), undefined, 'another type');
 });
 
-t.test('the sync order of §4, step by step', async (t) => {
+t.test('the sync order of certificatesigningrequests/sync.go, step by step', async (t) => {
   const ca = issuer('Issuer', caSpec);
   const clusterCa = issuer('ClusterIssuer', caSpec);
   const cases: Array<[string, CertificateSigningRequest, (ref: CsrIssuerRef) => unknown, unknown]> =

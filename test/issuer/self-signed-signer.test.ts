@@ -20,7 +20,7 @@ const selfSigned = issuer('self', 'ns', {
   selfSigned: { crlDistributionPoints: ['http://crl.example.com/x.crl'] },
 });
 
-// The SelfSigned issuer as a CertificateRequest sees it: reasons and messages of reference §3.3.
+// The SelfSigned issuer as a CertificateRequest sees it: cert-manager's reasons and messages.
 const signSelfSigned = (
   request: CertificateRequest,
   issuer: Issuer,

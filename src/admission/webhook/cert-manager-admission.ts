@@ -146,7 +146,7 @@ export function validationPlan(request: AdmissionRequest): ValidationPlan {
 }
 
 /**
- * The approval plugin's answer (reference §2.4): the issuer kind's resource through discovery
+ * The answer of cert-manager's approval plugin: the issuer kind's resource through discovery
  * (unknown: Forbidden spec.issuerRef), then SubjectAccessReviews of the requester for `approve`
  * on the wildcard signer name, then the issuer's own; any allow admits, a failed review counts
  * as a deny. Returns the field errors, empty when allowed.

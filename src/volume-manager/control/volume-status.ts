@@ -37,7 +37,7 @@ export interface VolumeStatus {
 export const CORRUPT_METADATA_PREFIX = 'metadata.json.corrupt-';
 
 // Read here from the raw context rather than through the driver's attribute parser: the driver
-// is a layer below renewal. Keys and defaults are csi-driver's (reference/csi-driver.md §1).
+// is a layer below renewal. Keys and defaults are csi-driver's (its pkg/apis).
 const PREFIX = 'csi.cert-manager.io/';
 const LEGACY_PREFIX = 'csi.certmanager.k8s.io/';
 const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';

@@ -7,7 +7,7 @@ import { within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
-// Issue 23, item 8: FIFOs named *.request in the renew dir took libuv's four threads (each
+// FIFOs named *.request in the renew dir took libuv's four threads (each
 // blocking open of a FIFO without a writer parks one), and then nothing answered: publish,
 // status (even with the plugin stopped), renew, SIGTERM. Here a real `cert-csi node` and the
 // real CLI, with more FIFOs than threads, there before the start and made while it runs.

@@ -1,4 +1,4 @@
-import type { RenewOutcome, RenewTarget } from '../control/renew-protocol.js';
+import type { RenewOutcome, RenewTarget } from '../control/control-protocol.js';
 import type { ManagerParts } from '../manager-parts.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
 import { renewVolume } from './renew-volume.js';

@@ -461,6 +461,53 @@ t.test('one request per connection: more input is read and dropped', async (t) =
     'answered',
   );
   t.same(targets, [{ volumeId: 'csi-a' }], 'the second line is no request');
+
+  // Input sent once the request was taken (after its `accepted`) is dropped as it comes, never
+  // held: more than a request line may be is no error, and a second line is no request.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const later: RenewTarget[] = [];
+  const other = await dataRoot(t);
+  await serve(t, other, {
+    renew: async (target, progress) => {
+      later.push(target);
+      await held;
+      const outcome = { renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER }], failed: [] };
+      progress(outcome);
+      return outcome;
+    },
+  });
+  const answered = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const socket = connect(controlSocketOf(other), () =>
+      socket.write('{"op":"renew","volumeId":"csi-a"}\n'),
+    );
+    socket.once('data', () => {
+      socket.write('x'.repeat(4 * REQUEST_MAX_BYTES));
+      // Released only once the server had its turn to read what was written: a write is in
+      // the server's receive queue when its callback runs, and read in the loop's next poll,
+      // which comes before the second setImmediate (an order of the event loop, not a delay).
+      socket.write('\n{"op":"renew","all":true}\n', () =>
+        setImmediate(() => setImmediate(release)),
+      );
+    });
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+  });
+  t.same(
+    answered
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type),
+    ['accepted', 'renewed', 'done'],
+    'answered as if nothing more came',
+  );
+  t.same(later, [{ volumeId: 'csi-a' }], 'what came after the request is no request');
 });
 
 t.test('a connection beyond the cap is told busy; the others are served', async (t) => {

@@ -1,5 +1,4 @@
-import type { RenewOutcome, RenewTarget } from './control/renew-protocol.js';
-import type { UnsavedFailure } from './control/status-socket.js';
+import type { RenewOutcome, RenewTarget, UnsavedFailure } from './control/control-protocol.js';
 import type { IssuedCertificate } from './issuance/certificate-files.js';
 import {
   type VolumeManagerOptions,

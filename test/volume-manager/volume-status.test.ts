@@ -3,10 +3,7 @@ import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import {
-  RENEW_REQUEST_MAX_BYTES,
-  renewDirOf,
-} from '../../src/volume-manager/control/renew-protocol.js';
+import { LEGACY_RENEW_DIR_NAME } from '../../src/volume-manager/control/legacy-control-files.js';
 import {
   readVolumeStatuses,
   type VolumeStatus,
@@ -169,37 +166,25 @@ t.test('a volume dir without metadata is incomplete', async (t) => {
   ]);
 });
 
-t.test('request files waiting in ..renew mark their volumes pending', async (t) => {
+t.test('sorted by id; what is no volume dir is no row', async (t) => {
   const root = await dataRoot(t);
   const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
-  await makeVolume(root, 'csi-a', fields);
   await makeVolume(root, 'csi-b', fields);
+  await makeVolume(root, 'csi-a', fields);
   await mkdir(join(root.root, 'csi-c'));
-  const dir = renewDirOf(root);
+  // The request dir of an older version, with a request in it: no volume, and no renewal
+  // pending: no plugin of this version answers it.
+  const dir = join(root.root, LEGACY_RENEW_DIR_NAME);
   await mkdir(dir);
-  await writeFile(join(dir, 'one.request'), JSON.stringify({ volumeId: 'csi-a' }));
-  await writeFile(join(dir, 'junk.request'), '{');
-  await writeFile(join(dir, 'x.result'), '{}');
-  // A Certificate of the store is no volume of this node.
-  await writeFile(
-    join(dir, 'cert.request'),
-    JSON.stringify({ certificate: { namespace: 'sandbox', name: 'csi-b' } }),
-  );
-  let statuses = await readVolumeStatuses(root, NOW);
+  await writeFile(join(dir, 'one.request'), JSON.stringify({ all: true }));
+  const statuses = await readVolumeStatuses(root, NOW);
   t.same(
     statuses.map((s) => [s.volumeId, s.state, s.renewalPending]),
     [
-      ['csi-a', 'pending', true],
+      ['csi-a', 'ok', false],
       ['csi-b', 'ok', false],
       ['csi-c', 'incomplete', false],
     ],
-    'sorted by id; ..renew is not a volume',
-  );
-  await writeFile(join(dir, 'two.request'), JSON.stringify({ all: true }));
-  statuses = await readVolumeStatuses(root, NOW);
-  t.same(
-    statuses.map((s) => s.renewalPending),
-    [true, true, true],
   );
 });
 
@@ -208,21 +193,27 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
   const make = await oddFileMaker(t);
   const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
   await makeVolume(root, 'csi-a', fields);
-  const dir = renewDirOf(root);
+  // The request dir of an older version, full of odd entries: never opened.
+  const dir = join(root.root, LEGACY_RENEW_DIR_NAME);
   await mkdir(dir);
-  // Three of each kind: more blocking opens than libuv has threads; a link's target is a
-  // request for every volume, which following it would count.
   for (const kind of ODD_KINDS) {
     for (const n of [1, 2, 3]) await make(join(dir, `${kind}-${n}.request`), kind, '{"all":true}');
   }
-  await writeFile(join(dir, 'large.request'), `{"all":true${' '.repeat(RENEW_REQUEST_MAX_BYTES)}}`);
-  // A certificate the pod sees that is a FIFO, and a metadata.json that is a FIFO.
-  await makeVolume(root, 'csi-fifo-cert', {}, { 'tls.crt': 'x' });
-  const generation = await readlink(join(root.dataDir('csi-fifo-cert'), '..data'));
-  const certPath = join(root.dataDir('csi-fifo-cert'), generation, 'tls.crt');
-  await chmod(dirname(certPath), 0o700);
-  await rm(certPath);
-  await make(certPath, 'fifo');
+  // Certificates the pods see that are odd, more than a kind's named warnings, and a
+  // metadata.json that is a FIFO. Three FIFOs and more: more blocking opens than libuv has
+  // threads.
+  const certPaths: string[] = [];
+  const oddCertificates = [...ODD_KINDS, 'fifo', 'fifo'] as const;
+  for (const [n, kind] of oddCertificates.entries()) {
+    const id = `csi-odd-cert-${n}`;
+    await makeVolume(root, id, {}, { 'tls.crt': 'x' });
+    const generation = await readlink(join(root.dataDir(id), '..data'));
+    const certPath = join(root.dataDir(id), generation, 'tls.crt');
+    await chmod(dirname(certPath), 0o700);
+    await rm(certPath);
+    await make(certPath, kind);
+    certPaths.push(certPath);
+  }
   await makeVolume(root, 'csi-fifo-meta');
   await rm(root.metadataPath('csi-fifo-meta'));
   await make(root.metadataPath('csi-fifo-meta'), 'fifo');
@@ -233,34 +224,38 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
     statuses.map((s) => [s.volumeId, s.state, s.renewalPending, s.detail]),
     [
       ['csi-a', 'ok', false, undefined],
-      ['csi-fifo-cert', 'pending', false, 'no certificate issued yet'],
       [
         'csi-fifo-meta',
         'corrupt',
         false,
         'metadata file metadata.json is not a regular file but a FIFO: only regular files are read',
       ],
+      ...oddCertificates.map((_, n) => [
+        `csi-odd-cert-${n}`,
+        'pending',
+        false,
+        'no certificate issued yet',
+      ]),
     ],
-    'no odd request counted; the odd metadata.json is its volume row',
+    'no odd certificate read; the odd metadata.json is its volume row',
   );
-  const skipped = warnings.filter((w) => w.startsWith('renewal request skipped: '));
-  t.equal(skipped.length, 6, 'five named, then a count');
-  t.match(
-    skipped.slice(0, 5),
-    Array(5).fill(
-      /^renewal request skipped: file "\S+\.request" is not a regular file but a|is larger than 4 KiB/,
-    ),
-  );
-  t.equal(skipped[5], `renewal request skipped: ${3 * ODD_KINDS.length + 1 - 5} more`);
+  const named = (path: string, kind: string) =>
+    `certificate files not read: cannot read files from ${dirname(dirname(path))}: file ${JSON.stringify(path)} is not a regular file but ${kind}: only regular files are read`;
   t.same(
-    warnings.filter((w) => !w.startsWith('renewal request skipped: ')),
+    warnings,
     [
-      `certificate files not read: cannot read files from ${root.dataDir('csi-fifo-cert')}: file ${JSON.stringify(certPath)} is not a regular file but a FIFO: only regular files are read`,
+      named(certPaths[0] ?? '', 'a FIFO'),
+      named(certPaths[1] ?? '', 'a symbolic link'),
+      named(certPaths[2] ?? '', 'a socket'),
+      named(certPaths[3] ?? '', 'a directory'),
+      named(certPaths[4] ?? '', 'a symbolic link'),
+      `certificate files not read: ${oddCertificates.length - 5} more`,
     ],
+    'five named, then a count; nothing of the old request dir',
   );
   t.same(
     (await readVolumeStatuses(root, NOW)).map((s) => s.volumeId),
-    ['csi-a', 'csi-fifo-cert', 'csi-fifo-meta'],
+    ['csi-a', 'csi-fifo-meta', ...oddCertificates.map((_, n) => `csi-odd-cert-${n}`)],
     'without a listener, the same rows',
   );
 });
@@ -268,7 +263,7 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
 t.test('a missing data root has no volumes; a ..renew that is a file is ignored', async (t) => {
   t.same(await readVolumeStatuses(new DataRoot(join(await tempDir(t), 'absent'))), []);
   const root = await dataRoot(t);
-  await writeFile(renewDirOf(root), 'not a dir');
+  await writeFile(join(root.root, LEGACY_RENEW_DIR_NAME), 'not a dir');
   await makeVolume(root, 'csi-a', { notAfter: inDays(1) });
   t.equal((await statusOf(root, 'csi-a'))?.state, 'ok');
 });

@@ -1,22 +1,14 @@
 import { X509Certificate } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { errorMessage } from '../../base/error-message.js';
 import { readAtomically } from '../../fs/atomic-writer.js';
 import { errnoCode } from '../../fs/errors.js';
-import { RefusedFileError, readRegularFile } from '../../fs/regular-file.js';
+import { RefusedFileError } from '../../fs/regular-file.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { VolumeError } from '../../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../volume/metadata.js';
-import {
-  parseRenewRequest,
-  RENEW_REQUEST_MAX_BYTES,
-  type RenewTarget,
-  renewDirOf,
-  requestCovers,
-  requestIdOf,
-} from './renew-protocol.js';
-import { readUnsavedFailures, type UnsavedFailure } from './status-socket.js';
+import { askStatus } from './control-client.js';
+import type { UnsavedFailure } from './control-protocol.js';
 
 /** One volume of the node as `cert-csi status` shows it, read from its files alone. */
 export interface VolumeStatus {
@@ -37,7 +29,7 @@ export interface VolumeStatus {
 export const CORRUPT_METADATA_PREFIX = 'metadata.json.corrupt-';
 
 // Read here from the raw context rather than through the driver's attribute parser: the driver
-// is a layer below renewal. Keys and defaults are csi-driver's (its pkg/apis).
+// is a layer below the volume manager. Keys and defaults are csi-driver's (its pkg/apis).
 const PREFIX = 'csi.cert-manager.io/';
 const LEGACY_PREFIX = 'csi.certmanager.k8s.io/';
 const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
@@ -47,6 +39,9 @@ function attribute(context: Record<string, string>, name: string): string | unde
   // The current key wins over the legacy one, as in the driver.
   return context[`${PREFIX}${name}`] ?? context[`${LEGACY_PREFIX}${name}`];
 }
+
+/** How long `cert-csi status` waits for the plugin's answer before showing the files alone. */
+export const STATUS_ANSWER_TIMEOUT_MS = 2000;
 
 /** How many skipped files of one kind a status read names; the others are counted. */
 export const SKIPPED_FILES_NAMED = 5;
@@ -64,22 +59,23 @@ export async function readVolumeStatuses(
   now: Date = new Date(),
   warn: SkipWarning = () => undefined,
 ): Promise<VolumeStatus[]> {
-  const requests = await readPendingRequests(dataRoot, warn);
-  const unsaved = await readUnsavedFailures(dataRoot);
+  // No plugin answering (none runs, or it is stuck): the files alone.
+  const unsaved = await askStatus(dataRoot, { timeoutMs: STATUS_ANSWER_TIMEOUT_MS }).catch(
+    () => [],
+  );
   const statuses: VolumeStatus[] = [];
   const unreadCertificates: string[] = [];
   for (const id of await dataRoot.listVolumeIds()) {
-    const requested = requests.some((r) => requestCovers(r, id));
     const inMemory = unsaved.find((u) => u.volumeId === id);
     const notAfterOf = (fileName: string | undefined) =>
       certificateNotAfter(dataRoot, id, fileName, unreadCertificates);
     try {
-      statuses.push(await volumeStatus(dataRoot, id, requested, now, inMemory, notAfterOf));
+      statuses.push(await volumeStatus(dataRoot, id, now, inMemory, notAfterOf));
     } catch (err) {
       statuses.push({
         volumeId: id,
         state: 'corrupt',
-        renewalPending: requested,
+        renewalPending: false,
         detail: errorMessage(err),
       });
     }
@@ -98,7 +94,6 @@ function warnSkipped(warn: SkipWarning, what: string, messages: readonly string[
 async function volumeStatus(
   dataRoot: DataRoot,
   id: string,
-  requested: boolean,
   now: Date,
   unsaved: UnsavedFailure | undefined,
   notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
@@ -108,7 +103,7 @@ async function volumeStatus(
     meta = await readMetadata(dataRoot, id);
   } catch (err) {
     if (!(err instanceof VolumeError)) throw err;
-    return unmanagedStatus(dataRoot, id, requested, err, notAfterOf);
+    return unmanagedStatus(dataRoot, id, err, notAfterOf);
   }
   const status: VolumeStatus = { volumeId: id, state: 'ok', renewalPending: false };
   const context = meta.volumeContext;
@@ -136,7 +131,7 @@ async function volumeStatus(
   if (nextRenewal !== undefined) status.nextRenewal = nextRenewal;
   if (lastError !== undefined) status.lastError = lastError;
   status.renewalPending =
-    meta.pendingRequest !== undefined || failures > 0 || unsaved !== undefined || requested;
+    meta.pendingRequest !== undefined || failures > 0 || unsaved !== undefined;
 
   const valid = notAfter !== undefined && Date.parse(notAfter) >= now.getTime();
   if (notAfter !== undefined && !valid) status.state = 'expired';
@@ -168,7 +163,6 @@ async function volumeStatus(
 async function unmanagedStatus(
   dataRoot: DataRoot,
   id: string,
-  requested: boolean,
   err: VolumeError,
   notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
 ): Promise<VolumeStatus> {
@@ -180,7 +174,7 @@ async function unmanagedStatus(
   const status: VolumeStatus = {
     volumeId: id,
     state: missing && movedAside === undefined ? 'incomplete' : 'corrupt',
-    renewalPending: requested,
+    renewalPending: false,
   };
   // The volume is already named in its row; the bare file name keeps the reason readable.
   if (!missing) status.detail = err.message.replace(dataRoot.metadataPath(id), 'metadata.json');
@@ -209,33 +203,4 @@ async function certificateNotAfter(
     if ((err as Error).cause instanceof RefusedFileError) refused.push(errorMessage(err));
     return undefined;
   }
-}
-
-// The requests waiting in ..renew: a plugin that is down (or busy) has not taken them yet.
-async function readPendingRequests(dataRoot: DataRoot, warn: SkipWarning): Promise<RenewTarget[]> {
-  const dir = renewDirOf(dataRoot);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    // No plugin ever ran here, or the dir is not usable: no request can be waiting.
-    return [];
-  }
-  const requests: RenewTarget[] = [];
-  const refused: string[] = [];
-  for (const name of names) {
-    if (requestIdOf(name) === undefined) continue;
-    try {
-      // Never blocking on a FIFO or following a link out of the dir (see regular-file.ts).
-      const text = await readRegularFile(join(dir, name), { maxBytes: RENEW_REQUEST_MAX_BYTES });
-      const request = parseRenewRequest(text.toString('utf8'));
-      // A Certificate's request concerns the store, not a volume of this node.
-      if (!('certificate' in request)) requests.push(request);
-    } catch (err) {
-      if (err instanceof RefusedFileError) refused.push(err.message);
-      // Else taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
-    }
-  }
-  warnSkipped(warn, 'renewal request skipped', refused);
-  return requests;
 }

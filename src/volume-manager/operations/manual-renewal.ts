@@ -1,5 +1,5 @@
 import type { DataRoot } from '../../volume/data-root.js';
-import type { RenewOutcome, RenewTarget } from '../control/renew-protocol.js';
+import type { RenewOutcome, RenewTarget } from '../control/control-protocol.js';
 import type { IssuedCertificate } from '../issuance/certificate-files.js';
 import { reissueDecision } from '../policy/reissue-decision.js';
 import type { FailureRecorder } from '../state/failure-recorder.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeFailure, type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
-import type { UnsavedFailure } from '../control/status-socket.js';
+import type { UnsavedFailure } from '../control/control-protocol.js';
 import type { IssuedCertificate } from '../issuance/certificate-files.js';
 import { type BackoffPolicy, backoffDelay, retryAfterIssuance } from '../policy/renewal-policy.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';

@@ -1,3 +1,4 @@
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { goQuoteValue, goTrimSpace } from '../base/go-text.js';
 
 /** Splits a comma-separated attribute on `,` and trims each element with Go's TrimSpace. */
@@ -42,6 +43,10 @@ class CsvParseError extends Error {
       return `record on line ${this.startLine}; parse error on line ${this.line}, column ${this.column}: ${this.reason}`;
     }
     return `parse error on line ${this.line}, column ${this.column}: ${this.reason}`;
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_CSV_MALFORMED';
   }
 }
 

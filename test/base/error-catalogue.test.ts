@@ -1,3 +1,5 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t from 'tap';
 import { MalformedReviewError } from '../../src/api/admission-review.js';
@@ -8,6 +10,7 @@ import {
   type KindedError,
   kindOf,
 } from '../../src/base/error-catalogue.js';
+import { projectPath } from '../support/project-files.js';
 
 const kinds = Object.keys(errorCatalogue) as ErrorKind[];
 
@@ -69,4 +72,123 @@ t.test('an api error declares a kind without importing the catalogue', async (t)
   // api is the layer above base: its kind is a string literal, which must be a catalogue code.
   const declared: KindedError = new MalformedReviewError('x');
   t.equal(declared.errorKind, 'CERT_CSI_REVIEW_MALFORMED');
+});
+
+/** A class declared in a source file, with the text between its braces. */
+interface ClassDeclaration {
+  file: string;
+  name: string;
+  parent: string;
+  body: string;
+}
+
+/** Every `class X extends Y {...}` of the sources (top-level and nested alike). */
+function classDeclarations(sources: ReadonlyMap<string, string>): ClassDeclaration[] {
+  const found: ClassDeclaration[] = [];
+  for (const [file, text] of sources) {
+    for (const match of text.matchAll(/\bclass\s+(\w+)\s+extends\s+(\w+)[^{]*\{/g)) {
+      let depth = 1;
+      let end = (match.index ?? 0) + match[0].length;
+      const start = end;
+      while (depth > 0 && end < text.length) {
+        if (text[end] === '{') depth++;
+        else if (text[end] === '}') depth--;
+        end++;
+      }
+      found.push({
+        file,
+        name: match[1] ?? '',
+        parent: match[2] ?? '',
+        body: text.slice(start, end - 1),
+      });
+    }
+  }
+  return found;
+}
+
+/**
+ * The error classes of the sources (those extending Error, a built-in error, or one of them)
+ * whose body does not declare `errorKind`.
+ */
+function errorClassesWithoutKind(sources: ReadonlyMap<string, string>): string[] {
+  const classes = classDeclarations(sources);
+  const errorClasses = new Set<string>();
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const c of classes) {
+      const isError = /^(\w*Error|Error)$/.test(c.parent) || errorClasses.has(c.parent);
+      if (isError && !errorClasses.has(c.name)) {
+        errorClasses.add(c.name);
+        grew = true;
+      }
+    }
+  }
+  return classes
+    .filter((c) => errorClasses.has(c.name) && !/\berrorKind\b/.test(c.body))
+    .map((c) => `${c.file}: ${c.name}`);
+}
+
+async function sourceTexts(): Promise<Map<string, string>> {
+  const root = projectPath('src');
+  const entries = await readdir(root, { withFileTypes: true, recursive: true });
+  const texts = new Map<string, string>();
+  for (const e of entries) {
+    if (!e.isFile() || !e.name.endsWith('.ts')) continue;
+    const path = join(e.parentPath, e.name);
+    texts.set(relative(root, path), await readFile(path, 'utf8'));
+  }
+  return texts;
+}
+
+t.test(
+  'the scan finds an error class without a kind, directly or through its parent',
+  async (t) => {
+    const sources = new Map([
+      [
+        'a.ts',
+        [
+          "class Kinded extends Error {\n  get errorKind() { return 'CERT_CSI_LOCK_HELD'; }\n}",
+          'class Plain extends Error {\n  constructor() { super(`${1}`); }\n}',
+          'class Child extends Kinded {}',
+          'class NotAnError extends Map {}',
+        ].join('\n'),
+      ],
+      ['b.ts', 'export class Refusal extends TypeError {}\nclass Grandchild extends Plain {}'],
+    ]);
+    t.same(errorClassesWithoutKind(sources), [
+      'a.ts: Plain',
+      'a.ts: Child',
+      'b.ts: Refusal',
+      'b.ts: Grandchild',
+    ]);
+  },
+);
+
+t.test('every error class of src/ declares its kind', async (t) => {
+  const sources = await sourceTexts();
+  const classes = classDeclarations(sources);
+  t.ok(classes.length > 20, 'classes were found');
+  t.same(errorClassesWithoutKind(sources), []);
+});
+
+t.test('every code named in src/ is in the catalogue, and every kind is raised', async (t) => {
+  const sources = await sourceTexts();
+  const named = new Set<string>();
+  for (const [file, text] of sources) {
+    if (file === join('base', 'error-catalogue.ts')) continue;
+    for (const match of text.matchAll(/'(CERT_CSI_[A-Z0-9_]+)'/g)) named.add(match[1] ?? '');
+  }
+  const catalogued = new Set<string>(kinds);
+  t.same(
+    [...named].filter((code) => !catalogued.has(code)),
+    [],
+    'no code outside the catalogue (api names its kind as a plain string)',
+  );
+  // The internal error is the kind of everything that declares none.
+  t.same(
+    kinds.filter((kind) => kind !== 'CERT_CSI_INTERNAL_ERROR' && !named.has(kind)),
+    [],
+    'no kind that nothing raises',
+  );
 });

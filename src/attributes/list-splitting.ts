@@ -26,7 +26,8 @@ const ERR_BARE_QUOTE = 'bare " in non-quoted-field';
 const ERR_QUOTE = 'extraneous or missing " in quoted-field';
 const ERR_FIELD_COUNT = 'wrong number of fields';
 
-class CsvParseError extends Error {
+/** A record that is not valid CSV, where Go's encoding/csv says (its ParseError). */
+export class CsvParseError extends Error {
   constructor(
     readonly startLine: number,
     readonly line: number,

@@ -2,7 +2,12 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t from 'tap';
+import { ObjectShapeError } from '../../src/admission/object-shape.js';
+import { MissingObjectError } from '../../src/admission/webhook/cert-manager-admission.js';
+import { HttpRefusal } from '../../src/admission/webhook/review-body.js';
 import { MalformedReviewError } from '../../src/api/admission-review.js';
+import { CsvParseError } from '../../src/attributes/list-splitting.js';
+import { DeadlineExceededError } from '../../src/base/deadline.js';
 import {
   type ErrorKind,
   errorCatalogue,
@@ -10,6 +15,25 @@ import {
   type KindedError,
   kindOf,
 } from '../../src/base/error-catalogue.js';
+import { CertificateNotFoundError } from '../../src/certificates/manual-trigger.js';
+import { DuplicateRequestsError } from '../../src/certificates/request-gatherer.js';
+import { UsageError } from '../../src/cli/common/usage-error.js';
+import { ManifestError } from '../../src/cli/node/load-manifests.js';
+import { PluginCallError } from '../../src/cli/publish/plugin-call-error.js';
+import { invalidArgument } from '../../src/driver/csi-error.js';
+import { LockHeldError } from '../../src/fs/directory-lock.js';
+import { FsError } from '../../src/fs/errors.js';
+import { RefusedFileError } from '../../src/fs/regular-file.js';
+import { EmbeddedCaLostError } from '../../src/issuer/ca-guard.js';
+import { IssuerNotReadyError } from '../../src/issuer/issuers-controller.js';
+import { CsrSignatureError } from '../../src/pki/csr.js';
+import { PkiError } from '../../src/pki/errors.js';
+import { PodKeyError } from '../../src/pki/pod-certificate-key.js';
+import { StoreError } from '../../src/store/errors.js';
+import { TargetPathError, VolumeError } from '../../src/volume/errors.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
+import { RequestWaitError } from '../../src/volume-manager/issuance/request-tracker.js';
+import { RepublishConflictError } from '../../src/volume-manager/policy/republish-check.js';
 import { projectPath } from '../support/project-files.js';
 
 const kinds = Object.keys(errorCatalogue) as ErrorKind[];
@@ -72,6 +96,59 @@ t.test('an api error declares a kind without importing the catalogue', async (t)
   // api is the layer above base: its kind is a string literal, which must be a catalogue code.
   const declared: KindedError = new MalformedReviewError('x');
   t.equal(declared.errorKind, 'CERT_CSI_REVIEW_MALFORMED');
+});
+
+// Each error class of src/ and the kind it answers the edges with.
+const errorClasses: [string, unknown, ErrorKind][] = [
+  ['MalformedReviewError', new MalformedReviewError('m'), 'CERT_CSI_REVIEW_MALFORMED'],
+  ['DeadlineExceededError', new DeadlineExceededError(5), 'CERT_CSI_DEADLINE_EXCEEDED'],
+  ['PkiError', new PkiError('m'), 'CERT_CSI_PKI_FAILED'],
+  ['CsrSignatureError', new CsrSignatureError('m', 'r'), 'CERT_CSI_CSR_SIGNATURE_INVALID'],
+  ['PodKeyError', new PodKeyError('missing', 'm'), 'CERT_CSI_POD_KEY_UNUSABLE'],
+  ['FsError', new FsError('m'), 'CERT_CSI_FILE_OPERATION_FAILED'],
+  ['RefusedFileError', new RefusedFileError('/f', 'is a FIFO'), 'CERT_CSI_FILE_REFUSED'],
+  ['LockHeldError', new LockHeldError('/l', 1, 'dir'), 'CERT_CSI_LOCK_HELD'],
+  ['StoreError', new StoreError('NotFound', 'm'), 'CERT_CSI_API_REQUEST_FAILED'],
+  ['EmbeddedCaLostError', new EmbeddedCaLostError('m'), 'CERT_CSI_EMBEDDED_CA_LOST'],
+  ['IssuerNotReadyError', new IssuerNotReadyError('m'), 'CERT_CSI_ISSUER_NOT_READY'],
+  [
+    'CertificateNotFoundError',
+    new CertificateNotFoundError({ namespace: 'n', name: 'c' }),
+    'CERT_CSI_CERTIFICATE_NOT_FOUND',
+  ],
+  ['DuplicateRequestsError', new DuplicateRequestsError('next', 2), 'CERT_CSI_DUPLICATE_REQUESTS'],
+  ['ObjectShapeError', new ObjectShapeError('m'), 'CERT_CSI_OBJECT_FIELD_WRONG_TYPE'],
+  ['MissingObjectError', new MissingObjectError('m'), 'CERT_CSI_REVIEW_OBJECT_MISSING'],
+  ['HttpRefusal', new HttpRefusal('CERT_CSI_WEBHOOK_BUSY', 'm'), 'CERT_CSI_WEBHOOK_BUSY'],
+  ['CsvParseError', new CsvParseError(1, 1, 2, 'bare "'), 'CERT_CSI_CSV_MALFORMED'],
+  ['VolumeError', new VolumeError('m'), 'CERT_CSI_VOLUME_FAILED'],
+  ['TargetPathError', new TargetPathError('m'), 'CERT_CSI_TARGET_PATH_REFUSED'],
+  ['RequestWaitError', new RequestWaitError('m', 'deleted'), 'CERT_CSI_REQUEST_WAIT_ENDED'],
+  [
+    'RepublishConflictError',
+    new RepublishConflictError('csi-x', ['readOnly']),
+    'CERT_CSI_REPUBLISH_CONFLICT',
+  ],
+  ['IssuanceError denied', new IssuanceError('m', 'denied'), 'CERT_CSI_ISSUANCE_DENIED'],
+  ['IssuanceError failed', new IssuanceError('m', 'failed'), 'CERT_CSI_ISSUANCE_FAILED'],
+  ['IssuanceError timeout', new IssuanceError('m', 'timeout'), 'CERT_CSI_ISSUANCE_TIMED_OUT'],
+  ['IssuanceError aborted', new IssuanceError('m', 'aborted'), 'CERT_CSI_ISSUANCE_ABORTED'],
+  [
+    'IssuanceError invalid-certificate',
+    new IssuanceError('m', 'invalid-certificate'),
+    'CERT_CSI_ISSUED_CERTIFICATE_INVALID',
+  ],
+  ['CsiError', invalidArgument('m'), 'CERT_CSI_INVALID_CSI_REQUEST'],
+  ['ManifestError', new ManifestError('f', 'm'), 'CERT_CSI_MANIFEST_INVALID'],
+  ['UsageError', new UsageError('m'), 'CERT_CSI_INVALID_COMMAND_LINE'],
+  ['PluginCallError', new PluginCallError('m'), 'CERT_CSI_PLUGIN_CALL_FAILED'],
+];
+
+t.test('each error class answers the edges with the kind of what went wrong', async (t) => {
+  for (const [what, err, kind] of errorClasses) {
+    t.ok(err instanceof Error, `${what} is an Error`);
+    t.equal(kindOf(err), kind, what);
+  }
 });
 
 /** A class declared in a source file, with the text between its braces. */

@@ -1,6 +1,7 @@
 import { CERTIFICATE_REVISION_ANNOTATION, type Certificate } from '../api/certificate.js';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { isControlledBy } from '../api/meta.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 
 /** Two or more owned requests for one revision: the sync stops and retries, like cert-manager's. */
 export class DuplicateRequestsError extends Error {
@@ -9,6 +10,10 @@ export class DuplicateRequestsError extends Error {
       `multiple CertificateRequests were found for the '${which}' revision ${revision}, issuance is skipped until there are no more duplicates`,
     );
     this.name = 'DuplicateRequestsError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_DUPLICATE_REQUESTS';
   }
 }
 

@@ -1,4 +1,5 @@
 import { constants, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { createCsr, parseCsrSync } from './csr.js';
 import { childrenOf, rawOf, readSingle, Tag } from './der.js';
 import { PkiError } from './errors.js';
@@ -32,6 +33,10 @@ export class PodKeyError extends PkiError {
     message: string,
   ) {
     super(message);
+  }
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_POD_KEY_UNUSABLE';
   }
 }
 

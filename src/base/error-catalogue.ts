@@ -235,6 +235,12 @@ export const errorCatalogue = {
     httpStatus: 415,
     exitCode: 1,
   },
+  CERT_CSI_CONTROL_LINE_TOO_LONG: {
+    summary: 'a line on the control socket longer than the most read for one',
+    grpcStatus: 'RESOURCE_EXHAUSTED',
+    httpStatus: 413,
+    exitCode: 1,
+  },
   CERT_CSI_REVIEW_TOO_LARGE: {
     summary: 'a review body larger than the webhook takes',
     grpcStatus: 'RESOURCE_EXHAUSTED',

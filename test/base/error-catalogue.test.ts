@@ -31,6 +31,8 @@ import { PkiError } from '../../src/pki/errors.js';
 import { PodKeyError } from '../../src/pki/pod-certificate-key.js';
 import { StoreError } from '../../src/store/errors.js';
 import { TargetPathError, VolumeError } from '../../src/volume/errors.js';
+import { ControlError } from '../../src/volume-manager/control/control-client.js';
+import { LineTooLongError } from '../../src/volume-manager/control/line-buffer.js';
 import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { RequestWaitError } from '../../src/volume-manager/issuance/request-tracker.js';
 import { RepublishConflictError } from '../../src/volume-manager/policy/republish-check.js';
@@ -122,6 +124,8 @@ const errorClasses: [string, unknown, ErrorKind][] = [
   ['HttpRefusal', new HttpRefusal('CERT_CSI_WEBHOOK_BUSY', 'm'), 'CERT_CSI_WEBHOOK_BUSY'],
   ['CsvParseError', new CsvParseError(1, 1, 2, 'bare "'), 'CERT_CSI_CSV_MALFORMED'],
   ['VolumeError', new VolumeError('m'), 'CERT_CSI_VOLUME_FAILED'],
+  ['ControlError', new ControlError('no-plugin', 'm', '/s'), 'CERT_CSI_PLUGIN_CALL_FAILED'],
+  ['LineTooLongError', new LineTooLongError(4096), 'CERT_CSI_CONTROL_LINE_TOO_LONG'],
   ['TargetPathError', new TargetPathError('m'), 'CERT_CSI_TARGET_PATH_REFUSED'],
   ['RequestWaitError', new RequestWaitError('m', 'deleted'), 'CERT_CSI_REQUEST_WAIT_ENDED'],
   [

@@ -1,6 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import type { NamespacedName } from '../../api/namespaced-name.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { errorMessage } from '../../base/error-message.js';
 import { byteSizeText } from '../../fs/regular-file.js';
 import type { DataRoot } from '../../volume/data-root.js';
@@ -45,6 +46,10 @@ export class ControlError extends Error {
     readonly socketPath: string,
   ) {
     super(`${failure}: ${detail} (${socketPath})`);
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_PLUGIN_CALL_FAILED';
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { byteSizeText } from '../../fs/regular-file.js';
 
 // Written here rather than taken from split2 or node:readline: neither bounds a line in bytes
@@ -9,6 +10,10 @@ export class LineTooLongError extends Error {
 
   constructor(readonly maxBytes: number) {
     super(`a line is longer than ${byteSizeText(maxBytes)}, the most read for one`);
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_CONTROL_LINE_TOO_LONG';
   }
 }
 

@@ -38,7 +38,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     case 'publish':
       return (await import('./publish/publish-command.js')).runPublish(rest);
     case 'unpublish':
-      return (await import('./publish/publish-command.js')).runUnpublish(rest);
+      return (await import('./unpublish/unpublish-command.js')).runUnpublish(rest);
     case 'renew':
       return (await import('./renew/renew-command.js')).runRenew(rest);
     case 'status':

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { shortened } from '../../api/echoed-value.js';
 import { type NamespacedName, parseNamespacedName } from '../../api/namespaced-name.js';
 import { dnsLabelProblem } from '../../attributes/object-names.js';
@@ -19,79 +18,16 @@ import {
   readVolumeStatuses,
   type VolumeStatus,
 } from '../../volume-manager/control/volume-status.js';
-import {
-  type CommandOutput,
-  isDirectory,
-  processOutput,
-  startCommand,
-  usageError,
-} from '../common/data-root-command.js';
-import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from '../common/kube-flags.js';
+import { type CommandOutput, processOutput } from '../common/command-output.js';
+import { startCommand, usageError } from '../common/command-start.js';
+import { isDirectory } from '../common/is-directory.js';
+import { KUBE_CLIENT_FLAG_NAMES } from '../common/kube-flags.js';
 import { issuerText, shorten } from '../common/table-cells.js';
 import { terminationSignal } from '../common/termination.js';
 import { formatCertificateStatus } from './certificate-status-text.js';
 import { formatRequestsTable } from './requests-status-text.js';
+import { STATUS_COMMAND, type StatusFlags } from './status-flags.js';
 import { watchStatus } from './status-watch.js';
-
-export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--watch] [--json]
-       cert-csi status --certificate NAMESPACE/NAME --state-dir DIR [--json]
-       cert-csi status --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME] [--json]
-       cert-csi status --requests [-n NAMESPACE] (--state-dir DIR | --kubeconfig FILE) [--json]
-
-Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
-next renewal and last error. It reads the files under the data root, so it works
-whether the plugin runs or not; a running plugin adds, through <data-root>/..control.sock,
-the last errors it could not write to metadata.json (a full data root).
-
-Long values are shortened with "…" to keep each row to one readable line; --json has
-them whole.
-
-With --watch (-w), prints the table, then again each time it changes, until interrupted
-(Ctrl-C): volumes published or removed, metadata.json rewritten (an issuance, a renewal, a
-failure). Each table is headed by the time it was read; with --json, each is one JSON
-array on one line. Woken by file events in the data root and its volume dirs, and read
-again at least every 5 s for what no file announces (a failure the plugin holds in memory,
-a certificate that expires).
-
-States: ok; pending (an issuance or renewal is in flight or asked for); failing
-(attempts fail and no valid certificate is served); expired; corrupt (metadata.json
-unreadable, or moved aside by the plugin as metadata.json.corrupt-*); incomplete
-(a volume dir without metadata); waiting (published without a new certificate until
-its pod passes the readiness gates or has the IP its SANs use; the reason is shown).
-
-With --certificate, shows a cert-manager Certificate as "cmctl status certificate"
-does: name and namespace, conditions (type, status, reason, message), DNS names, the
-issuer it names, its Secret (name, the issuer annotations, the certificate's subject,
-issuer, serial, key, names and validity, whether tls.key matches it, ca.crt), not
-before, not after, renewal time, revision, the current and the next CertificateRequest
-(those it controls, annotated with revision and revision+1) with their conditions, and
-the last failure (time, failed attempts). --json prints the same as one JSON object.
-  with --state-dir DIR: a Certificate of the embedded plugin (cert-csi node without a
-    cluster), read from the files of its --state-dir, read-only and without its lock,
-    so it works whether the plugin runs or not.
-  with --kubeconfig FILE or --context NAME: a Certificate in that cluster.
-
-With --requests, lists the CertificateRequests waiting for approval (neither an Approved
-nor a Denied condition): namespace, name, issuer, requester (spec.username, who created
-it) and age, oldest first; every namespace, or the one of --namespace. From the embedded
-plugin's --state-dir (read-only) or a cluster (--kubeconfig/--context), as --certificate.
-
-Exit codes: 0 shown; 1 the Certificate does not exist or could not be read, or the
-requests could not be listed; 2 bad flags (a malformed NAMESPACE/NAME, an unusable
-kubeconfig, a missing directory).
-
-Flags:
-  --data-root DIR                the plugin's --data-root (volumes)
-  -w, --watch                    with --data-root: print again as volumes change
-  --certificate NAMESPACE/NAME   show this Certificate instead of the volumes
-  --state-dir DIR                the embedded plugin's --state-dir (with --certificate, --requests)
-  --requests                     list the CertificateRequests waiting for approval
-  -n, --namespace NAMESPACE      with --requests: only this namespace
-  --json                         print JSON instead of text
-  -h, --help                     show this help
-
-Cluster, with --certificate or --requests:
-${KUBE_CLIENT_HELP}`;
 
 /**
  * Widest cell of each column, in characters; a longer value is shortened with "…" (--json has
@@ -107,25 +43,25 @@ export async function runStatus(
   /** Ends --watch; SIGINT or SIGTERM by default. */
   until: () => Promise<unknown> = terminationSignal,
 ): Promise<number> {
-  const started = startCommand(args, out, statusCommand);
+  const started = startCommand(args, out, STATUS_COMMAND);
   if (typeof started === 'number') return started;
-  const { values } = started;
+  const { values, explicit } = started;
   if (values.certificate !== undefined || values.requests) {
-    if (values.watch) return usageError(out, statusCommand, '--watch: only used with --data-root');
+    if (values.watch) return usageError(out, STATUS_COMMAND, '--watch: only used with --data-root');
     if (values.certificate !== undefined && values.requests) {
       return usageError(
         out,
-        statusCommand,
+        STATUS_COMMAND,
         '--certificate and --requests are two views: give one of them',
       );
     }
-    return values.requests ? requestsStatus(values, out) : certificateStatus(values, out);
+    return values.requests ? requestsStatus(started, out) : certificateStatus(started, out);
   }
-  for (const flag of ['state-dir', 'namespace', ...Object.keys(KUBE_CLIENT_OPTIONS)]) {
-    if (values.explicit.has(flag)) {
+  for (const flag of ['state-dir', 'namespace', ...KUBE_CLIENT_FLAG_NAMES]) {
+    if (explicit.has(flag)) {
       return usageError(
         out,
-        statusCommand,
+        STATUS_COMMAND,
         flag === 'namespace'
           ? '--namespace: only used with --requests'
           : `--${flag}: only used with --certificate or --requests`,
@@ -133,11 +69,15 @@ export async function runStatus(
     }
   }
   const dataRoot = values['data-root'];
-  if (!dataRoot) return usageError(out, statusCommand, '--data-root is required');
+  if (!dataRoot) return usageError(out, STATUS_COMMAND, '--data-root is required');
   // Absolute, so every message names the same directory the plugin's logs do.
   const root = resolve(dataRoot);
   if (!(await isDirectory(root))) {
-    return usageError(out, statusCommand, `data root ${root} does not exist or is not a directory`);
+    return usageError(
+      out,
+      STATUS_COMMAND,
+      `data root ${root} does not exist or is not a directory`,
+    );
   }
   if (values.watch) return watchVolumes(root, values.json === true, out, until);
   const statuses = await readVolumeStatuses(new DataRoot(root), new Date(), (message) =>
@@ -195,20 +135,19 @@ async function watchVolumes(
   return 0;
 }
 
-type StatusFlags = ReturnType<typeof parseFlags>;
-
 /** `status --certificate`: from the embedded plugin's state dir, or from a cluster. */
-async function certificateStatus(values: StatusFlags, out: CommandOutput): Promise<number> {
+async function certificateStatus(flags: StatusFlags, out: CommandOutput): Promise<number> {
+  const { values, explicit } = flags;
   let ref: NamespacedName;
   try {
     ref = parseNamespacedName(values.certificate ?? '');
   } catch (err) {
-    return usageError(out, statusCommand, `--certificate: ${errorMessage(err)}`);
+    return usageError(out, STATUS_COMMAND, `--certificate: ${errorMessage(err)}`);
   }
-  if (values.explicit.has('namespace')) {
-    return usageError(out, statusCommand, '--namespace: only used with --requests');
+  if (explicit.has('namespace')) {
+    return usageError(out, STATUS_COMMAND, '--namespace: only used with --requests');
   }
-  const store = await sourceStore(values, out, { flag: '--certificate', what: 'a Certificate' });
+  const store = await sourceStore(flags, out, { flag: '--certificate', what: 'a Certificate' });
   if (typeof store === 'number') return store;
   let report: CertificateStatusReport;
   try {
@@ -224,15 +163,16 @@ async function certificateStatus(values: StatusFlags, out: CommandOutput): Promi
 }
 
 /** `status --requests`: the CertificateRequests no approver has decided on yet. */
-async function requestsStatus(values: StatusFlags, out: CommandOutput): Promise<number> {
+async function requestsStatus(flags: StatusFlags, out: CommandOutput): Promise<number> {
+  const { values } = flags;
   const namespace = values.namespace;
   if (namespace !== undefined) {
     const problem = dnsLabelProblem(namespace);
     if (problem !== undefined) {
-      return usageError(out, statusCommand, `--namespace: ${shortened(namespace)}: ${problem}`);
+      return usageError(out, STATUS_COMMAND, `--namespace: ${shortened(namespace)}: ${problem}`);
     }
   }
-  const store = await sourceStore(values, out, {
+  const store = await sourceStore(flags, out, {
     flag: '--requests',
     what: 'the CertificateRequests',
   });
@@ -256,14 +196,14 @@ async function requestsStatus(values: StatusFlags, out: CommandOutput): Promise<
  * its lock) or the cluster of --kubeconfig/--context. A usage error's exit status otherwise.
  */
 async function sourceStore(
-  values: StatusFlags,
+  { values, explicit }: StatusFlags,
   out: CommandOutput,
   view: { flag: string; what: string },
 ): Promise<Pick<ResourceStore, 'get' | 'list'> | number> {
   if (values['data-root'] !== undefined) {
     return usageError(
       out,
-      statusCommand,
+      STATUS_COMMAND,
       `--data-root lists volumes: with ${view.flag} give --state-dir DIR (embedded plugin) or --kubeconfig FILE (cluster)`,
     );
   }
@@ -273,7 +213,7 @@ async function sourceStore(
     if (stateDir !== undefined) {
       return usageError(
         out,
-        statusCommand,
+        STATUS_COMMAND,
         '--state-dir and --kubeconfig/--context name two places: give --state-dir for an embedded plugin, --kubeconfig (or --context) for a cluster',
       );
     }
@@ -281,50 +221,27 @@ async function sourceStore(
       // client-node costs ~0.6 s to load: only the cluster form pays for it.
       return (await import('../common/cluster-store.js')).clusterStore(values);
     } catch (err) {
-      return usageError(out, statusCommand, errorMessage(err));
+      return usageError(out, STATUS_COMMAND, errorMessage(err));
     }
   }
   if (stateDir === undefined) {
     return usageError(
       out,
-      statusCommand,
+      STATUS_COMMAND,
       `${view.flag} needs --state-dir DIR (${view.what} of the embedded plugin) or --kubeconfig FILE (${view.what} in a cluster)`,
     );
   }
-  for (const flag of Object.keys(KUBE_CLIENT_OPTIONS)) {
-    if (values.explicit.has(flag)) {
-      return usageError(out, statusCommand, `--${flag}: only used with --kubeconfig or --context`);
+  for (const flag of KUBE_CLIENT_FLAG_NAMES) {
+    if (explicit.has(flag)) {
+      return usageError(out, STATUS_COMMAND, `--${flag}: only used with --kubeconfig or --context`);
     }
   }
   const dir = resolve(stateDir);
   if (!(await isDirectory(dir))) {
-    return usageError(out, statusCommand, `state dir ${dir} does not exist or is not a directory`);
+    return usageError(out, STATUS_COMMAND, `state dir ${dir} does not exist or is not a directory`);
   }
   return new StateDirectoryReader(dir);
 }
-
-function parseFlags(args: string[]) {
-  const { values, tokens } = parseArgs({
-    args,
-    options: {
-      'data-root': { type: 'string' },
-      certificate: { type: 'string' },
-      requests: { type: 'boolean' },
-      namespace: { type: 'string', short: 'n' },
-      'state-dir': { type: 'string' },
-      ...KUBE_CLIENT_OPTIONS,
-      json: { type: 'boolean' },
-      watch: { type: 'boolean', short: 'w' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    tokens: true,
-  });
-  // The flags given on the command line, defaults aside: some only fit one form.
-  const explicit = new Set<string>(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
-  return { ...values, explicit };
-}
-
-const statusCommand = { name: 'status', help: STATUS_HELP, parse: parseFlags };
 
 /** The status rows as an aligned text table, one line per volume. */
 export function formatTable(statuses: readonly VolumeStatus[]): string {

@@ -4,6 +4,7 @@ import { errorMessage } from '../../base/error-message.js';
 import { triggerManualIssuance } from '../../certificates/manual-trigger.js';
 import { askCertificateRenew } from '../../volume-manager/control/control-client.js';
 import type { CertificateTriggered } from '../../volume-manager/control/control-protocol.js';
+import { reportFailure } from '../common/command-failure.js';
 import type { CommandOutput } from '../common/command-output.js';
 import { usageError } from '../common/command-start.js';
 import { controlCall, controlCallFailed } from '../common/control-call.js';
@@ -50,8 +51,7 @@ export async function renewCertificate(
       const { alreadyIssuing } = await triggerManualIssuance(store, ref, () => new Date());
       return printTriggered(out, { ...ref, alreadyIssuing });
     } catch (err) {
-      out.stderr.write(`cert-csi renew: ${errorMessage(err)}\n`);
-      return 1;
+      return reportFailure(out.stderr, err, 'cert-csi renew');
     }
   }
   if (!dataRoot) {

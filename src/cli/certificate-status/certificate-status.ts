@@ -4,6 +4,7 @@ import {
   type CertificateStatusReport,
   readCertificateStatus,
 } from '../../certificates/certificate-status-report.js';
+import { reportFailure } from '../common/command-failure.js';
 import type { CommandOutput } from '../common/command-output.js';
 import { usageError } from '../common/command-start.js';
 import { objectSource } from '../common/object-source.js';
@@ -34,8 +35,7 @@ export async function certificateStatus(flags: StatusFlags, out: CommandOutput):
   try {
     report = await readCertificateStatus(store, ref);
   } catch (err) {
-    out.stderr.write(`cert-csi status: ${errorMessage(err)}\n`);
-    return 1;
+    return reportFailure(out.stderr, err, 'cert-csi status');
   }
   out.stdout.write(
     values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCertificateStatus(report),

@@ -1,10 +1,12 @@
 import { errorMessage } from '../../base/error-message.js';
 import { DataRoot } from '../../volume/data-root.js';
 import { ControlError } from '../../volume-manager/control/control-client.js';
+import { reportFailure } from './command-failure.js';
 import type { CommandOutput } from './command-output.js';
 import { type HelpedCommand, usageError } from './command-start.js';
 import { flagTimeout } from './flag-values.js';
 import { isDirectory } from './is-directory.js';
+import { PluginCallError } from './plugin-call-error.js';
 
 // A call to a running plugin through its data root's control socket, as `cert-csi renew` makes
 // it for volumes and for a Certificate of the embedded plugin.
@@ -45,8 +47,9 @@ export async function controlCall(
 }
 
 /**
- * Says why the plugin gave no answer, or the error it answered with; exit status 1. stillRunning
- * tells what may yet happen when the plugin took the request. Anything else is thrown again.
+ * Reports why the plugin gave no answer, or the error it answered with, as a failed plugin call
+ * (exit status 1). stillRunning tells what may yet happen when the plugin took the request.
+ * Anything else is thrown again.
  */
 export function controlCallFailed(
   out: CommandOutput,
@@ -56,16 +59,24 @@ export function controlCallFailed(
   stillRunning: string,
 ): number {
   if (!(err instanceof ControlError)) throw err;
-  const prefix = `cert-csi ${command.name}`;
   const running = `is cert-csi node running with --data-root ${call.root}?`;
-  const line = {
-    'no-plugin': `${prefix}: no plugin answers at ${err.socketPath} (${err.detail}): ${running}`,
-    'no-answer': `no answer from the plugin within ${call.timeoutText}: ${running}`,
-    late: `the plugin took the request but did not answer within ${call.timeoutText}; ${stillRunning}`,
-    lost: `${prefix}: no complete answer from the plugin (${err.detail}); ${stillRunning}`,
-    refused: `${prefix}: ${err.detail}`,
-    unreadable: `${prefix}: unreadable answer from the plugin: ${err.detail}`,
-  }[err.failure];
-  out.stderr.write(`${line}\n`);
-  return 1;
+  // What went wrong, and whether the line names the command: a wait that ran out does not.
+  const [message, named] = (
+    {
+      'no-plugin': [`no plugin answers at ${err.socketPath} (${err.detail}): ${running}`, true],
+      'no-answer': [`no answer from the plugin within ${call.timeoutText}: ${running}`, false],
+      late: [
+        `the plugin took the request but did not answer within ${call.timeoutText}; ${stillRunning}`,
+        false,
+      ],
+      lost: [`no complete answer from the plugin (${err.detail}); ${stillRunning}`, true],
+      refused: [err.detail, true],
+      unreadable: [`unreadable answer from the plugin: ${err.detail}`, true],
+    } as const
+  )[err.failure];
+  return reportFailure(
+    out.stderr,
+    new PluginCallError(message, { cause: err }),
+    named ? `cert-csi ${command.name}` : '',
+  );
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
-import { commandFailure } from './command-failure.js';
+import { reportFailure } from './command-failure.js';
 import type { CommandOutput } from './command-output.js';
 import { flagTimeout } from './flag-values.js';
 import { PluginCallError } from './plugin-call-error.js';
@@ -42,7 +42,5 @@ export function reportRpcError(out: CommandOutput, err: unknown, timedOutAfter?:
     timedOutAfter !== undefined && code === status.DEADLINE_EXCEEDED
       ? ` (no answer within --timeout ${timedOutAfter})`
       : '';
-  const failure = commandFailure(new PluginCallError(`${name}: ${details}${hint}`), 'error');
-  out.stderr.write(`${failure.line}\n`);
-  return failure.exitCode;
+  return reportFailure(out.stderr, new PluginCallError(`${name}: ${details}${hint}`), 'error');
 }

@@ -1,10 +1,10 @@
 import { shortened } from '../../api/echoed-value.js';
 import { dnsLabelProblem } from '../../attributes/object-names.js';
-import { errorMessage } from '../../base/error-message.js';
 import {
   type RequestAwaitingApproval,
   readRequestsAwaitingApproval,
 } from '../../issuer/certificaterequests/awaiting-approval.js';
+import { reportFailure } from '../common/command-failure.js';
 import type { CommandOutput } from '../common/command-output.js';
 import { usageError } from '../common/command-start.js';
 import { objectSource } from '../common/object-source.js';
@@ -30,8 +30,7 @@ export async function requestsStatus(flags: StatusFlags, out: CommandOutput): Pr
   try {
     rows = await readRequestsAwaitingApproval(store, namespace);
   } catch (err) {
-    out.stderr.write(`cert-csi status: cannot list CertificateRequests: ${errorMessage(err)}\n`);
-    return 1;
+    return reportFailure(out.stderr, err, 'cert-csi status: cannot list CertificateRequests');
   }
   const where = namespace === undefined ? 'any namespace' : `namespace ${namespace}`;
   out.stdout.write(

@@ -87,6 +87,11 @@ t.test('parsing gives the values, defaults included, and which flags were given'
     'given flags by long name, a short alias too, a default value given again too',
   );
 
+  t.same(
+    [...parseFlags(TABLE, ['--all', '--']).explicit],
+    ['all'],
+    'the end of options (--) is no flag given',
+  );
   t.throws(() => parseFlags(TABLE, ['--verbose']), {
     code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION',
     message: /Unknown option '--verbose'/,

@@ -1,10 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { type ClusterTrustBundle, trustBundleNamePrefix } from '../api/cluster-trust-bundle.js';
+import { byteLength, nameIsDnsSubdomain } from '../api/kube-names.js';
 import { invalidField, requiredField, tooLongField } from '../base/field-error.js';
+import { validateSignerName } from '../base/signer-name.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { decodeBasicConstraints, ExtensionOid } from '../pki/extensions.js';
 import { decodeGoPemBlocks } from '../pki/pem.js';
-import { byteLength, nameIsDnsSubdomain, validateSignerName } from './kube-validation.js';
 
 // kube-apiserver's rules for ClusterTrustBundles (reference pod-certificates.md §5.2;
 // pkg/apis/certificates/validation ValidateClusterTrustBundle), with its messages.

@@ -1,6 +1,6 @@
-import { validateSignerName } from '../admission/kube-validation.js';
 import type { TrustBundleSource } from '../api/trust-bundle-source.js';
 import { errorMessage } from '../base/error-message.js';
+import { validateSignerName } from '../base/signer-name.js';
 import { parseLabelSelector } from '../store/label-selector.js';
 import { invalidValue, requiredValue, tooLong } from './attribute-errors.js';
 import type { AttributeReader } from './attribute-reader.js';

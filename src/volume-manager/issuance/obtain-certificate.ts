@@ -9,6 +9,7 @@ import type { Logger } from '../../api/logger.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
 import { untilAborted } from '../../base/deadline.js';
 import { errorMessage } from '../../base/error-message.js';
+import type { IssuanceErrorReason } from '../../base/telemetry.js';
 import { RefusedFileError } from '../../fs/regular-file.js';
 import { readCertificateFields } from '../../pki/certificate-fields.js';
 import { createCsr } from '../../pki/csr.js';
@@ -29,7 +30,7 @@ import { type RequestTracker, RequestWaitError } from './request-tracker.js';
 export class IssuanceError extends Error {
   constructor(
     message: string,
-    readonly reason: 'denied' | 'failed' | 'timeout' | 'aborted' | 'invalid-certificate',
+    readonly reason: IssuanceErrorReason,
   ) {
     super(message);
     this.name = 'IssuanceError';

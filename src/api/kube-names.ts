@@ -15,6 +15,7 @@ const DNS1123_LABEL_PATTERN = new RegExp(`^${DNS1123_LABEL_FMT}$`);
 const DNS1123_SUBDOMAIN_PATTERN = new RegExp(`^${DNS1123_SUBDOMAIN_FMT}$`);
 const DNS1035_LABEL_PATTERN = new RegExp(`^${DNS1035_LABEL_FMT}$`);
 const QUALIFIED_NAME_PATTERN = new RegExp(`^${QUALIFIED_NAME_FMT}$`);
+const CONFIG_MAP_KEY_PATTERN = /^[-._a-zA-Z0-9]+$/;
 
 /** Kubernetes object names (and label key prefixes) may be this long at most. */
 export const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
@@ -24,6 +25,8 @@ export const DNS1123_LABEL_MAX_LENGTH = 63;
 export const DNS1035_LABEL_MAX_LENGTH = 63;
 /** The name part of a label or annotation key, and a label value, may be this long at most. */
 export const QUALIFIED_NAME_MAX_LENGTH = 63;
+/** A ConfigMap's (or Secret's) data key may be this long at most. */
+export const CONFIG_MAP_KEY_MAX_LENGTH = 253;
 
 /** Go's len() of a string: its UTF-8 bytes, which is what every Kubernetes length limit counts. */
 export function byteLength(text: string): number {
@@ -63,6 +66,16 @@ export function isLabelValue(text: string): boolean {
   return text === '' || isQualifiedNamePart(text);
 }
 
+/** True for a ConfigMap data key's characters (Go's IsConfigMapKey without its limit and dot rule). */
+export function hasConfigMapKeyCharacters(text: string): boolean {
+  return CONFIG_MAP_KEY_PATTERN.test(text);
+}
+
+/** True for '.', '..' or a key starting with '..', which no ConfigMap key may be (Go's hasChDirPrefix). */
+export function isDotDirectoryKey(text: string): boolean {
+  return text === '.' || text.startsWith('..');
+}
+
 // Go's messages (validation.go's *ErrMsg constants).
 const DNS1123_LABEL_ERROR =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
@@ -73,6 +86,9 @@ const DNS1035_LABEL_ERROR =
 /** Go's message for a qualified name part that breaks the pattern (without RegexError's tail). */
 export const QUALIFIED_NAME_ERROR =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+/** Go's message for a ConfigMap key with other characters. */
+export const CONFIG_MAP_KEY_ERROR =
+  "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
 /** Go's message for a qualified name with `/` but nothing before it. */
 export const EMPTY_PREFIX_ERROR = 'prefix part must be non-empty';
 /** Go's message for a qualified name with nothing after its `/` (or nothing at all). */
@@ -194,6 +210,9 @@ export const DNS1123_SUBDOMAIN_PREFIX_RULE = `${DNS1123_SUBDOMAIN}: alphanumeric
 
 /** A kind that is no CustomResourceDefinition's kind, as volume attributes say it. */
 export const RESOURCE_KIND_RULE = `must be a resource kind: a letter, then letters, digits or '-', at most ${DNS1035_LABEL_MAX_LENGTH} characters`;
+
+/** A ConfigMap key that is a dot directory, as volume attributes say it. */
+export const CONFIG_MAP_KEY_DOTS_RULE = "must not be '.' or '..' nor start with '..'";
 
 /** What a label value or key name is made of, as label selectors say it after the limit. */
 export const QUALIFIED_NAME_CHARACTERS =

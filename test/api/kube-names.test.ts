@@ -1,6 +1,8 @@
 import t from 'tap';
 import {
   byteLength,
+  CONFIG_MAP_KEY_DOTS_RULE,
+  CONFIG_MAP_KEY_ERROR,
   DNS1035_LABEL_MESSAGE,
   DNS1123_LABEL_MESSAGE,
   DNS1123_LABEL_RULE,
@@ -9,9 +11,11 @@ import {
   dns1035LabelErrors,
   dns1123LabelErrors,
   dns1123SubdomainErrors,
+  hasConfigMapKeyCharacters,
   isDns1035Label,
   isDns1123Label,
   isDns1123Subdomain,
+  isDotDirectoryKey,
   isLabelValue,
   isQualifiedNamePart,
   isResourceKind,
@@ -79,6 +83,15 @@ t.test('the predicates: the pattern and the limit of each rule', async (t) => {
     ['label value', isLabelValue, 'v1.2_3', true],
     ['label value', isLabelValue, '-v', false],
     ['label value', isLabelValue, 'v'.repeat(64), false],
+    ['config key characters', hasConfigMapKeyCharacters, 'Ca_1.crt-x', true],
+    ['config key characters', hasConfigMapKeyCharacters, '', false],
+    ['config key characters', hasConfigMapKeyCharacters, 'a b', false],
+    ['config key characters', hasConfigMapKeyCharacters, 'a/b', false],
+    ['dot directory key', isDotDirectoryKey, '.', true],
+    ['dot directory key', isDotDirectoryKey, '..', true],
+    ['dot directory key', isDotDirectoryKey, '..data', true],
+    ['dot directory key', isDotDirectoryKey, '.ca.crt', false],
+    ['dot directory key', isDotDirectoryKey, 'ca..crt', false],
   ];
   for (const [rule, holds, value, expected] of cases) {
     t.equal(holds(value), expected, `${rule}: ${value.slice(0, 20)}`);
@@ -124,6 +137,14 @@ t.test("Go's IsQualifiedName, word for word", async (t) => {
   ]);
   t.same(qualifiedNameErrors('n'.repeat(64)), ['name part must be no more than 63 characters']);
   t.same(qualifiedNameErrors('-x'), [`name part ${NAME_REGEX}`]);
+});
+
+t.test("Go's IsConfigMapKey message, word for word, and ours for dot directories", async (t) => {
+  t.equal(
+    CONFIG_MAP_KEY_ERROR,
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+  );
+  t.equal(CONFIG_MAP_KEY_DOTS_RULE, "must not be '.' or '..' nor start with '..'");
 });
 
 t.test('our one-sentence wordings name the rule and its limit', async (t) => {

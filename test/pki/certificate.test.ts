@@ -17,9 +17,6 @@ import { openssl } from './fixtures/openssl.js';
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-// Subtests run side by side; openssl a few runs at a time (fixtures/tool-run.ts).
-t.jobs = 3;
-
 const leafTemplate: CertificateTemplate = {
   durationMs: 90 * DAY,
   isCA: false,

@@ -20,9 +20,6 @@ import { openssl } from './fixtures/openssl.js';
 
 const HOUR = 3600_000;
 
-// Subtests run side by side; openssl a few runs at a time (fixtures/tool-run.ts).
-t.jobs = 3;
-
 t.test('generates each supported key type with the requested size', async (t) => {
   const cases: Array<[KeySpec, string, Record<string, unknown>]> = [
     [{ algorithm: 'RSA' }, 'rsa', { modulusLength: 2048 }],

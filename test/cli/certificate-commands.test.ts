@@ -18,10 +18,10 @@ import type { ResourceStore } from '../../src/store/resource-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { renewDirOf } from '../../src/volume-manager/control/renew-protocol.js';
 import { type IssuedLeaf, issuedLeaf, revisionRequest } from '../certificates/fixtures.js';
+import { tlsSecret } from '../support/builders/index.js';
 import { runCli } from '../support/cli-process.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
 import { startPlugin } from '../support/plugin-harness.js';
 import { tempDir } from '../support/temp-dir.js';
 

@@ -28,8 +28,8 @@ import { isStoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { clusterIssuer, issuer, withNamespace, withSpec } from '../support/builders/index.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
-import { issuer } from '../support/issuer-fixtures.js';
 import { kubeletRequest, podIdentity } from '../support/pod-certificates.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -177,14 +177,21 @@ t.test(
       await rejectionMessage(
         store.create(
           IssuerKind,
-          issuer('two', 'team', { ca: { secretName: 'root' }, selfSigned: {} }),
+          issuer(
+            'two',
+            withNamespace('team'),
+            withSpec({ ca: { secretName: 'root' }, selfSigned: {} }),
+          ),
         ),
       ),
       'Issuer.cert-manager.io "two" is invalid: spec.selfSigned: Forbidden: may not specify more than one issuer type',
     );
     t.equal(
       await rejectionMessage(
-        store.create(ClusterIssuerKind, issuer('root', undefined, { ca: { secretName: '' } })),
+        store.create(
+          ClusterIssuerKind,
+          clusterIssuer('root', withSpec({ ca: { secretName: '' } })),
+        ),
       ),
       'ClusterIssuer.cert-manager.io "root" is invalid: spec.ca.secretName: Required value',
     );
@@ -193,7 +200,7 @@ t.test(
 
     const created = await store.create<Issuer>(
       IssuerKind,
-      issuer('ca', 'team', { ca: { secretName: 'root' } }),
+      issuer('ca', withNamespace('team'), withSpec({ ca: { secretName: 'root' } })),
     );
     t.equal(
       await rejectionMessage(store.update(IssuerKind, { ...created, spec: {} })),
@@ -201,7 +208,11 @@ t.test(
     );
     const acme = await store.create<Issuer>(
       IssuerKind,
-      issuer('letsencrypt', 'team', { acme: { server: 'https://acme.example/directory' } }),
+      issuer(
+        'letsencrypt',
+        withNamespace('team'),
+        withSpec({ acme: { server: 'https://acme.example/directory' } }),
+      ),
     );
     t.ok(acme.metadata.uid, 'an ACME issuer is stored though cert-csi never signs for it');
     t.same(

@@ -33,6 +33,14 @@ import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js'
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
+import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withAnnotations,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { certificateObject, updateCertificate } from '../support/certificate-stack.js';
 import {
   appPod,
@@ -51,7 +59,7 @@ import {
   HeldDeadlines,
   WaitingLog,
 } from '../support/held-deadlines.js';
-import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA } from '../support/issuer-fixtures.js';
 import {
   createPod,
   kubeletRequest,
@@ -205,11 +213,14 @@ async function everything(
   await server.store.create(SecretKind, tlsSecret('cert-csi', 'cluster-ca', secret));
   await server.store.create(
     IssuerKind,
-    issuer('ca', POD_NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
+    issuer('ca', withNamespace(POD_NAMESPACE), withSpec({ ca: { secretName: 'ca-key-pair' } })),
   );
-  const clusterIssuer = issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } });
-  clusterIssuer.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
-  await server.store.create(ClusterIssuerKind, clusterIssuer);
+  const clusterCa = clusterIssuer(
+    'cluster-ca',
+    withSpec({ ca: { secretName: 'cluster-ca' } }),
+    withAnnotations({ [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' }),
+  );
+  await server.store.create(ClusterIssuerKind, clusterCa);
   await server.store.create(NamespaceKind, namespaceObject(POD_NAMESPACE));
   // Trust bundle sources of the node's volumes (below).
   for (const name of ['roots', 'trust-roots']) {

@@ -22,6 +22,7 @@ import { controllerSelection } from '../src/cli/controller/controller-names.js';
 import { startKubernetesPlugin } from '../src/cli/node/kubernetes-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
 import { createMounter } from '../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import {
   FakeApiServer,
   type RequestLogEntry,
@@ -75,7 +76,7 @@ const dir = await mkdtemp(join(tmpdir(), 'cert-csi-bench-api-'));
 const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
 const plugin = await startKubernetesPlugin({
   endpoint,
-  nodeId: 'bench-node',
+  settings: volumeManagerSettings({ nodeId: 'bench-node' }),
   driverName: 'csi.cert-manager.io',
   version: 'bench',
   dataRoot: join(dir, 'volumes'),

@@ -22,6 +22,7 @@ import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
 import { createMounter } from '../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 
@@ -67,15 +68,14 @@ async function startPlugin(dir: string) {
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
   const plugin = await startEmbeddedPlugin({
     endpoint,
-    nodeId: 'bench',
+    // 16 concurrent clients are measured: let that many issuances run at once.
+    settings: volumeManagerSettings({ nodeId: 'bench', maxConcurrentIssuances: 16 }),
     driverName: 'csi.cert-manager.io',
     version: 'bench',
     dataRoot: join(dir, 'volumes'),
     mounter: createMounter({ mode: 'direct' }),
     logger: silentLogger,
     clusterResourceNamespace: 'kube-system',
-    // 16 concurrent clients are measured: let that many issuances run at once.
-    maxConcurrentIssuances: 16,
   });
   return { endpoint, stop: () => plugin.stop() };
 }

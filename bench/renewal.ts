@@ -21,6 +21,7 @@ import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { parseGoDuration } from '../src/pki/duration.js';
 import { decodePrivateKey, generatePrivateKey } from '../src/pki/keys.js';
 import { createMounter } from '../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 
@@ -50,7 +51,7 @@ function percentile(samples: number[], p: number): number {
 async function start(onIssued?: (volumeId: string) => void): Promise<EmbeddedPlugin> {
   return startEmbeddedPlugin({
     endpoint,
-    nodeId: 'bench',
+    settings: volumeManagerSettings({ nodeId: 'bench', maxConcurrentIssuances: concurrency }),
     driverName: 'csi.cert-manager.io',
     version: 'bench',
     dataRoot: join(dir, 'volumes'),
@@ -58,7 +59,6 @@ async function start(onIssued?: (volumeId: string) => void): Promise<EmbeddedPlu
     mounter: createMounter({ mode: 'direct' }),
     logger: silentLogger,
     clusterResourceNamespace: 'kube-system',
-    maxConcurrentIssuances: concurrency,
     ...(onIssued ? { onIssued: (volumeId: string) => onIssued(volumeId) } : {}),
   });
 }

@@ -89,7 +89,7 @@ async function overHttps(
   handlers: AdmissionHandlers,
   n: number,
 ): Promise<{ rate: number; p50: number; p99: number }> {
-  const { issued } = await servingCertificate();
+  const { issued, serving } = await servingCertificate();
   const server = await AdmissionWebhookServer.start({
     handlers,
     certificate: issued,
@@ -148,6 +148,8 @@ async function overHttps(
   const rate = (n * 1000) / (performance.now() - start);
   agent.destroy();
   await server.close();
+  // Its renewal timer would keep the process alive after the figures are printed.
+  serving.stop();
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;

@@ -72,3 +72,81 @@ t.test('every src import points to the same layer or one above it', async (t) =>
   }
   t.same(violations, []);
 });
+
+/** The import circles of a file graph: its strongly connected parts of more than one file. */
+function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  // Tarjan's algorithm: one depth-first pass; a file whose lowest reachable index is its own
+  // closes a part. The graph is small (hundreds of files), so recursion depth is no concern.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    low.set(file, index.get(file) as number);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        visit(next);
+        low.set(file, Math.min(low.get(file) as number, low.get(next) as number));
+      } else if (onStack.has(next)) {
+        low.set(file, Math.min(low.get(file) as number, index.get(next) as number));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const part: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      part.push(member);
+    } while (member !== file);
+    if (part.length > 1) circles.push(part.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+t.test('circlesOf finds every circle and nothing else', async (t) => {
+  const cases: Array<{ name: string; graph: Record<string, string[]>; circles: string[][] }> = [
+    { name: 'a chain', graph: { a: ['b'], b: ['c'], c: [] }, circles: [] },
+    { name: 'two files', graph: { a: ['b'], b: ['a'] }, circles: [['a', 'b']] },
+    {
+      name: 'a circle of three beside a tail',
+      graph: { a: ['b'], b: ['c'], c: ['a', 'd'], d: [] },
+      circles: [['a', 'b', 'c']],
+    },
+    { name: 'an import of a file outside src', graph: { a: ['x'] }, circles: [] },
+    {
+      name: 'two separate circles',
+      graph: { a: ['b'], b: ['a'], c: ['d'], d: ['c'] },
+      circles: [
+        ['a', 'b'],
+        ['c', 'd'],
+      ],
+    },
+  ];
+  for (const { name, graph, circles } of cases) {
+    t.same(circlesOf(new Map(Object.entries(graph))), circles, name);
+  }
+});
+
+// A circle makes two files one idea in two places: neither can be read, tested or moved alone.
+// Type-only imports count (they tie the concepts just as much), and so do lazy import()s.
+t.test('no two src files import each other, directly or through others', async (t) => {
+  const root = projectPath('src');
+  const graph = new Map<string, string[]>();
+  for (const file of await sourceFiles(root)) {
+    const text = await readFile(file, 'utf8');
+    const targets = [
+      ...text.matchAll(/(?:import|export)\s[^'"]*?from\s+'(\.\.?\/[^']+)'/g),
+      ...text.matchAll(/import\(\s*'(\.\.?\/[^']+)'\s*\)/g),
+    ].map((match) => relative(root, join(file, '..', (match[1] ?? '').replace(/\.js$/, '.ts'))));
+    graph.set(relative(root, file), targets);
+  }
+  t.ok(graph.size > 10, 'source files were found');
+  t.same(circlesOf(graph), []);
+});

@@ -1,8 +1,10 @@
 import type { CertificateRequest, CertificateRequestSpec } from '../api/certificate-request.js';
 import { CRCondition } from '../api/certificate-request.js';
 import type { Condition } from '../api/conditions.js';
+import { ECHO_LIMIT, shortened } from '../api/echoed-value.js';
 import { forbiddenField, invalidField, requiredField } from '../base/field-error.js';
-import { goByteSlice, goList, goQuote } from '../base/go-text.js';
+import { FieldErrorList, MAX_ERRORS_PER_LIST } from '../base/field-error-list.js';
+import { goByteSlice, goList, goQuote, goQuoteValue } from '../base/go-text.js';
 import { validateIssuerRef } from '../certificates/issuer-ref-validation.js';
 import { CsrSignatureError, type ParsedCsr, parseCsrSync } from '../pki/csr.js';
 import { isStandardBase64 } from '../pki/pem.js';
@@ -26,6 +28,28 @@ const PROTECTED_ANNOTATION_PREFIXES = ['cert-manager.io', 'acme.cert-manager.io'
 /** printKeyUsage: `[ 'a', 'b' ]`, or `[]` when empty. */
 function printUsages(names: readonly string[]): string {
   return names.length === 0 ? '[]' : `[ ${names.map((n) => `'${n}'`).join(', ')} ]`;
+}
+
+/**
+ * Go's `%#v` of a string slice (`[]T{"a", "b"}`), cut as every echoed value is (ECHO_LIMIT
+ * characters, then `…(N items)`): only the items shown are quoted, so a list of a million
+ * usages costs no more than a short one.
+ */
+function goSliceValue(type: string, items: readonly string[]): string {
+  let text = `${type}{`;
+  for (const [i, item] of items.entries()) {
+    if (text.length > ECHO_LIMIT) return `${text.slice(0, ECHO_LIMIT)}…(${items.length} items)`;
+    text += `${i > 0 ? ', ' : ''}${goQuoteValue(item)}`;
+  }
+  text += '}';
+  return text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…(${items.length} items)` : text;
+}
+
+/** Go's `%v` of values (`[a b]`), each shortened, at most MAX_ERRORS_PER_LIST of them and how many more. */
+function listedValues(values: readonly string[]): string {
+  const shown = goList(values.slice(0, MAX_ERRORS_PER_LIST).map(shortened));
+  const more = values.length - MAX_ERRORS_PER_LIST;
+  return more > 0 ? `${shown} and ${more} more` : shown;
 }
 
 /** The first occurrence of each value, in order. */
@@ -68,8 +92,8 @@ function requestErrors(spec: CertificateRequestSpec): string[] {
   const usages = spec.usages ?? [];
   const unknown = usages.filter((usage) => !isKnownUsage(usage));
   if (unknown.length > 0) {
-    const value = `[]certmanager.KeyUsage{${usages.map(goQuote).join(', ')}}`;
-    return [invalidField('spec.usages', { text: value }, `unknown key usages: ${goList(unknown)}`)];
+    const value = { echoed: goSliceValue('[]certmanager.KeyUsage', usages) };
+    return [invalidField('spec.usages', value, `unknown key usages: ${listedValues(unknown)}`)];
   }
   // The API server cannot even decode a bytes field that is not base64.
   if (!isStandardBase64(request))
@@ -88,16 +112,15 @@ function conditionsOf(request: CertificateRequest, type: string): Condition[] {
  * ValidateCertificateRequestApprovalCondition: at most one Approved and one Denied condition,
  * each only True, and never both.
  */
-function approvalConditionErrors(request: CertificateRequest): string[] {
-  const errors: string[] = [];
+function approvalConditionErrors(request: CertificateRequest, errors: FieldErrorList): void {
   for (const type of APPROVAL_TYPES) {
     const found = conditionsOf(request, type);
     const [first] = found;
     if (!first) continue;
     if (found.length > 1)
-      errors.push(forbiddenField(CONDITIONS, `multiple ${goQuote(type)} conditions present`));
+      errors.add(forbiddenField(CONDITIONS, `multiple ${goQuote(type)} conditions present`));
     else if (first.status !== 'True')
-      errors.push(
+      errors.add(
         invalidField(
           `${CONDITIONS}.${type}`,
           first.status ?? '',
@@ -109,10 +132,9 @@ function approvalConditionErrors(request: CertificateRequest): string[] {
     conditionsOf(request, CRCondition.Approved).length > 0 &&
     conditionsOf(request, CRCondition.Denied).length > 0
   )
-    errors.push(
+    errors.add(
       forbiddenField(CONDITIONS, "both 'Denied' and 'Approved' conditions cannot coexist"),
     );
-  return errors;
 }
 
 /**
@@ -123,27 +145,33 @@ function approvalConditionErrors(request: CertificateRequest): string[] {
  */
 export function validateCertificateRequestCreate(request: CertificateRequest): string[] {
   const spec = request.spec ?? ({} as CertificateRequestSpec);
-  return [
-    ...validateIssuerRef(spec.issuerRef, 'spec'),
-    ...requestErrors(spec),
-    ...approvalConditionErrors(request),
-  ];
+  const errors = new FieldErrorList();
+  errors.addAll(validateIssuerRef(spec.issuerRef, 'spec'));
+  errors.addAll(requestErrors(spec));
+  approvalConditionErrors(request, errors);
+  return errors.toArray();
 }
 
 /** Annotations of `from` under cert-manager's prefixes that `to` lacks or holds differently. */
-function changedAnnotations(from: CertificateRequest, to: CertificateRequest): string[] {
+function changedAnnotations(
+  from: CertificateRequest,
+  to: CertificateRequest,
+  errors: FieldErrorList,
+): void {
   const before = from.metadata?.annotations ?? {};
   const after = to.metadata?.annotations ?? {};
-  return Object.keys(before)
+  const changed = Object.keys(before)
     .filter((key) => PROTECTED_ANNOTATION_PREFIXES.some((prefix) => key.startsWith(prefix)))
     .filter((key) => !Object.hasOwn(after, key) || after[key] !== before[key])
-    .sort()
-    .map((key) =>
+    .sort();
+  for (const key of changed) {
+    errors.addItem('metadata.annotations', () =>
       forbiddenField(
-        `metadata.annotations.${key}`,
+        `metadata.annotations.${shortened(key)}`,
         'cannot change cert-manager annotation after creation',
       ),
     );
+  }
 }
 
 /** A condition as Go's decoded struct holds it, so an absent field equals its zero value. */
@@ -189,17 +217,19 @@ export function validateCertificateRequestUpdate(
   request: CertificateRequest,
   old: CertificateRequest,
 ): string[] {
-  const errors = [...changedAnnotations(old, request), ...changedAnnotations(request, old)];
+  const errors = new FieldErrorList();
+  changedAnnotations(old, request, errors);
+  changedAnnotations(request, old, errors);
   for (const type of APPROVAL_TYPES) {
     const before = conditionsOf(old, type)[0];
     if (
       before &&
       !jsonEqual(decodedCondition(before), decodedCondition(conditionsOf(request, type)[0]))
     )
-      errors.push(forbiddenField(CONDITIONS, `'${type}' condition may not be modified once set`));
+      errors.add(forbiddenField(CONDITIONS, `'${type}' condition may not be modified once set`));
   }
-  errors.push(...approvalConditionErrors(request));
+  approvalConditionErrors(request, errors);
   if (!jsonEqual(decodedSpec(request.spec), decodedSpec(old.spec)))
-    errors.push(forbiddenField('spec', 'cannot change spec after creation'));
-  return errors;
+    errors.add(forbiddenField('spec', 'cannot change spec after creation'));
+  return errors.toArray();
 }

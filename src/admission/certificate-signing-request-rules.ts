@@ -18,7 +18,8 @@ import {
   requiredField,
   unsupportedField,
 } from '../base/field-error.js';
-import { goQuote } from '../base/go-text.js';
+import { FieldErrorList } from '../base/field-error-list.js';
+import { goQuote, goQuoteValue } from '../base/go-text.js';
 import { parseCsrSync } from '../pki/csr.js';
 import { decodeGoPemBlocks, isStandardBase64 } from '../pki/pem.js';
 import { validateSignerName } from './kube-validation.js';
@@ -66,20 +67,25 @@ export function withCsrRequester(
  */
 export function csrSpecErrors(csr: CertificateSigningRequest): string[] {
   const spec = csr.spec ?? ({} as CertificateSigningRequest['spec']);
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
   const usages = spec.usages ?? [];
-  if (usages.length === 0) errors.push(requiredField('spec.usages', 'usages must be provided'));
+  if (usages.length === 0) errors.add(requiredField('spec.usages', 'usages must be provided'));
   usages.forEach((usage, i) => {
     if (!CSR_KEY_USAGES.includes(usage)) {
-      errors.push(unsupportedField(`spec.usages[${i}]`, usage, SORTED_USAGES));
+      errors.addItem('spec.usages', () =>
+        unsupportedField(`spec.usages[${i}]`, usage, SORTED_USAGES),
+      );
     }
   });
+  const seen = new Set<string>();
   usages.forEach((usage, i) => {
-    if (usages.indexOf(usage) < i) errors.push(duplicateField(`spec.usages[${i}]`, usage));
+    if (seen.has(usage))
+      errors.addItem('spec.usages', () => duplicateField(`spec.usages[${i}]`, usage));
+    seen.add(usage);
   });
   const signerName = spec.signerName ?? '';
   if (signerName === LEGACY_SIGNER_NAME) {
-    errors.push(
+    errors.add(
       invalidField(
         'spec.signerName',
         signerName,
@@ -87,13 +93,13 @@ export function csrSpecErrors(csr: CertificateSigningRequest): string[] {
       ),
     );
   } else if (signerName === '') {
-    errors.push(requiredField('spec.signerName', 'signerName must be provided'));
+    errors.add(requiredField('spec.signerName', 'signerName must be provided'));
   } else {
-    errors.push(...validateSignerName('spec.signerName', signerName));
+    errors.addAll(validateSignerName('spec.signerName', signerName));
   }
   const seconds = spec.expirationSeconds;
   if (typeof seconds === 'number' && seconds < MIN_EXPIRATION_SECONDS) {
-    errors.push(
+    errors.add(
       invalidField(
         'spec.expirationSeconds',
         seconds,
@@ -101,7 +107,7 @@ export function csrSpecErrors(csr: CertificateSigningRequest): string[] {
       ),
     );
   }
-  return errors;
+  return errors.toArray();
 }
 
 /**
@@ -296,34 +302,36 @@ function conditionErrors(
   const allowDuplicates = new Set(oldTypes).size < oldTypes.length;
   const allowBoth =
     oldTypes.includes(CSR_CONDITION_APPROVED) && oldTypes.includes(CSR_CONDITION_DENIED);
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
+  const path = 'status.conditions';
   const seen = new Set<string>();
   let approved = false;
   let denied = false;
   conditions.forEach((condition, i) => {
-    const at = `status.conditions[${i}]`;
+    const at = `${path}[${i}]`;
     const type = condition.type ?? '';
-    if (type === '' && !allowEmpty) errors.push(requiredField(`${at}.type`, ''));
+    if (type === '' && !allowEmpty) errors.addItem(path, () => requiredField(`${at}.type`, ''));
     const allowed = TRUE_ONLY_TYPES.includes(type) ? ['True'] : ['False', 'True', 'Unknown'];
     // Widened: a written condition may carry any string, or none.
     const status: string = condition.status ?? '';
-    if (status === '') errors.push(requiredField(`${at}.status`, ''));
+    if (status === '') errors.addItem(path, () => requiredField(`${at}.status`, ''));
     else if (!allowed.includes(status)) {
-      errors.push(unsupportedField(`${at}.status`, status, allowed));
+      errors.addItem(path, () => unsupportedField(`${at}.status`, status, allowed));
     }
     if (!allowBoth) {
       if (type === CSR_CONDITION_APPROVED) approved = true;
       if (type === CSR_CONDITION_DENIED) denied = true;
       if (approved && denied && APPROVAL_TYPES.includes(type)) {
-        errors.push(
+        errors.addItem(path, () =>
           invalidField(`${at}.type`, type, 'Approved and Denied conditions are mutually exclusive'),
         );
       }
     }
-    if (seen.has(type) && !allowDuplicates) errors.push(duplicateField(`${at}.type`, type));
+    if (seen.has(type) && !allowDuplicates)
+      errors.addItem(path, () => duplicateField(`${at}.type`, type));
     seen.add(type);
   });
-  return errors;
+  return errors.toArray();
 }
 
 /** Why status.certificate is not what the API accepts (PEM CERTIFICATE blocks only), or undefined. */
@@ -334,7 +342,7 @@ function certificateProblem(base64: string): string | undefined {
   if (blocks.length === 0) return 'must contain at least one CERTIFICATE PEM block';
   for (const block of blocks) {
     if (block.label !== 'CERTIFICATE') {
-      return `only CERTIFICATE PEM blocks are allowed, found ${goQuote(block.label)}`;
+      return `only CERTIFICATE PEM blocks are allowed, found ${goQuoteValue(block.label)}`;
     }
     if (Object.keys(block.headers).length > 0) return 'no PEM block headers are permitted';
     try {

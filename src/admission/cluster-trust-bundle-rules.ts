@@ -1,6 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { type ClusterTrustBundle, trustBundleNamePrefix } from '../api/cluster-trust-bundle.js';
+import { shortened } from '../api/echoed-value.js';
 import { invalidField, requiredField, tooLongField } from '../base/field-error.js';
+import { FieldErrorList } from '../base/field-error-list.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { decodeBasicConstraints, ExtensionOid } from '../pki/extensions.js';
 import { decodeGoPemBlocks } from '../pki/pem.js';
@@ -107,30 +109,32 @@ function trustBundleErrors(trustBundle: string): string[] {
   if (byteLength(trustBundle) > CTB_MAX_TRUST_BUNDLE_BYTES) {
     return [tooLongField(TRUST_BUNDLE, CTB_MAX_TRUST_BUNDLE_BYTES)];
   }
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
   const indices = new Map<string, number[]>();
   decodeGoPemBlocks(trustBundle).forEach((block, i) => {
     const problem =
       block.label !== 'CERTIFICATE'
-        ? `entry ${i} has bad block type: ${block.label}`
+        ? `entry ${i} has bad block type: ${shortened(block.label)}`
         : Object.keys(block.headers).length > 0
           ? `entry ${i} has PEM block headers`
           : caProblem(block.der, i);
     if (problem) {
-      errors.push(invalidField(TRUST_BUNDLE, OMITTED, problem));
+      errors.addItem(TRUST_BUNDLE, () => invalidField(TRUST_BUNDLE, OMITTED, problem));
       return;
     }
     const key = Buffer.from(block.der).toString('base64');
-    indices.set(key, [...(indices.get(key) ?? []), i]);
+    const positions = indices.get(key);
+    if (positions) positions.push(i);
+    else indices.set(key, [i]);
   });
   // A malformed entry would make duplicate or missing anchors a redundant complaint.
-  if (errors.length > 0) return errors;
+  if (errors.count > 0) return errors.toArray();
   if (indices.size === 0) {
     return [invalidField(TRUST_BUNDLE, OMITTED, 'at least one trust anchor must be provided')];
   }
   for (const positions of indices.values()) {
     if (positions.length > 1) {
-      errors.push(
+      errors.addItem(TRUST_BUNDLE, () =>
         invalidField(
           TRUST_BUNDLE,
           OMITTED,
@@ -139,7 +143,7 @@ function trustBundleErrors(trustBundle: string): string[] {
       );
     }
   }
-  return errors;
+  return errors.toArray();
 }
 
 /**

@@ -1,5 +1,6 @@
 import { type CAIssuerSpec, ISSUER_TYPE_KEYS, type IssuerSpec } from '../api/issuer.js';
 import { forbiddenField, invalidField, requiredField } from '../base/field-error.js';
+import { FieldErrorList } from '../base/field-error-list.js';
 
 // cert-manager's webhook validation of Issuers and ClusterIssuers (reference §3.1,
 // internal/apis/certmanager/validation/issuer.go ValidateIssuerConfig), with its messages and
@@ -10,12 +11,11 @@ import { forbiddenField, invalidField, requiredField } from '../base/field-error
  * certificate URL is refused (cert-manager checks no more than emptiness, and names the OCSP
  * path `ocspServer`, singular).
  */
-function caErrors(ca: CAIssuerSpec): string[] {
-  const errors: string[] = [];
-  if (!ca.secretName) errors.push(requiredField('spec.ca.secretName', ''));
+function caErrors(ca: CAIssuerSpec, errors: FieldErrorList): void {
+  if (!ca.secretName) errors.add(requiredField('spec.ca.secretName', ''));
   for (const [i, url] of (ca.ocspServers ?? []).entries()) {
     if (url === '')
-      errors.push(
+      errors.addItem('spec.ca.ocspServer', () =>
         invalidField(
           `spec.ca.ocspServer[${i}]`,
           url,
@@ -25,9 +25,10 @@ function caErrors(ca: CAIssuerSpec): string[] {
   }
   for (const [i, url] of (ca.issuingCertificateURLs ?? []).entries()) {
     if (url === '')
-      errors.push(invalidField(`spec.ca.issuingCertificateURLs[${i}]`, url, 'must be a valid URL'));
+      errors.addItem('spec.ca.issuingCertificateURLs', () =>
+        invalidField(`spec.ca.issuingCertificateURLs[${i}]`, url, 'must be a valid URL'),
+      );
   }
-  return errors;
 }
 
 /**
@@ -39,7 +40,7 @@ function caErrors(ca: CAIssuerSpec): string[] {
  * Returns field errors, empty when valid.
  */
 export function validateIssuerSpec(spec: IssuerSpec | undefined): string[] {
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
   let configured = 0;
   // The first type set counts; each later one is refused.
   for (const type of ISSUER_TYPE_KEYS) {
@@ -47,13 +48,12 @@ export function validateIssuerSpec(spec: IssuerSpec | undefined): string[] {
     // A null type (YAML `ca:` with nothing under it) decodes to no type at all, as in Go.
     if (config === undefined || config === null) continue;
     if (configured > 0) {
-      errors.push(forbiddenField(`spec.${type}`, 'may not specify more than one issuer type'));
+      errors.add(forbiddenField(`spec.${type}`, 'may not specify more than one issuer type'));
       continue;
     }
     configured++;
-    if (type === 'ca') errors.push(...caErrors(config as CAIssuerSpec));
+    if (type === 'ca') caErrors(config as CAIssuerSpec, errors);
   }
-  if (configured === 0)
-    errors.push(requiredField('spec', 'at least one issuer must be configured'));
-  return errors;
+  if (configured === 0) errors.add(requiredField('spec', 'at least one issuer must be configured'));
+  return errors.toArray();
 }

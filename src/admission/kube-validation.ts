@@ -6,6 +6,7 @@ import {
   tooLongField,
   unsupportedField,
 } from '../base/field-error.js';
+import { FieldErrorList } from '../base/field-error-list.js';
 
 // apimachinery's generic validators (k8s.io/apimachinery/pkg/util/validation and
 // pkg/apis/meta/v1/validation), with their messages, for the rules that reuse them: names,
@@ -174,23 +175,25 @@ export function validateSignerName(path: string, signerName: string): string[] {
 
 /** metav1 ValidateConditions: unique types, each a qualified name, status, time, reason, message. */
 export function validateConditions(conditions: readonly Condition[], path: string): string[] {
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
   const seen = new Set<string>();
   conditions.forEach((condition, i) => {
     const at = `${path}[${i}]`;
     const type = condition.type ?? '';
-    if (seen.has(type)) errors.push(duplicateField(`${at}.type`, type));
+    if (seen.has(type)) errors.addItem(path, () => duplicateField(`${at}.type`, type));
     seen.add(type);
     for (const problem of qualifiedNameErrors(type)) {
-      errors.push(invalidField(`${at}.type`, type, problem));
+      errors.addItem(path, () => invalidField(`${at}.type`, type, problem));
     }
     const status = condition.status ?? '';
     if (!['False', 'True', 'Unknown'].includes(status)) {
-      errors.push(unsupportedField(`${at}.status`, status, ['False', 'True', 'Unknown']));
+      errors.addItem(path, () =>
+        unsupportedField(`${at}.status`, status, ['False', 'True', 'Unknown']),
+      );
     }
     const generation = condition.observedGeneration ?? 0;
     if (generation < 0) {
-      errors.push(
+      errors.addItem(path, () =>
         invalidField(
           `${at}.observedGeneration`,
           generation,
@@ -200,10 +203,10 @@ export function validateConditions(conditions: readonly Condition[], path: strin
     }
     const transition = parseKubeTime(condition.lastTransitionTime);
     if (transition === undefined) {
-      errors.push(requiredField(`${at}.lastTransitionTime`, 'must be set'));
+      errors.addItem(path, () => requiredField(`${at}.lastTransitionTime`, 'must be set'));
     } else if (Number.isNaN(transition)) {
       // The API server cannot even decode such a body; no Go message exists for it.
-      errors.push(
+      errors.addItem(path, () =>
         invalidField(
           `${at}.lastTransitionTime`,
           String(condition.lastTransitionTime),
@@ -212,10 +215,10 @@ export function validateConditions(conditions: readonly Condition[], path: strin
       );
     }
     const reason = condition.reason ?? '';
-    if (reason === '') errors.push(requiredField(`${at}.reason`, 'must be set'));
+    if (reason === '') errors.addItem(path, () => requiredField(`${at}.reason`, 'must be set'));
     else {
       if (!CONDITION_REASON.test(reason)) {
-        errors.push(
+        errors.addItem(path, () =>
           invalidField(
             `${at}.reason`,
             reason,
@@ -232,12 +235,12 @@ export function validateConditions(conditions: readonly Condition[], path: strin
         );
       }
       if (byteLength(reason) > CONDITION_REASON_MAX) {
-        errors.push(tooLongField(`${at}.reason`, CONDITION_REASON_MAX));
+        errors.addItem(path, () => tooLongField(`${at}.reason`, CONDITION_REASON_MAX));
       }
     }
     if (byteLength(condition.message ?? '') > CONDITION_MESSAGE_MAX) {
-      errors.push(tooLongField(`${at}.message`, CONDITION_MESSAGE_MAX));
+      errors.addItem(path, () => tooLongField(`${at}.message`, CONDITION_MESSAGE_MAX));
     }
   });
-  return errors;
+  return errors.toArray();
 }

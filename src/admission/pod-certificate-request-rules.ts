@@ -24,6 +24,7 @@ import {
   tooLongField,
   unsupportedField,
 } from '../base/field-error.js';
+import { FieldErrorList } from '../base/field-error-list.js';
 import { goTimeString } from '../base/go-text.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { formatGoDuration } from '../pki/duration.js';
@@ -159,18 +160,21 @@ export function validatePodCertificateRequestStatusUpdate(
 ): string[] {
   const status = next.status ?? {};
   const conditions = status.conditions ?? [];
-  const errors: string[] = [];
+  const list = 'status.conditions';
+  const conditionErrors = new FieldErrorList();
   let terminal = 0;
   conditions.forEach((condition, i) => {
-    const at = `status.conditions[${i}]`;
+    const at = `${list}[${i}]`;
     const type = condition.type ?? '';
     if (!PCR_TERMINAL_CONDITIONS.includes(type)) {
-      errors.push(unsupportedField(`${at}.type`, type, PCR_TERMINAL_CONDITIONS));
+      conditionErrors.addItem(list, () =>
+        unsupportedField(`${at}.type`, type, PCR_TERMINAL_CONDITIONS),
+      );
       return;
     }
     terminal++;
     if (terminal > 1) {
-      errors.push(
+      conditionErrors.addItem(list, () =>
         invalidField(
           `${at}.type`,
           type,
@@ -179,10 +183,13 @@ export function validatePodCertificateRequestStatusUpdate(
       );
     }
     if (condition.status !== 'True') {
-      errors.push(unsupportedField(`${at}.status`, condition.status ?? '', ['True']));
+      conditionErrors.addItem(list, () =>
+        unsupportedField(`${at}.status`, condition.status ?? '', ['True']),
+      );
     }
   });
-  errors.push(...validateConditions(conditions, 'status.conditions'));
+  conditionErrors.addAll(validateConditions(conditions, list));
+  const errors = conditionErrors.toArray();
   // The conditions drive everything below: nothing more to say until they are right.
   if (errors.length > 0) return errors;
 
@@ -243,7 +250,7 @@ function uidErrors(path: string, uid: string | undefined): string[] {
 /** Object-annotation rules (qualified keys, 256 KiB in all), and every key domain-prefixed. */
 function userAnnotationErrors(annotations: Record<string, string>): string[] {
   const path = 'spec.unverifiedUserAnnotations';
-  const errors: string[] = [];
+  const errors = new FieldErrorList();
   let size = 0;
   // Sorted: Go walks the map in random order, a test wants one.
   for (const [key, value] of Object.entries(annotations).sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -251,15 +258,17 @@ function userAnnotationErrors(annotations: Record<string, string>): string[] {
     size += byteLength(key) + byteLength(String(value));
     // As for annotations, case does not matter.
     for (const problem of qualifiedNameErrors(key.toLowerCase())) {
-      errors.push(invalidField(path, key, problem));
+      errors.addItem(path, () => invalidField(path, key, problem));
     }
     if (!key.includes('/')) {
-      errors.push(invalidField(path, key, "must be domain-prefixed (e.g. 'example.com/key')")); // ours
+      // ours
+      errors.addItem(path, () =>
+        invalidField(path, key, "must be domain-prefixed (e.g. 'example.com/key')"),
+      );
     }
   }
-  if (size > USER_ANNOTATIONS_MAX_BYTES)
-    errors.push(tooLongField(path, USER_ANNOTATIONS_MAX_BYTES));
-  return errors;
+  if (size > USER_ANNOTATIONS_MAX_BYTES) errors.add(tooLongField(path, USER_ANNOTATIONS_MAX_BYTES));
+  return errors.toArray();
 }
 
 /** The key material checks of create, each group returning at its first error as upstream. */

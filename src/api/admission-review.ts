@@ -71,6 +71,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A value for a message: a string quoted and shortened, anything else by its JSON type only. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return quoted(value);
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 function need(condition: boolean, message: string): asserts condition {
   if (!condition) throw new MalformedReviewError(message);
 }
@@ -125,7 +134,7 @@ export function readAdmissionReview(body: unknown): AdmissionRequest {
   need(isRecord(body), 'the body must be a JSON object (an AdmissionReview)');
   need(
     body.apiVersion === ADMISSION_REVIEW_API_VERSION && body.kind === ADMISSION_REVIEW_KIND,
-    `expected apiVersion ${ADMISSION_REVIEW_API_VERSION} and kind ${ADMISSION_REVIEW_KIND}, got ${quoted(String(body.apiVersion))} and ${quoted(String(body.kind))}`,
+    `expected apiVersion ${ADMISSION_REVIEW_API_VERSION} and kind ${ADMISSION_REVIEW_KIND}, got ${shown(body.apiVersion)} and ${shown(body.kind)}`,
   );
   const request = body.request;
   need(isRecord(request), 'request must be an object');
@@ -135,7 +144,7 @@ export function readAdmissionReview(body: unknown): AdmissionRequest {
   );
   need(
     (ADMISSION_OPERATIONS as readonly unknown[]).includes(request.operation),
-    `request.operation must be one of ${ADMISSION_OPERATIONS.join(', ')}, got ${quoted(String(request.operation))}`,
+    `request.operation must be one of ${ADMISSION_OPERATIONS.join(', ')}, got ${shown(request.operation)}`,
   );
   checkResource(request.resource, 'request.resource');
   if (request.requestResource !== undefined) {

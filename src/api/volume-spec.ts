@@ -70,4 +70,13 @@ export interface VolumeCertificateSpec {
    * placeholder that only served validation, and the volume waits for the pod's IPs.
    */
   podIPs?: string[];
+  /**
+   * With podIPs: the ip-sans attribute as written, which an issuance expands again with the
+   * pod's real IPs (attributes/pod-ip-expansion.ts), and the keys the SAN lists came under,
+   * to name in the errors those IPs may cause.
+   */
+  podIpSans?: {
+    template: string;
+    keys: { dnsNames: string; ipSans: string; uriSans: string };
+  };
 }

@@ -112,17 +112,11 @@ function readIdentityWith(
   variables: Variables,
   podIpVariables: PodIpVariables,
 ): Identity {
-  let usesPodIPs = false;
   // os.Expand on one attribute; undefined means the error is recorded.
-  const expand = (
-    name: AttributeName,
-    known: Variables = variables,
-    text = attrs.nonEmpty(name),
-  ): string | undefined => {
+  const expand = (name: AttributeName): string | undefined => {
+    const text = attrs.nonEmpty(name);
     if (text === undefined) return undefined;
-    const offersPodIPs = Object.hasOwn(known, 'POD_IP');
-    if (offersPodIPs && referencedVariables(text).some(isPodIpVariable)) usesPodIPs = true;
-    const expansion = expandVariables(text, known);
+    const expansion = expandVariables(text, variables);
     if (expansion.ok) return expansion.value;
     attrs.fail(name, expansion.message);
     return undefined;
@@ -184,17 +178,10 @@ function readIdentityWith(
   }
   identity.dnsNames = dnsNames;
 
-  // csi-driver expands nothing here; only the pod's IPs are offered.
-  const ipAddresses = splitSanList(
-    expand('ip-sans', { ...podIpVariables }, attrs.value('ip-sans')) ?? '',
-  );
-  const badIps = ipAddresses.filter((ip) => problemOf(() => ipAddressBytes(ip)).length > 0);
-  if (badIps.length > 0) {
-    // csi-driver's message, listing at most three of them.
-    const more = badIps.length > 3 ? ` and ${badIps.length - 3} more` : '';
-    const shown = badIps.slice(0, 3).map(quoted).join(',');
-    attrs.fail('ip-sans', `failed to parse IP address: [${shown}]${more}`);
-  }
+  const ipSansText = attrs.value('ip-sans');
+  const ipSans = readIpSans(ipSansText, podIpVariables);
+  for (const problem of ipSans.problems) attrs.fail('ip-sans', problem);
+  const ipAddresses = ipSans.ipAddresses;
   identity.ipAddresses = ipAddresses;
 
   const uris = splitSanList(expand('uri-sans') ?? '');
@@ -209,18 +196,45 @@ function readIdentityWith(
   if (badUris.length > 0) attrs.fail('uri-sans', listed(badUris).join(', '));
   identity.uris = uris;
 
-  const sanCount = dnsNames.length + ipAddresses.length + uris.length;
-  if (sanCount > SUBJECT_ALT_NAMES_MAX) {
-    const message = tooMany(
-      sanCount,
-      SUBJECT_ALT_NAMES_MAX,
-      'subject alternative names (dns-names, ip-sans and uri-sans together)',
-    );
-    for (const [name, list] of SAN_LISTS) if (identity[list].length > 0) attrs.fail(name, message);
+  const tooManySans = sanCountProblem(dnsNames.length + ipAddresses.length + uris.length);
+  if (tooManySans !== undefined) {
+    for (const [name, list] of SAN_LISTS) {
+      if (identity[list].length > 0) attrs.fail(name, tooManySans);
+    }
   }
 
-  identity.usesPodIPs = usesPodIPs;
+  identity.usesPodIPs = referencedVariables(ipSansText ?? '').some(isPodIpVariable);
   return identity;
+}
+
+/**
+ * ip-sans expanded with the pod IP variables (csi-driver expands nothing there; only the pod's
+ * IPs are offered): its addresses, and why they are refused, if they are.
+ */
+export function readIpSans(
+  text: string | undefined,
+  podIpVariables: PodIpVariables,
+): { ipAddresses: string[]; problems: string[] } {
+  if (text === undefined) return { ipAddresses: [], problems: [] };
+  const expansion = expandVariables(text, { ...podIpVariables });
+  if (!expansion.ok) return { ipAddresses: [], problems: [expansion.message] };
+  const ipAddresses = splitSanList(expansion.value);
+  const badIps = ipAddresses.filter((ip) => problemOf(() => ipAddressBytes(ip)).length > 0);
+  if (badIps.length === 0) return { ipAddresses, problems: [] };
+  // csi-driver's message, listing at most three of them.
+  const more = badIps.length > 3 ? ` and ${badIps.length - 3} more` : '';
+  const shown = badIps.slice(0, 3).map(quoted).join(',');
+  return { ipAddresses, problems: [`failed to parse IP address: [${shown}]${more}`] };
+}
+
+/** Why a certificate cannot hold this many SANs (dns-names, ip-sans and uri-sans), if it cannot. */
+export function sanCountProblem(count: number): string | undefined {
+  if (count <= SUBJECT_ALT_NAMES_MAX) return undefined;
+  return tooMany(
+    count,
+    SUBJECT_ALT_NAMES_MAX,
+    'subject alternative names (dns-names, ip-sans and uri-sans together)',
+  );
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import { AttributeReader } from './attribute-reader.js';
 import { readFileAttributes } from './file-attributes.js';
 import { parseGid } from './fs-group.js';
-import { readIdentity } from './identity-attributes.js';
+import { type PodIpVariables, readIdentity } from './identity-attributes.js';
 import { readIssuerRef } from './issuer-attributes.js';
 import { readKeyAttributes } from './key-attributes.js';
 import { splitList } from './list-splitting.js';
@@ -62,11 +62,19 @@ const POD_INFO_REQUIRED = requiredValue(
  */
 export const POD_IP_PLACEHOLDER = '192.0.2.1';
 
+/** What ${POD_IP} and ${POD_IPS} stand for with the pod's IPs (the placeholder while none is known). */
+export function podIpVariables(podIPs: readonly string[]): PodIpVariables {
+  return {
+    POD_IP: podIPs[0] ?? POD_IP_PLACEHOLDER,
+    POD_IPS: podIPs.length > 0 ? podIPs.join(',') : POD_IP_PLACEHOLDER,
+  };
+}
+
 /** Parses, defaults, validates and expands kubelet's volume context. */
 export function parseVolumeAttributes(
   volumeContext: Readonly<Record<string, string>>,
   options: {
-    volumeMountGroup?: string;
+    volumeMountGroup?: string | undefined;
     /** The pod's IPs, first one first, for ${POD_IP} and ${POD_IPS}; unknown when absent or empty. */
     podIPs?: readonly string[];
   } = {},
@@ -87,10 +95,7 @@ export function parseVolumeAttributes(
       POD_UID: pod.uid,
       SERVICE_ACCOUNT_NAME: pod.serviceAccountName,
     },
-    {
-      POD_IP: podIPs[0] ?? POD_IP_PLACEHOLDER,
-      POD_IPS: podIPs.length > 0 ? podIPs.join(',') : POD_IP_PLACEHOLDER,
-    },
+    podIpVariables(podIPs),
   );
   const spec: VolumeCertificateSpec = {
     issuerRef,
@@ -110,7 +115,17 @@ export function parseVolumeAttributes(
     pod,
   };
   if (identity.literalSubject !== undefined) spec.literalSubject = identity.literalSubject;
-  if (identity.usesPodIPs) spec.podIPs = [...podIPs];
+  if (identity.usesPodIPs) {
+    spec.podIPs = [...podIPs];
+    spec.podIpSans = {
+      template: attrs.value('ip-sans') ?? '',
+      keys: {
+        dnsNames: attrs.keyOf('dns-names'),
+        ipSans: attrs.keyOf('ip-sans'),
+        uriSans: attrs.keyOf('uri-sans'),
+      },
+    };
+  }
   // Unlike csi-driver, "" is not a way to leave renew-before unset: it is an error.
   const renewBeforeText = attrs.value('renew-before');
   const renewBeforeMs = readDuration(attrs, 'renew-before', renewBeforeText);

@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import type { CertificateSpec } from '../api/certificate.js';
 import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/dns-names.js';
-import { errorMessage } from '../base/error-message.js';
 import {
   duplicateField,
   forbiddenField,
@@ -10,7 +9,9 @@ import {
   tooLongField,
   unsupportedField,
 } from '../base/field-error.js';
+import { FieldErrorList } from '../base/field-error-list.js';
 import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
+import { PkiError } from '../pki/errors.js';
 import { RSA_MAX_BITS, RSA_MIN_BITS } from '../pki/keys.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
 import { isKnownUsage } from '../pki/usages.js';
@@ -32,10 +33,38 @@ const SIGNATURE_ALGORITHMS: Record<string, readonly string[]> = {
   Ed25519: ['PureEd25519'],
 };
 
+/**
+ * Longer literal subjects are refused unparsed (ours: cert-manager has no limit). Parsing costs
+ * microseconds per character, and a review may carry megabytes; a real subject is well under a
+ * kilobyte (RFC 5280 bounds most attribute values at 64 to 200 characters).
+ */
+export const MAX_LITERAL_SUBJECT_BYTES = 8 * 1024;
+
+/**
+ * True when text holds `<local@domain>`: a `<`, then at least one character, an `@` and at
+ * least one more before the next `>`, none of them `<` or `>`. A scan, where the regular
+ * expression /<[^<>]+@[^<>]+>/ backtracks in quadratic time over a long address.
+ */
+function hasAngleAddress(text: string): boolean {
+  let open = text.indexOf('<');
+  while (open >= 0) {
+    const close = text.indexOf('>', open + 1);
+    if (close < 0) return false;
+    const inner = text.slice(open + 1, close);
+    const nested = inner.lastIndexOf('<');
+    // A later '<' starts the candidate anew; the part after it is what lies between.
+    const candidate = nested >= 0 ? inner.slice(nested + 1) : inner;
+    const at = candidate.indexOf('@', 1);
+    if (at > 0 && at < candidate.length - 1) return true;
+    open = text.indexOf('<', close + 1);
+  }
+  return false;
+}
+
 /** A bare address (what Go's mail.ParseAddress returns unchanged), not `Name <address>`. */
 function emailProblem(text: string): string | undefined {
   if (/^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+$/.test(text)) return undefined;
-  if (/<[^<>]+@[^<>]+>/.test(text))
+  if (hasAngleAddress(text))
     return 'invalid email address: make sure the supplied value only contains the email address itself';
   // Go's parser words each failure its own way; these are its two commonest.
   if (!text.includes('@')) return 'invalid email address: mail: missing @ in addr-spec';
@@ -51,17 +80,17 @@ function parsedDuration(text: string | undefined): number | undefined {
   }
 }
 
-function validateDurations(spec: CertificateSpec, errors: string[]): void {
+function validateDurations(spec: CertificateSpec, errors: FieldErrorList): void {
   const asked = parsedDuration(spec.duration);
   const renewBefore = parsedDuration(spec.renewBefore);
   if (Number.isNaN(asked)) {
-    errors.push(
+    errors.add(
       invalidField('spec.duration', spec.duration ?? '', 'must be a Go duration, e.g. 2160h'),
     );
     return;
   }
   if (Number.isNaN(renewBefore)) {
-    errors.push(
+    errors.add(
       invalidField('spec.renewBefore', spec.renewBefore ?? '', 'must be a Go duration, e.g. 360h'),
     );
     return;
@@ -70,7 +99,7 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
   if (asked === undefined && renewBefore === undefined) return;
   const lifetime = asked ?? DEFAULT_CERTIFICATE_DURATION_MS;
   if (lifetime < MINIMUM_CERTIFICATE_DURATION_MS)
-    errors.push(
+    errors.add(
       invalidField(
         'spec.duration',
         duration(lifetime),
@@ -81,11 +110,11 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
   if (renewBefore !== undefined && percentage !== undefined) {
     const both =
       'renewBefore and renewBeforePercentage are mutually exclusive and cannot both be set';
-    errors.push(invalidField('spec.renewBefore', duration(renewBefore), both));
-    errors.push(invalidField('spec.renewBeforePercentage', percentage, both));
+    errors.add(invalidField('spec.renewBefore', duration(renewBefore), both));
+    errors.add(invalidField('spec.renewBeforePercentage', percentage, both));
   }
   if (renewBefore !== undefined && renewBefore < MINIMUM_RENEW_BEFORE_MS)
-    errors.push(
+    errors.add(
       invalidField(
         'spec.renewBefore',
         duration(renewBefore),
@@ -93,7 +122,7 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
       ),
     );
   if (renewBefore !== undefined && renewBefore >= lifetime)
-    errors.push(
+    errors.add(
       invalidField(
         'spec.renewBefore',
         duration(renewBefore),
@@ -104,7 +133,7 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
     // cert-manager's check uses (100 - percentage): the time before renewal, not renewBefore.
     const before = Math.trunc((lifetime * (100 - percentage)) / 100);
     if (before < MINIMUM_RENEW_BEFORE_MS)
-      errors.push(
+      errors.add(
         invalidField(
           'spec.renewBeforePercentage',
           percentage,
@@ -112,7 +141,7 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
         ),
       );
     if (before >= lifetime)
-      errors.push(
+      errors.add(
         invalidField(
           'spec.renewBeforePercentage',
           percentage,
@@ -122,7 +151,7 @@ function validateDurations(spec: CertificateSpec, errors: string[]): void {
   }
 }
 
-function validateKeystores(spec: CertificateSpec, errors: string[]): void {
+function validateKeystores(spec: CertificateSpec, errors: FieldErrorList): void {
   const stores = [
     ['jks', 'JKS', spec.keystores?.jks],
     ['pkcs12', 'PKCS#12', spec.keystores?.pkcs12],
@@ -132,14 +161,14 @@ function validateKeystores(spec: CertificateSpec, errors: string[]): void {
     const path = `spec.keystores.${key}`;
     const hasRef = Boolean(store.passwordSecretRef?.name);
     if (store.password !== undefined && hasRef)
-      errors.push(
+      errors.add(
         forbiddenField(
           path,
           `exactly one of passwordSecretRef and password must be provided for ${label} keystores; cannot set both`,
         ),
       );
     if (store.password === undefined && !hasRef)
-      errors.push(
+      errors.add(
         forbiddenField(
           path,
           // cert-manager's wording, "must" twice included.
@@ -147,7 +176,7 @@ function validateKeystores(spec: CertificateSpec, errors: string[]): void {
         ),
       );
     if (store.password === '')
-      errors.push(
+      errors.add(
         forbiddenField(
           `${path}.password`,
           `literal password cannot be empty if set on ${label} keystores`,
@@ -161,16 +190,16 @@ function validateKeystores(spec: CertificateSpec, errors: string[]): void {
  * them): other names, renewal windows, name constraints, a chosen CSR signature algorithm and
  * the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL 3.0 nor Java 17 can read).
  */
-function refuseUnimplemented(spec: CertificateSpec, errors: string[]): void {
+function refuseUnimplemented(spec: CertificateSpec, errors: FieldErrorList): void {
   const notImplemented = 'not supported by cert-csi (see README, Certificates)';
-  if (spec.otherNames?.length) errors.push(forbiddenField('spec.otherNames', notImplemented));
+  if (spec.otherNames?.length) errors.add(forbiddenField('spec.otherNames', notImplemented));
   if (spec.renewal?.windows?.length)
-    errors.push(forbiddenField('spec.renewal.windows', notImplemented));
-  if (spec.nameConstraints) errors.push(forbiddenField('spec.nameConstraints', notImplemented));
+    errors.add(forbiddenField('spec.renewal.windows', notImplemented));
+  if (spec.nameConstraints) errors.add(forbiddenField('spec.nameConstraints', notImplemented));
   if (spec.signatureAlgorithm)
-    errors.push(forbiddenField('spec.signatureAlgorithm', notImplemented));
+    errors.add(forbiddenField('spec.signatureAlgorithm', notImplemented));
   if (spec.keystores?.pkcs12?.profile === 'Modern2026')
-    errors.push(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
+    errors.add(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
 }
 
 /**
@@ -178,17 +207,19 @@ function refuseUnimplemented(spec: CertificateSpec, errors: string[]): void {
  * §6.1), in its order and with its messages; returns the field errors, empty when valid.
  */
 export function validateCertificateSpec(spec: CertificateSpec): string[] {
-  const errors: string[] = [];
-  if (!spec.secretName) errors.push(requiredField('spec.secretName', 'must be specified'));
+  const errors = new FieldErrorList();
+  if (!spec.secretName) errors.add(requiredField('spec.secretName', 'must be specified'));
   else if (!isDns1123Subdomain(spec.secretName))
-    errors.push(invalidField('spec.secretName', spec.secretName, DNS1123_SUBDOMAIN_MESSAGE));
+    errors.add(invalidField('spec.secretName', spec.secretName, DNS1123_SUBDOMAIN_MESSAGE));
 
-  errors.push(...validateIssuerRef(spec.issuerRef, 'spec'));
+  errors.addAll(validateIssuerRef(spec.issuerRef, 'spec'));
 
   let commonName = spec.commonName ?? '';
+  // A literal subject too long to parse may hold a common name: no "at least one" error then.
+  let literalUnread = false;
   if (spec.literalSubject) {
     if (commonName)
-      errors.push(
+      errors.add(
         invalidField(
           'spec.commonName',
           commonName,
@@ -202,20 +233,27 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
         Array.isArray(value) ? value.length > 0 : Boolean(value),
       )
     )
-      errors.push(
+      errors.add(
         invalidField(
           'spec.subject',
           { text: JSON.stringify(subject) },
           'When providing a `LiteralSubject` no `Subject` properties may be provided.',
         ),
       );
-    try {
-      commonName = subjectFieldsOf(parseLiteralSubject(spec.literalSubject)).commonName;
-    } catch (err) {
-      errors.push(invalidField('spec.literalSubject', spec.literalSubject, errorMessage(err)));
+    if (Buffer.byteLength(spec.literalSubject) > MAX_LITERAL_SUBJECT_BYTES) {
+      errors.add(tooLongField('spec.literalSubject', MAX_LITERAL_SUBJECT_BYTES));
+      literalUnread = true;
+    } else {
+      try {
+        commonName = subjectFieldsOf(parseLiteralSubject(spec.literalSubject)).commonName;
+      } catch (err) {
+        const problem = err instanceof PkiError ? err.message : 'cannot be parsed';
+        errors.add(invalidField('spec.literalSubject', spec.literalSubject, problem));
+      }
     }
   }
   if (
+    !literalUnread &&
     !commonName &&
     !spec.dnsNames?.length &&
     !spec.uris?.length &&
@@ -223,21 +261,26 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
     !spec.ipAddresses?.length &&
     !spec.otherNames?.length
   )
-    errors.push(
+    errors.add(
       invalidField(
         'spec',
         '',
         'at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set',
       ),
     );
-  if (Buffer.byteLength(commonName) > 64) errors.push(tooLongField('spec.commonName', 64));
+  if (Buffer.byteLength(commonName) > 64) errors.add(tooLongField('spec.commonName', 64));
   for (const [i, ip] of (spec.ipAddresses ?? []).entries()) {
     if (isIP(ip) === 0)
-      errors.push(invalidField(`spec.ipAddresses[${i}]`, ip, 'invalid IP address'));
+      errors.addItem('spec.ipAddresses', () =>
+        invalidField(`spec.ipAddresses[${i}]`, ip, 'invalid IP address'),
+      );
   }
   for (const [i, email] of (spec.emailAddresses ?? []).entries()) {
     const problem = emailProblem(email);
-    if (problem) errors.push(invalidField(`spec.emailAddresses[${i}]`, email, problem));
+    if (problem)
+      errors.addItem('spec.emailAddresses', () =>
+        invalidField(`spec.emailAddresses[${i}]`, email, problem),
+      );
   }
 
   const key = spec.privateKey;
@@ -247,7 +290,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       case '':
       case 'RSA':
         if (size > 0 && (size < RSA_MIN_BITS || size > RSA_MAX_BITS))
-          errors.push(
+          errors.add(
             invalidField(
               'spec.privateKey.size',
               size,
@@ -257,12 +300,12 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
         break;
       case 'ECDSA':
         if (size > 0 && size !== 256 && size !== 384 && size !== 521)
-          errors.push(unsupportedField('spec.privateKey.size', size, ['256', '384', '521']));
+          errors.add(unsupportedField('spec.privateKey.size', size, ['256', '384', '521']));
         break;
       case 'Ed25519':
         break;
       default:
-        errors.push(
+        errors.add(
           invalidField(
             'spec.privateKey.algorithm',
             key.algorithm ?? '',
@@ -275,17 +318,17 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       key.rotationPolicy !== 'Never' &&
       key.rotationPolicy !== 'Always'
     )
-      errors.push(
+      errors.add(
         unsupportedField('spec.privateKey.rotationPolicy', key.rotationPolicy, ['Never', 'Always']),
       );
     if (key.encoding !== undefined && key.encoding !== 'PKCS1' && key.encoding !== 'PKCS8')
-      errors.push(unsupportedField('spec.privateKey.encoding', key.encoding, ['PKCS1', 'PKCS8']));
+      errors.add(unsupportedField('spec.privateKey.encoding', key.encoding, ['PKCS1', 'PKCS8']));
   }
   if (spec.signatureAlgorithm) {
     const algorithm = key?.algorithm || 'RSA';
     const allowed = SIGNATURE_ALGORITHMS[algorithm];
     if (allowed && !allowed.includes(spec.signatureAlgorithm))
-      errors.push(
+      errors.add(
         invalidField(
           'spec.signatureAlgorithm',
           spec.signatureAlgorithm,
@@ -297,10 +340,12 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
   validateDurations(spec, errors);
   for (const [i, usage] of (spec.usages ?? []).entries()) {
     if (!isKnownUsage(usage))
-      errors.push(invalidField(`spec.usages[${i}]`, usage, 'unknown keyusage'));
+      errors.addItem('spec.usages', () =>
+        invalidField(`spec.usages[${i}]`, usage, 'unknown keyusage'),
+      );
   }
   if (spec.revisionHistoryLimit !== undefined && spec.revisionHistoryLimit < 1)
-    errors.push(
+    errors.add(
       invalidField(
         'spec.revisionHistoryLimit',
         spec.revisionHistoryLimit,
@@ -312,7 +357,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       annotation.startsWith('cert-manager.io/') &&
       annotation !== 'cert-manager.io/allow-direct-injection'
     )
-      errors.push(
+      errors.addItem('spec.secretTemplate.annotations', () =>
         invalidField(
           'spec.secretTemplate.annotations',
           annotation,
@@ -322,7 +367,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
   }
   if (spec.nameConstraints) {
     if (!spec.isCA)
-      errors.push(
+      errors.add(
         invalidField(
           'spec.nameConstraints',
           { text: JSON.stringify(spec.nameConstraints) },
@@ -330,7 +375,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
         ),
       );
     if (!spec.nameConstraints.permitted && !spec.nameConstraints.excluded)
-      errors.push(
+      errors.add(
         invalidField(
           'spec.nameConstraints',
           { text: JSON.stringify(spec.nameConstraints) },
@@ -339,27 +384,28 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       );
   }
   const formats = new Set<string>();
+  const outputFormats = 'spec.additionalOutputFormats';
   for (const format of spec.additionalOutputFormats ?? []) {
     if (formats.has(format.type))
-      errors.push(duplicateField('spec.additionalOutputFormats[type]', format.type));
+      errors.addItem(outputFormats, () => duplicateField(`${outputFormats}[type]`, format.type));
     formats.add(format.type);
     if (format.type !== 'DER' && format.type !== 'CombinedPEM')
-      errors.push(
-        unsupportedField('spec.additionalOutputFormats.type', format.type, ['DER', 'CombinedPEM']),
+      errors.addItem(outputFormats, () =>
+        unsupportedField(`${outputFormats}.type`, format.type, ['DER', 'CombinedPEM']),
       );
   }
   validateKeystores(spec, errors);
   const policy = spec.renewal?.policy;
   if (spec.renewal) {
     if (policy === 'Disabled' && spec.renewal.windows?.length)
-      errors.push(
+      errors.add(
         forbiddenField(
           'spec.renewal.windows',
           'windows cannot be set when `renewal.policy` is set to Disabled',
         ),
       );
     else if (policy !== 'Disabled' && policy !== 'RenewBefore')
-      errors.push(
+      errors.add(
         unsupportedField('spec.renewal.policy', `unsupported field ${policy ?? ''}`, [
           'Disabled',
           'RenewBefore',
@@ -367,5 +413,5 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       );
   }
   refuseUnimplemented(spec, errors);
-  return errors;
+  return errors.toArray();
 }

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
-import { TargetPathError } from '../fs/errors.js';
-import { IssuanceError } from '../volume-manager/issuance/obtain-certificate.js';
+import { TargetPathError } from '../volume/errors.js';
+import { IssuanceError } from '../volume-manager/issuance/issuance-error.js';
 import { RepublishConflictError } from '../volume-manager/policy/republish-check.js';
 import type { UnpublishOutcome, VolumePublisher } from '../volume-manager/volume-publisher.js';
 import { CsiError, invalidArgument } from './csi-error.js';

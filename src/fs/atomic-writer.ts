@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
-import { errnoCode, VolumeError } from './errors.js';
+import { errnoCode, FsError } from './errors.js';
 import { byteSizeText } from './regular-file.js';
 import { type FileOps, fileOpsFor } from './volatile-fs.js';
 
@@ -41,10 +41,10 @@ export function isWriterInternalName(name: string): boolean {
   return name === DATA_LINK || name === DATA_TMP_LINK || isGenerationName(name);
 }
 
-/** Throws VolumeError unless name can be a file of the writer: one segment, not `..`-prefixed. */
+/** Throws FsError unless name can be a file of the writer: one segment, not `..`-prefixed. */
 export function validateFileName(name: string): void {
   const fail = (why: string): never => {
-    throw new VolumeError(`invalid file name ${JSON.stringify(name)}: ${why}`);
+    throw new FsError(`invalid file name ${JSON.stringify(name)}: ${why}`);
   };
   if (name.length === 0) fail('it is empty');
   if (name.includes('/')) fail('it must not contain "/"');
@@ -61,7 +61,7 @@ function toEntries(files: AtomicPayload): [string, Uint8Array][] {
     validateFileName(name);
     // What readAtomically would refuse is never written.
     if (content.byteLength > VOLUME_FILE_MAX_BYTES) {
-      throw new VolumeError(
+      throw new FsError(
         `file ${JSON.stringify(name)} is ${content.byteLength} bytes, more than the ${byteSizeText(VOLUME_FILE_MAX_BYTES)} a volume file may have`,
       );
     }
@@ -244,7 +244,10 @@ export async function writeAtomically(
     if (linksChanged || removed) await ops.syncDir(dir);
     return { written: true };
   } catch (err) {
-    throw new VolumeError(`cannot write files into ${dir}: ${errorMessage(err)}`, { cause: err });
+    throw new FsError(`cannot write files into ${dir}: ${errorMessage(err)}`, {
+      path: dir,
+      cause: err,
+    });
   }
 }
 
@@ -264,7 +267,8 @@ export async function removeAtomicFiles(dir: string): Promise<void> {
       if (isWriterInternalName(name)) await ops.removeTree(join(dir, name));
     }
   } catch (err) {
-    throw new VolumeError(`cannot remove written files from ${dir}: ${errorMessage(err)}`, {
+    throw new FsError(`cannot remove written files from ${dir}: ${errorMessage(err)}`, {
+      path: dir,
       cause: err,
     });
   }
@@ -308,7 +312,8 @@ export async function readAtomically(dir: string): Promise<Map<string, Buffer> |
       if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
-        throw new VolumeError(`cannot read files from ${dir}: ${errorMessage(err)}`, {
+        throw new FsError(`cannot read files from ${dir}: ${errorMessage(err)}`, {
+          path: dir,
           cause: err,
         });
       }

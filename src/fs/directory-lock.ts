@@ -9,6 +9,8 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { errorMessage } from '../base/error-message.js';
+import { FsError } from './errors.js';
 
 /**
  * Name of the lock file cert-csi keeps in each directory it owns (data root, state dir). `..`-prefixed
@@ -30,16 +32,19 @@ export interface HeldLock {
 }
 
 /** Another process holds the lock: names the directory, what it is, and the holder's pid when recorded. */
-export class LockHeldError extends Error {
-  override readonly name = 'LockHeldError';
+export class LockHeldError extends FsError {
+  override readonly name: string = 'LockHeldError';
+  /** The lock file. */
+  declare readonly path: string;
 
   constructor(
-    readonly path: string,
+    path: string,
     readonly holderPid: number | undefined,
     what: string,
   ) {
     super(
       `${what} is in use by another cert-csi process (${holderPid === undefined ? 'pid unknown' : `pid ${holderPid}`}; lock file ${path}): refusing to start a second instance on it`,
+      { path },
     );
   }
 }
@@ -69,15 +74,18 @@ export async function lockDirectory(dir: string, what: string): Promise<HeldLock
       0o600,
     );
   } catch (err) {
-    throw new Error(`cannot open lock file ${path} of ${what}: ${(err as Error).message}`, {
+    throw new FsError(`cannot open lock file ${path} of ${what}: ${errorMessage(err)}`, {
+      path,
       cause: err,
     });
   }
   try {
-    if (!fstatSync(fd).isFile()) throw new Error(`lock file ${path} of ${what} is not a file`);
+    if (!fstatSync(fd).isFile()) {
+      throw new FsError(`lock file ${path} of ${what} is not a file`, { path });
+    }
     const code = await flockNonBlocking(fd);
     if (code === CONFLICT_EXIT_CODE) throw new LockHeldError(path, holderPid(fd), what);
-    if (code !== 0) throw new Error(`cannot lock ${path} of ${what}: ${code}`);
+    if (code !== 0) throw new FsError(`cannot lock ${path} of ${what}: ${code}`, { path });
     ftruncateSync(fd, 0);
     writeSync(fd, `${process.pid}\n`, 0);
   } catch (err) {

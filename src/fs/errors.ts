@@ -1,22 +1,17 @@
-/** The error type of the volume layer; its message names the volume or path concerned. */
-export class VolumeError extends Error {
-  override readonly name: string = 'VolumeError';
-  /** The volume the error is about, when one is known. */
-  declare readonly volumeId?: string;
-
-  constructor(message: string, options: { volumeId?: string; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    if (options.volumeId !== undefined) this.volumeId = options.volumeId;
-  }
-}
-
 /**
- * A target path the node's state forbids publishing to or unpublishing from (a symlink, a mount
- * or files of something else): nothing was changed; the operator fixes the node, then kubelet's
- * retry succeeds.
+ * The error of a durable-file primitive (src/fs); its message names the file, directory or
+ * command concerned. The thin wrappers of system calls (volatile-fs, atomic-file) let Node's own
+ * errors through instead, so that callers can tell a missing file by its errno code.
  */
-export class TargetPathError extends VolumeError {
-  override readonly name: string = 'TargetPathError';
+export class FsError extends Error {
+  override readonly name: string = 'FsError';
+  /** The file or directory the error is about, when one is known. */
+  declare readonly path?: string;
+
+  constructor(message: string, options: { path?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.path !== undefined) this.path = options.path;
+  }
 }
 
 /** The errno code of a Node system error, if it is one. */

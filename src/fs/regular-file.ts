@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { ECHO_LIMIT } from '../api/echoed-value.js';
-import { errnoCode, VolumeError } from './errors.js';
+import { errnoCode, FsError } from './errors.js';
 
 // Why every file another party may have placed is opened this way: open(2) of a FIFO without
 // a writer (or of some devices) blocks. Through fs/promises the blocked open parks one of
@@ -23,16 +23,17 @@ export interface RegularFileOptions {
 }
 
 /** A file refused by readRegularFile: not a regular file, or larger than the cap. */
-export class RefusedFileError extends VolumeError {
+export class RefusedFileError extends FsError {
   override readonly name: string = 'RefusedFileError';
+  /** The file concerned. */
+  declare readonly path: string;
 
   constructor(
-    /** The file concerned. */
-    readonly path: string,
+    path: string,
     /** What is wrong, without the path: for callers whose message names the file already. */
     readonly problem: string,
   ) {
-    super(`file ${pathText(path)} ${problem}`);
+    super(`file ${pathText(path)} ${problem}`, { path });
   }
 }
 

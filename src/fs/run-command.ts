@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { VolumeError } from './errors.js';
+import { FsError } from './errors.js';
 
 const execFileAsync = promisify(execFile);
 
-/** Runs a command without a shell; VolumeError naming the command line and its stderr on failure. */
+/** Runs a command without a shell; FsError naming the command line and its stderr on failure. */
 export async function runCommand(command: string, args: readonly string[]): Promise<string> {
   try {
     const { stdout } = await execFileAsync(command, args, { encoding: 'utf8' });
@@ -13,6 +13,6 @@ export async function runCommand(command: string, args: readonly string[]): Prom
     const e = err as { stderr?: unknown; code?: unknown; message: string };
     const stderr = typeof e.stderr === 'string' ? e.stderr.trim() : '';
     const why = stderr !== '' ? stderr : e.code === 'ENOENT' ? `${command} not found` : e.message;
-    throw new VolumeError(`${[command, ...args].join(' ')} failed: ${why}`, { cause: err });
+    throw new FsError(`${[command, ...args].join(' ')} failed: ${why}`, { cause: err });
   }
 }

@@ -1,6 +1,7 @@
 import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
 import { quoted as echoed } from '../api/echoed-value.js';
 import type { ResourceKind } from '../api/meta.js';
+import { cappedText } from '../base/capped-text.js';
 import { StoreError } from './errors.js';
 
 /** The API server's name for a resource: `plural.group`, or `plural` in the core group. */
@@ -84,7 +85,7 @@ export function groupKindOf(kind: Pick<ResourceKind, 'group' | 'kind'>): string 
  * The API server's Invalid for field errors (apierrors.NewInvalid):
  * `Certificate.cert-manager.io "x" is invalid: <errors>`, where one error stands alone and
  * several are `[a, b]` without repeats, as Go's aggregate error prints them. The name is
- * shortened as every echoed value is.
+ * shortened as every echoed value is, and the message cut at MESSAGE_LIMIT_BYTES.
  */
 export function invalidObject(
   kind: Pick<ResourceKind, 'group' | 'kind'>,
@@ -93,7 +94,10 @@ export function invalidObject(
 ): StoreError {
   const distinct = [...new Set(errors)];
   const listed = distinct.length === 1 ? (distinct[0] as string) : `[${distinct.join(', ')}]`;
-  return new StoreError('Invalid', `${groupKindOf(kind)} ${echoed(name)} is invalid: ${listed}`);
+  return new StoreError(
+    'Invalid',
+    cappedText(`${groupKindOf(kind)} ${echoed(name)} is invalid: ${listed}`),
+  );
 }
 
 /** `certificaterequests.cert-manager.io "x"`, the way the API server names an object in errors. */

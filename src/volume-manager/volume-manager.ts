@@ -1,37 +1,16 @@
-import type { KeyObject } from 'node:crypto';
-import { type CertificateRequest, CertificateRequestKind } from '../api/certificate-request.js';
-import type { Logger } from '../api/logger.js';
-import { type Clock, systemClock } from '../base/clock.js';
-import type { SharedInformers } from '../controller/shared-informers.js';
-import type { ResourceStore } from '../store/resource-store.js';
-import type { DataRoot } from '../volume/data-root.js';
-import type { Mounter } from '../volume/mounter.js';
 import type { RenewOutcome, RenewTarget } from './control/renew-protocol.js';
 import type { UnsavedFailure } from './control/status-socket.js';
-import type { IssuanceCheck } from './issuance/issuance-check.js';
-import type { IssuedCertificate } from './issuance/obtain-certificate.js';
-import { RequestTracker } from './issuance/request-tracker.js';
-import { VolumeIssuance } from './issuance/volume-issuance.js';
-import type { ManagerParts } from './manager-parts.js';
+import type { IssuedCertificate } from './issuance/certificate-files.js';
+import {
+  type VolumeManagerOptions,
+  type VolumeManagerWiring,
+  wireVolumeManager,
+} from './manager-wiring.js';
 import { renewNow } from './operations/manual-renewal.js';
 import { publishVolume } from './operations/publish-volume.js';
 import { type RediscoveryCounts, rediscoverVolumes } from './operations/rediscovery.js';
-import { renewVolume } from './operations/renew-volume.js';
 import { unpublishVolume } from './operations/unpublish-volume.js';
-import { type BackoffPolicy, DEFAULT_BACKOFF } from './policy/renewal-policy.js';
-import {
-  DEFAULT_READINESS,
-  PodReadiness,
-  type ReadinessOptions,
-} from './readiness/pod-readiness.js';
-import { contextPodSource, type PodSource } from './readiness/pod-source.js';
-import { podChanged } from './readiness/waiting-volume.js';
-import { FailureRecorder } from './state/failure-recorder.js';
-import { RenewalScheduler } from './state/renewal-scheduler.js';
-import { VolumeRegistry } from './state/volume-registry.js';
-import { VolumeTelemetry } from './telemetry/volume-telemetry.js';
-import { TrustBundleSources } from './trust-bundles/trust-bundle-sources.js';
-import { TrustBundleVolumes } from './trust-bundles/trust-bundle-volumes.js';
+import type { TrustBundleSources } from './trust-bundles/trust-bundle-sources.js';
 import type {
   PublishRequest,
   PublishResult,
@@ -39,50 +18,7 @@ import type {
   VolumePublisher,
 } from './volume-publisher.js';
 
-export interface VolumeManagerOptions {
-  store: ResourceStore;
-  /** The process's informers; the node's CertificateRequests come from its request informer. */
-  informers: SharedInformers;
-  /**
-   * Keys of this node's requests in flight by `namespace/name`, written here and read by an
-   * in-process SelfSigned signer (embedded mode); private to the manager when absent.
-   */
-  pendingKeys?: Map<string, KeyObject>;
-  nodeId: string;
-  dataRoot: DataRoot;
-  mounter: Mounter;
-  logger: Logger;
-  clock?: Clock;
-  /** How long one issuance may wait for its certificate (kubelet's own timeout is 2 min). */
-  attemptTimeoutMs?: number;
-  /** At most this many issuances at once; more wait their turn instead of flooding the issuer. */
-  maxConcurrentIssuances?: number;
-  /** Renewals are spread over a random delay of at most this much after the renewal time. */
-  renewalJitterMs?: number;
-  backoff?: BackoffPolicy;
-  /** Told after each certificate written (first issuance or renewal); for metrics and tests. */
-  onIssued?: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
-  /** Told when a publish or renewal fails (not when it was cut short by an unpublish). */
-  onFailed?: (volumeId: string, volumeContext: Record<string, string>, err: unknown) => void;
-  /**
-   * The store that creates a volume's CertificateRequest, from the pod's service-account
-   * tokens of its latest publish (`--use-token-request`); throws when they are unusable.
-   * Without it the plugin's own store creates requests.
-   */
-  requestCreator?: (serviceAccountTokens: string | undefined) => ResourceStore;
-  /**
-   * Where volumes' pods are read, for readiness gates and ${POD_IP}: the node's pod informer
-   * in Kubernetes mode; by default the volume context (embedded mode).
-   */
-  podSource?: PodSource;
-  /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
-  readiness?: ReadinessOptions;
-  /** What a first publish must pass besides its attributes (embedded mode: the issuer's consent). */
-  issuanceCheck?: IssuanceCheck;
-}
-
-const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
-export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
+export type { VolumeManagerOptions } from './manager-wiring.js';
 
 /**
  * Publishes, renews and unpublishes volumes. First issuance runs inside NodePublishVolume;
@@ -91,83 +27,21 @@ export const DEFAULT_MAX_CONCURRENT_ISSUANCES = 4;
  * limit (the wait for the signature holds no slot), is single-flight per volume, resumes a
  * request persisted in the volume dir, and never writes after an unpublish. The work itself
  * lives in one module per operation (publish-volume, renew-volume, manual-renewal,
- * unpublish-volume, rediscovery) over the parts built here.
+ * unpublish-volume, rediscovery, pod-change), each given the dependencies it declares
+ * (manager-wiring.ts builds them once); what each does and when is the reissue decision's.
  */
 export class VolumeManager implements VolumePublisher {
-  private readonly tracker: RequestTracker;
-  private readonly parts: ManagerParts;
-  /** The trust bundles the volumes follow: what each source resolves to now (status, tests). */
-  readonly trustBundleSources: TrustBundleSources;
+  private readonly parts: VolumeManagerWiring;
   private stopRequested = false;
   private started = false;
 
   constructor(options: VolumeManagerOptions) {
-    const clock = options.clock ?? systemClock;
-    const { dataRoot, logger } = options;
-    this.tracker = new RequestTracker(
-      options.informers.informer<CertificateRequest>(CertificateRequestKind),
-      options.nodeId,
-    );
-    const registry = new VolumeRegistry();
-    let trustBundles: TrustBundleVolumes | undefined;
-    // Its own informers, one per watched source, started by the first volume that uses it.
-    this.trustBundleSources = new TrustBundleSources(options.store, {
-      clock,
-      onError: (err) => logger.warn({ err: err.message }, 'trust bundle watch failed; retrying'),
-      onChange: (volumeIds) => trustBundles?.changed(volumeIds),
-    });
-    trustBundles = new TrustBundleVolumes(
-      { dataRoot, mounter: options.mounter, logger, registry },
-      this.trustBundleSources,
-    );
-    const telemetry = new VolumeTelemetry(options.nodeId);
-    const failures = new FailureRecorder({
-      dataRoot,
-      registry,
-      clock,
-      logger,
-      backoff: options.backoff ?? DEFAULT_BACKOFF,
-    });
-    this.parts = {
-      dataRoot,
-      mounter: options.mounter,
-      logger,
-      clock,
-      registry,
-      failures,
-      trustBundles,
-      telemetry,
-      scheduler: new RenewalScheduler(clock, options.renewalJitterMs ?? 0, (volumeId, reason) => {
-        void this.renew(volumeId, reason);
-      }),
-      issuance: new VolumeIssuance({
-        store: options.store,
-        tracker: this.tracker,
-        pendingKeys: options.pendingKeys ?? new Map(),
-        nodeId: options.nodeId,
-        dataRoot,
-        registry,
-        failures,
-        trustBundles,
-        logger,
-        clock,
-        attemptTimeoutMs: options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS,
-        maxConcurrentIssuances: options.maxConcurrentIssuances ?? DEFAULT_MAX_CONCURRENT_ISSUANCES,
-        requestCreator: options.requestCreator,
-        telemetry,
-      }),
-      ...(options.issuanceCheck ? { issuanceCheck: options.issuanceCheck } : {}),
-      onIssued: options.onIssued ?? (() => {}),
-      onFailed: options.onFailed ?? (() => {}),
-      readiness: new PodReadiness(
-        options.podSource ?? contextPodSource,
-        options.readiness ?? DEFAULT_READINESS,
-        clock,
-        (volumeId) => {
-          void podChanged(this.parts, volumeId, (id, reason) => this.renew(id, reason));
-        },
-      ),
-    };
+    this.parts = wireVolumeManager(options);
+  }
+
+  /** The trust bundles the volumes follow: what each source resolves to now (status, tests). */
+  get trustBundleSources(): TrustBundleSources {
+    return this.parts.trustBundleSources;
   }
 
   /**
@@ -176,9 +50,9 @@ export class VolumeManager implements VolumePublisher {
    */
   async start(signal?: AbortSignal): Promise<RediscoveryCounts> {
     if (this.stopRequested) throw new Error('volume manager stopped before it started');
-    await this.tracker.start(signal);
+    await this.parts.tracker.start(signal);
     await this.parts.readiness.start(signal);
-    const counts = await rediscoverVolumes(this.parts);
+    const counts = await rediscoverVolumes(this.parts.rediscovery);
     this.started = true;
     return counts;
   }
@@ -193,7 +67,7 @@ export class VolumeManager implements VolumePublisher {
     this.parts.scheduler.clear();
     this.parts.readiness.stop();
     this.parts.registry.abortAll(new Error('plugin stopping'));
-    this.trustBundleSources.stop();
+    this.parts.trustBundleSources.stop();
   }
 
   /** True once start() finished. */
@@ -218,7 +92,7 @@ export class VolumeManager implements VolumePublisher {
    * A refused publish leaves nothing behind, in memory or on disk.
    */
   publish(request: PublishRequest): Promise<PublishResult> {
-    return publishVolume(this.parts, request);
+    return publishVolume(this.parts.publish, request);
   }
 
   /**
@@ -226,7 +100,7 @@ export class VolumeManager implements VolumePublisher {
    * undefined when the volume is gone or the renewal failed (recorded for the backoff).
    */
   renew(volumeId: string, reason: string): Promise<IssuedCertificate | undefined> {
-    return renewVolume(this.parts, volumeId, reason);
+    return this.parts.renew(volumeId, reason);
   }
 
   /**
@@ -237,7 +111,7 @@ export class VolumeManager implements VolumePublisher {
     target: RenewTarget,
     progress: (soFar: RenewOutcome) => void = () => {},
   ): Promise<RenewOutcome> {
-    return renewNow(this.parts, target, progress);
+    return renewNow(this.parts.manual, target, progress);
   }
 
   /**
@@ -246,6 +120,6 @@ export class VolumeManager implements VolumePublisher {
    * Resolves with what was done (nothing, for another target or an unknown volume).
    */
   unpublish(volumeId: string, targetPath: string): Promise<UnpublishOutcome> {
-    return unpublishVolume(this.parts, volumeId, targetPath);
+    return unpublishVolume(this.parts.unpublish, volumeId, targetPath);
   }
 }

@@ -3,7 +3,6 @@ import { join, relative, resolve } from 'node:path';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
 import { removeAtomicFiles } from '../fs/atomic-writer.js';
-import { TargetPathError, VolumeError } from '../fs/errors.js';
 import { runCommand } from '../fs/run-command.js';
 import { DataRoot, VolumeFile } from './data-root.js';
 import {
@@ -11,16 +10,17 @@ import {
   DEFAULT_DATA_ROOT_MEDIUM,
   dataRootAction,
 } from './data-root-medium.js';
+import { TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
-import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
 import {
   checkTarget,
   refuseSymlinks,
   shownPath,
   statTarget,
   type TargetMount,
-} from './target-path.js';
+} from './target/target-checks.js';
+import { ensureTargetDir, removeEmptyDir } from './target/target-dir.js';
 
 /** tmpfs size of the data root: key, chain, CA and keystore are a few KiB per volume. */
 export const DEFAULT_TMPFS_SIZE = '64m';

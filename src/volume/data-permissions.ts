@@ -1,6 +1,6 @@
 import { errorMessage } from '../base/error-message.js';
-import { VolumeError } from '../fs/errors.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
+import { VolumeError } from './errors.js';
 
 /**
  * Mode of a volume's data dir: 0550 like csi-driver (root writes through it, the pod's group

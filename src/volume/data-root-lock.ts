@@ -2,8 +2,8 @@ import { stat } from 'node:fs/promises';
 import { errorMessage } from '../base/error-message.js';
 import { ensureDirDurably } from '../fs/atomic-file.js';
 import { type HeldLock, lockDirectory } from '../fs/directory-lock.js';
-import { VolumeError } from '../fs/errors.js';
 import type { DataRoot } from './data-root.js';
+import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 
 /** The identity of the directory a path shows now: a tmpfs mounted over it shows another one. */

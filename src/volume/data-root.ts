@@ -4,9 +4,10 @@ import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
 import { ensureDirDurably } from '../fs/atomic-file.js';
-import { errnoCode, VolumeError } from '../fs/errors.js';
+import { errnoCode } from '../fs/errors.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import { applyDataPermissions } from './data-permissions.js';
+import { VolumeError } from './errors.js';
 import { isValidVolumeId, validateVolumeId } from './volume-id.js';
 
 /** File names inside a volume dir. */

@@ -2,12 +2,12 @@ import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
-import { VolumeError } from '../fs/errors.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import { applyDataPermissions } from './data-permissions.js';
+import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
-import { ensureTargetDir, removeEmptyDir } from './target-dir.js';
-import { checkTarget, refuseSymlinks, statTarget } from './target-path.js';
+import { checkTarget, refuseSymlinks, statTarget } from './target/target-checks.js';
+import { ensureTargetDir, removeEmptyDir } from './target/target-dir.js';
 
 // The group the data dir was given (fs-group); the writer's own group means none was set.
 async function groupOf(dir: string): Promise<number | undefined> {

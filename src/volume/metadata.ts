@@ -1,10 +1,11 @@
 import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
 import { writeFileAtomic } from '../fs/atomic-file.js';
-import { errnoCode, VolumeError } from '../fs/errors.js';
+import { errnoCode } from '../fs/errors.js';
 import { byteSizeText, RefusedFileError } from '../fs/regular-file.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
+import { VolumeError } from './errors.js';
 
 /**
  * The largest metadata.json read or written. Its bulk is the volume context, which came in

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { errorMessage } from '../base/error-message.js';
-import { VolumeError } from '../fs/errors.js';
+import { VolumeError } from './errors.js';
 
 /** One line of /proc/<pid>/mountinfo (proc(5)), paths unescaped. */
 export interface MountInfo {

@@ -1,4 +1,4 @@
-import { VolumeError } from '../fs/errors.js';
+import { VolumeError } from './errors.js';
 
 /** Longest accepted volume id; kubelet's inline ids are 68 characters (`csi-` + 64 hex). */
 export const MAX_VOLUME_ID_LENGTH = 128;

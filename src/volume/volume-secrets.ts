@@ -1,10 +1,11 @@
 import { dirname } from 'node:path';
 import { errorMessage } from '../base/error-message.js';
 import { removeFileDurably, writeFileAtomic } from '../fs/atomic-file.js';
-import { errnoCode, VolumeError } from '../fs/errors.js';
+import { errnoCode } from '../fs/errors.js';
 import { byteSizeText, RefusedFileError } from '../fs/regular-file.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
+import { VolumeError } from './errors.js';
 
 type SecretKind = 'pending key' | 'PKCS#12 password' | 'JKS password';
 

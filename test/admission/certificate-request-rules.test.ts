@@ -555,3 +555,31 @@ t.test('update: Approved and Denied stay as they were set', async (t) => {
   for (const [name, next, old, errors] of cases)
     t.same(validateCertificateRequestUpdate(next, old), errors, name);
 });
+
+t.test('a flood of bad usages or annotations makes one bounded refusal', async (t) => {
+  const usages = Array.from({ length: 200_000 }, (_, i) => `u${i}`);
+  const [error, ...others] = validateCertificateRequestCreate(request(plain, { usages }));
+  t.same(others, [], 'one error');
+  t.equal(
+    error,
+    'spec.usages: Invalid value: []certmanager.KeyUsage{"u0", "u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8", "u9", "u10", "u11", "u1…(200000 items): unknown key usages: [u0 u1 u2 u3 u4 u5 u6 u7 u8 u9] and 199990 more',
+  );
+  const long = 'z'.repeat(500);
+  t.match(
+    validateCertificateRequestCreate(request(plain, { usages: [long] })),
+    [`unknown key usages: [${'z'.repeat(100)}…(500 characters)]`],
+    'each unknown usage shortened',
+  );
+
+  const annotations = Object.fromEntries(
+    Array.from({ length: 30 }, (_, i) => [`cert-manager.io/a${String(i).padStart(2, '0')}`, 'x']),
+  );
+  const old: CertificateRequest = { ...request(plain), metadata: { name: 'web-1', annotations } };
+  const errors = validateCertificateRequestUpdate({ ...old, metadata: { name: 'web-1' } }, old);
+  t.equal(errors.length, 11);
+  t.equal(
+    errors[0],
+    'metadata.annotations.cert-manager.io/a00: Forbidden: cannot change cert-manager annotation after creation',
+  );
+  t.equal(errors.at(-1), 'metadata.annotations: and 20 more errors (only the first 10 are listed)');
+});

@@ -359,3 +359,30 @@ t.test('the status rules of each write path, on their own', async (t) => {
     ['status.certificate: Forbidden: updates may not set certificate content'],
   );
 });
+
+t.test('thousands of bad usages or conditions: ten errors per list and a count', async (t) => {
+  const csr = csrObject('c', SIGNER, csrPem, { username: 'alice' });
+  csr.spec.usages = [
+    ...Array(3_000).fill('bogus'),
+    ...Array(100_000).fill('digital signature'),
+  ] as NonNullable<typeof csr.spec.usages>;
+  const errors = csrSpecErrors(csr);
+  t.equal(errors.length, 11);
+  t.match(errors[0], /^spec\.usages\[0\]: Unsupported value: "bogus": supported values: /);
+  t.equal(
+    errors[10],
+    'spec.usages: and 105988 more errors (only the first 10 are listed)',
+    'unsupported ones and repeats (the first of each is no repeat), counted in one pass',
+  );
+  const old = stored();
+  const conditions = Array.from({ length: 40 }, () => ({ ...approved, status: '' }));
+  const statusErrors = csrStatusErrors(written(old, conditions as CsrCondition[]), old, {
+    approval: true,
+    certificate: true,
+  });
+  t.equal(statusErrors[0], 'status.conditions[0].status: Required value');
+  t.ok(
+    statusErrors.includes('status.conditions: and 69 more errors (only the first 10 are listed)'),
+    statusErrors.join('\n'),
+  );
+});

@@ -209,3 +209,16 @@ t.test('attest: linked bundles, except garbage-collection updates', async (t) =>
     'owners and finalizers only',
   );
 });
+
+t.test('a bundle of hundreds of bad entries: ten errors and a count', async (t) => {
+  const bad = encodePem('PRIVATE KEY', Buffer.from('not a key'));
+  const errors = validateClusterTrustBundle(trustBundle('roots', ca + bad.repeat(300)));
+  t.equal(errors.length, 11);
+  t.equal(errors[0], `${TB}: entry 1 has bad block type: PRIVATE KEY`);
+  t.equal(errors[10], 'spec.trustBundle: and 290 more errors (only the first 10 are listed)');
+  const duplicates = validateClusterTrustBundle(trustBundle('roots', ca.repeat(3) + ca2 + ca2));
+  t.same(duplicates, [
+    `${TB}: duplicate trust anchor (indices [0 1 2])`,
+    `${TB}: duplicate trust anchor (indices [3 4])`,
+  ]);
+});

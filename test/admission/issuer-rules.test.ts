@@ -48,3 +48,24 @@ t.test('ca: secretName required, no empty URL', async (t) => {
     'cert-manager checks only emptiness, names the OCSP path ocspServer and leaves CRL points alone',
   );
 });
+
+t.test('a CA issuer with thousands of empty URLs: ten errors per list and a count', async (t) => {
+  const errors = validateIssuerSpec({
+    ca: {
+      secretName: 'root',
+      ocspServers: Array(5_000).fill(''),
+      issuingCertificateURLs: Array(200_000).fill(''),
+    },
+  });
+  t.equal(errors.length, 22);
+  t.equal(
+    errors[0],
+    'spec.ca.ocspServer[0]: Invalid value: "": must be a valid URL, e.g., http://ocsp.int-x3.letsencrypt.org',
+  );
+  t.equal(errors[10], 'spec.ca.ocspServer: and 4990 more errors (only the first 10 are listed)');
+  t.equal(errors[11], 'spec.ca.issuingCertificateURLs[0]: Invalid value: "": must be a valid URL');
+  t.equal(
+    errors[21],
+    'spec.ca.issuingCertificateURLs: and 199990 more errors (only the first 10 are listed)',
+  );
+});

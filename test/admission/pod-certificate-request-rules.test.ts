@@ -906,3 +906,43 @@ t.test('a status change is any semantic difference', async (t) => {
   const reworded = { ...request, status: refusedStatus('Denied', 'Other') };
   t.equal(podCertificateRequestStatusChanged(reworded, same), true);
 });
+
+t.test('thousands of bad conditions or annotations: ten errors per list and a count', async (t) => {
+  const request = withPodCertificateRequestDefaults(await kubeletRequest(p256, 'pkix'));
+  const conditions = Array.from(
+    { length: 500 },
+    (_, i) => ({ type: `Bogus${i}`, status: 'True' }) as Condition,
+  );
+  const errors = validatePodCertificateRequestStatusUpdate(
+    { ...request, status: { conditions } },
+    request,
+    new Date(),
+  );
+  t.match(errors[0], /^status\.conditions\[0\]\.type: Unsupported value: "Bogus0"/);
+  t.ok(
+    errors.includes('status.conditions: and 490 more errors (only the first 10 are listed)'),
+    'the terminal-type check',
+  );
+  t.ok(
+    errors.includes('status.conditions: and 990 more errors (only the first 10 are listed)'),
+    'metav1 condition rules (no time, no reason for each)',
+  );
+  t.ok(errors.length <= 22, `${errors.length} errors`);
+  const annotations = Object.fromEntries(
+    Array.from({ length: 300 }, (_, i) => [`key${String(i).padStart(3, '0')}`, 'v']),
+  );
+  const created = validatePodCertificateRequestCreate({
+    ...request,
+    spec: { ...request.spec, unverifiedUserAnnotations: annotations },
+  });
+  t.same(created.slice(0, 2), [
+    `spec.unverifiedUserAnnotations: Invalid value: "key000": must be domain-prefixed (e.g. 'example.com/key')`,
+    `spec.unverifiedUserAnnotations: Invalid value: "key001": must be domain-prefixed (e.g. 'example.com/key')`,
+  ]);
+  t.ok(
+    created.includes(
+      'spec.unverifiedUserAnnotations: and 290 more errors (only the first 10 are listed)',
+    ),
+    created.join('\n'),
+  );
+});

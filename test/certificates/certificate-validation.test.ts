@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { CertificateSpec } from '../../src/api/certificate.js';
 import { validateCertificateSpec } from '../../src/certificates/certificate-validation.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 
 const valid: CertificateSpec = {
   secretName: 'web-tls',
@@ -345,3 +346,143 @@ t.test('a literal subject no certificate reader can read is refused', async (t) 
   }
   t.same(validateCertificateSpec({ ...valid, literalSubject: 'CN=#0c03776562' }), []);
 });
+
+t.test(
+  'each list reports its first 10 errors and counts the rest (reference §6.1 lists all)',
+  async (t) => {
+    const many = (n: number, item: (i: number) => string) =>
+      Array.from({ length: n }, (_, i) => item(i));
+    const more = (path: string, n: number) =>
+      `${path}: and ${n} more errors (only the first 10 are listed)`;
+    const cases: Array<[string, Partial<CertificateSpec>, string, (i: number) => string]> = [
+      [
+        'ipAddresses',
+        { ipAddresses: many(25, (i) => `ip-${i}`) },
+        'spec.ipAddresses',
+        (i) => `spec.ipAddresses[${i}]: Invalid value: "ip-${i}": invalid IP address`,
+      ],
+      [
+        'emailAddresses',
+        { emailAddresses: many(25, (i) => `mail-${i}`) },
+        'spec.emailAddresses',
+        (i) =>
+          `spec.emailAddresses[${i}]: Invalid value: "mail-${i}": invalid email address: mail: missing @ in addr-spec`,
+      ],
+      [
+        'usages',
+        { usages: many(25, (i) => `use-${i}`) },
+        'spec.usages',
+        (i) => `spec.usages[${i}]: Invalid value: "use-${i}": unknown keyusage`,
+      ],
+      [
+        'secretTemplate.annotations',
+        {
+          secretTemplate: {
+            annotations: Object.fromEntries(
+              many(25, (i) => `cert-manager.io/a${i}`).map((k) => [k, '']),
+            ),
+          },
+        },
+        'spec.secretTemplate.annotations',
+        (i) =>
+          `spec.secretTemplate.annotations: Invalid value: "cert-manager.io/a${i}": cert-manager.io/* annotations are not allowed`,
+      ],
+    ];
+    for (const [what, fields, path, error] of cases) {
+      t.same(
+        validateCertificateSpec({ ...valid, ...fields }),
+        [...many(10, error), more(path, 15)],
+        what,
+      );
+    }
+    // Two errors per item here (a duplicate and an unsupported type): the list counts errors.
+    const formats = validateCertificateSpec({
+      ...valid,
+      additionalOutputFormats: many(12, () => 'PKCS7').map((type) => ({
+        type,
+      })) as NonNullable<CertificateSpec['additionalOutputFormats']>,
+    });
+    t.equal(formats.length, 11);
+    t.equal(formats.at(-1), more('spec.additionalOutputFormats', 13));
+    t.match(formats[0], /^spec\.additionalOutputFormats\.type: Unsupported value: "PKCS7"/);
+    t.match(formats[1], /^spec\.additionalOutputFormats\[type\]: Duplicate value: "PKCS7"/);
+  },
+);
+
+t.test('280k invalid emailAddresses (issue 23): 11 errors, not 280k', async (t) => {
+  const emailAddresses = Array.from({ length: 280_000 }, (_, i) => `x${i}`);
+  const errors = validateCertificateSpec({ ...valid, emailAddresses });
+  t.equal(errors.length, 11);
+  t.equal(
+    errors.at(-1),
+    'spec.emailAddresses: and 279990 more errors (only the first 10 are listed)',
+  );
+  t.ok(errors.join(', ').length < 2_000, 'a refusal of a kilobyte, not 30 MB');
+});
+
+t.test(
+  'a display name around an address is told from other bad addresses, in one pass',
+  async (t) => {
+    const displayName =
+      'invalid email address: make sure the supplied value only contains the email address itself';
+    const cases: Array<[string, string]> = [
+      ['Ops <ops@example.com>', displayName],
+      ['<<ops@example.com>', displayName],
+      ['<a<b@c>', displayName],
+      ['x> <a@b>', displayName],
+      ['<@example.com>', 'invalid email address: mail: invalid address'],
+      ['<ops@>', 'invalid email address: mail: invalid address'],
+      ['<a>b@c>', 'invalid email address: mail: invalid address'],
+      ['<ops@example.com', 'invalid email address: mail: invalid address'],
+      ['<opsexample.com>', 'invalid email address: mail: missing @ in addr-spec'],
+      // A regular expression that backtracks takes minutes over this one; the scan does not.
+      [`<${'a@'.repeat(100_000)}`, 'invalid email address: mail: invalid address'],
+    ];
+    for (const [email, problem] of cases) {
+      const [error] = validateCertificateSpec({ ...valid, emailAddresses: [email] });
+      t.ok(error?.endsWith(`: ${problem}`), `${email.slice(0, 30)}: ${error?.slice(0, 200)}`);
+    }
+  },
+);
+
+t.test(
+  'a literal subject over 8 KiB is refused unparsed (ours: parsing costs per character)',
+  async (t) => {
+    const long = `CN=${'a+'.repeat(5_000)}`;
+    t.same(validateCertificateSpec({ ...valid, dnsNames: [], literalSubject: long }), [
+      'spec.literalSubject: Too long: may not be more than 8192 bytes',
+    ]);
+    t.same(
+      validateCertificateSpec({ ...valid, literalSubject: `CN=${'a'.repeat(8_189)}` }),
+      ['spec.commonName: Too long: may not be more than 64 bytes'],
+      'at the limit: parsed',
+    );
+    t.same(
+      validateCertificateSpec({ ...valid, literalSubject: 'nonsense' }),
+      [
+        `spec.literalSubject: Invalid value: "nonsense": literal subject: missing '=' in "nonsense"`,
+      ],
+      'a parse error in the parser’s words',
+    );
+  },
+);
+
+t.test(
+  'a literal subject parser that fails unexpectedly is reported without its words',
+  async (t) => {
+    const subject = await import('../../src/pki/subject.js');
+    const { validateCertificateSpec: validateMocked } = await t.mockImport<
+      typeof import('../../src/certificates/certificate-validation.js')
+    >(moduleFileUrl('src/certificates/certificate-validation.ts'), {
+      [importedUrl('src/pki/subject.ts')]: {
+        ...subject,
+        parseLiteralSubject: () => {
+          throw new TypeError("Cannot read properties of undefined (reading 'oid')");
+        },
+      },
+    });
+    t.same(validateMocked({ ...valid, literalSubject: 'CN=web' }), [
+      'spec.literalSubject: Invalid value: "CN=web": cannot be parsed',
+    ]);
+  },
+);

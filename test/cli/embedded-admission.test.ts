@@ -28,6 +28,7 @@ import { isStoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { clusterIssuer, issuer, withNamespace, withSpec } from '../support/builders/index.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
 import { kubeletRequest, podIdentity } from '../support/pod-certificates.js';
@@ -250,7 +251,7 @@ t.test(
     let direct: unknown;
     const started = startEmbeddedPlugin({
       endpoint: { kind: 'unix', path: join(dir, 'csi.sock') },
-      nodeId: 'test-node',
+      settings: volumeManagerSettings({ nodeId: 'test-node' }),
       driverName: 'csi.cert-manager.io',
       version: '0.1.0-test',
       dataRoot: join(dir, 'volumes'),
@@ -357,3 +358,21 @@ t.test(
     t.same((await store.list(ClusterTrustBundleKind)).items, [], 'nothing stored');
   },
 );
+
+t.test('embedded admission is bounded as the webhook is: a flood of bad items', async (t) => {
+  const flood = certificate({
+    secretName: 'web-tls',
+    issuerRef: { name: 'ca' },
+    emailAddresses: Array.from({ length: 250_000 }, (_, i) => `x${i}`),
+    ipAddresses: Array.from({ length: 250_000 }, (_, i) => `ip${i}`),
+  });
+  const errors = embeddedAdmission(CertificateKind, flood, undefined, 'create');
+  t.equal(errors.length, 22, 'ten per list and a count each');
+  t.ok(errors.includes('spec.ipAddresses: and 249990 more errors (only the first 10 are listed)'));
+  const store = new MemoryStore({ admit: embeddedAdmission });
+  t.teardown(() => store.close());
+  const message = await rejectionMessage(store.create(CertificateKind, flood));
+  t.match(message, /^Certificate\.cert-manager\.io "web" is invalid: \[spec\.ipAddresses\[0\]/);
+  t.ok(Buffer.byteLength(message) < 16 * 1024, `${Buffer.byteLength(message)} bytes`);
+  t.same((await store.list(CertificateKind)).items, [], 'nothing stored');
+});

@@ -4,6 +4,7 @@ import t, { type Test } from 'tap';
 import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
 import { EmbeddedCaLostError } from '../../src/issuer/embedded-issuers.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { rejection, until } from '../support/eventually.js';
 import { connectClient, embeddedCA } from '../support/plugin-harness.js';
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
@@ -24,7 +25,7 @@ function caFile(dir: string): string {
 function pluginOptions(dir: string, logger: ReturnType<typeof recordingLogger>) {
   return {
     endpoint: { kind: 'unix' as const, path: join(dir, 'csi.sock') },
-    nodeId: 'ca-loss',
+    settings: volumeManagerSettings({ nodeId: 'ca-loss' }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(dir, 'volumes'),

@@ -9,6 +9,7 @@ import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { CERTIFICATE_WAIT_MS, secretText } from '../support/certificate-stack.js';
 import { runCli } from '../support/cli-process.js';
 import { DEPLOY_DIR } from '../support/cluster-harness.js';
@@ -38,7 +39,7 @@ const manifestsOf = (dir: string) => join(dir, 'manifests');
 function pluginOptions(dir: string, logger: ReturnType<typeof recordingLogger>) {
   return {
     endpoint: { kind: 'unix' as const, path: join(dir, 'csi.sock') },
-    nodeId: 'issuer-ca-loss',
+    settings: volumeManagerSettings({ nodeId: 'issuer-ca-loss' }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(dir, 'volumes'),

@@ -1,10 +1,7 @@
 import t from 'tap';
 import { runNode } from '../../src/cli/node/node-command.js';
 import { readinessOptions } from '../../src/cli/node/readiness-flags.js';
-import {
-  DEFAULT_GATE_BACKOFF,
-  DEFAULT_READINESS,
-} from '../../src/volume-manager/readiness/pod-readiness.js';
+import { DEFAULT_GATE_BACKOFF, DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
 import { rejectionMessage } from '../support/eventually.js';
 
 t.test('readiness flags: csi-driver defaults and values', async (t) => {

@@ -8,6 +8,7 @@ import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -32,7 +33,7 @@ t.test('in process: a refused start releases the data root it claimed', async (t
   await new Promise<void>((resolve) => server.listen(socket, resolve));
   const options = {
     endpoint: { kind: 'unix' as const, path: socket },
-    nodeId: 'single-instance',
+    settings: volumeManagerSettings({ nodeId: 'single-instance' }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(dir, 'volumes'),

@@ -1,15 +1,13 @@
-import { EventEmitter } from 'node:events';
-import type { FSWatcher } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { runStatus } from '../../src/cli/status/status-command.js';
 import { watchStatus } from '../../src/cli/status/status-watch.js';
-import { DirectoryWatcher } from '../../src/fs/directory-watcher.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { RENEW_DIR_NAME } from '../../src/volume-manager/control/renew-protocol.js';
-import { until } from '../support/eventually.js';
+import { until, within } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -187,48 +185,69 @@ t.test('watchStatus: file events wake it, the fallback catches the rest', async 
   t.pass('a missing root is read again at the fallback interval');
 });
 
-t.test('DirectoryWatcher follows subdirectories and stops on close', async (t) => {
+t.test('watchStatus: a change while reading is read right after', async (t) => {
   const root = await dataRoot(t);
-  await makeVolume(root, 'csi-a');
-  let changes = 0;
-  const watcher = new DirectoryWatcher(root.root, () => changes++);
-  await watcher.sync();
-  t.same(watcher.watchedPaths().sort(), [root.root, root.volumeDir('csi-a')].sort());
-  await rm(root.volumeDir('csi-a'), { recursive: true });
-  await until(() => changes > 0, { what: 'the removal seen' });
-  await watcher.sync();
-  t.same(watcher.watchedPaths(), [root.root], 'the removed dir is no longer watched');
-  watcher.close();
-  t.same(watcher.watchedPaths(), []);
-  await watcher.sync();
-  t.same(watcher.watchedPaths(), [], 'a closed watcher watches nothing again');
+  let renders = 0;
+  const stop = new AbortController();
+  const watching = watchStatus({
+    root: root.root,
+    render: async () => {
+      renders++;
+      if (renders === 1) {
+        // Watched before this first read: the new volume wakes the next one.
+        await makeVolume(root, 'csi-during');
+        await delay(300);
+      }
+      return `read ${renders}`;
+    },
+    print: () => {},
+    fail: () => {},
+    signal: stop.signal,
+    fallbackMs: 600_000,
+    settleMs: 10,
+  });
+  await until(() => renders >= 2, { what: 'the read after the change' });
+  stop.abort();
+  await watching;
+  t.pass('not lost while the first read ran');
 });
 
-t.test('a watcher that fails is dropped, counted as a change, and set up again', async (t) => {
+t.test('watchStatus: an interrupt during a read ends the watch at once', async (t) => {
   const root = await dataRoot(t);
-  const made: Array<EventEmitter & { closed: boolean }> = [];
-  let changes = 0;
-  const watcher = new DirectoryWatcher(
-    root.root,
-    () => changes++,
-    () => {
-      const fake = Object.assign(new EventEmitter(), {
-        closed: false,
-        close() {
-          fake.closed = true;
-        },
-      });
-      made.push(fake);
-      return fake as unknown as FSWatcher;
+  const stop = new AbortController();
+  let renders = 0;
+  const watching = watchStatus({
+    root: root.root,
+    render: async () => {
+      renders++;
+      stop.abort();
+      return 'snapshot';
     },
-  );
-  await watcher.sync();
-  t.equal(made.length, 1);
-  made[0]?.emit('error', new Error('EPERM'));
-  t.equal(changes, 1, 'the failure wakes the reader');
-  t.equal(made[0]?.closed, true, 'the failed watcher is closed');
-  t.same(watcher.watchedPaths(), []);
-  await watcher.sync();
-  t.equal(made.length, 2, 'the next sync watches the root again');
-  watcher.close();
+    print: () => {},
+    fail: () => {},
+    signal: stop.signal,
+    fallbackMs: 600_000,
+  });
+  t.equal(await within(10_000, watching), undefined, 'ended without waiting for a change');
+  t.equal(renders, 1);
+});
+
+t.test('watchStatus: a data root that cannot be watched is reported', async (t) => {
+  const dir = await tempDir(t, 'cert-csi-watch-');
+  const root = join(dir, 'loop');
+  await symlink('loop', root);
+  const failures: string[] = [];
+  const stop = new AbortController();
+  const watching = watchStatus({
+    root,
+    render: async () => 'snapshot',
+    print: () => {},
+    fail: (message) => failures.push(message),
+    signal: stop.signal,
+    fallbackMs: 5000,
+  });
+  await until(() => failures.length > 0, { what: 'the report' });
+  stop.abort();
+  await watching;
+  t.match(failures, [/^cannot watch .*loop: ELOOP: .*; read again every 5 s$/]);
 });

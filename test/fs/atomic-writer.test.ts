@@ -25,7 +25,7 @@ import {
   validateFileName,
   writeAtomically,
 } from '../../src/fs/atomic-writer.js';
-import { VolumeError } from '../../src/fs/errors.js';
+import { FsError } from '../../src/fs/errors.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
 
@@ -49,7 +49,7 @@ t.test('file names must be single safe segments', async (t) => {
     ['é'.repeat(128), /longer than 255 bytes/],
   ];
   for (const [name, message] of bad) {
-    t.throws(() => validateFileName(name), new VolumeError(''));
+    t.throws(() => validateFileName(name), new FsError(''));
     t.throws(() => validateFileName(name), { message }, JSON.stringify(name));
   }
 });
@@ -213,12 +213,12 @@ t.test('a dangling or foreign ..data is replaced, never followed or removed', as
 t.test('errors name the dir; a failed generation is removed', async (t) => {
   const dir = await tempDir(t);
   await t.rejects(writeAtomically(join(dir, 'missing'), { a: bytes('a') }), {
-    name: 'VolumeError',
+    name: 'FsError',
     message: /cannot write files into .*missing: ENOENT/,
   });
-  await t.rejects(writeAtomically(dir, { a: bytes('a') }, { fileMode: -1 }), VolumeError);
+  await t.rejects(writeAtomically(dir, { a: bytes('a') }, { fileMode: -1 }), FsError);
   t.same(await readdir(dir), [], 'the half-written generation was removed');
-  await t.rejects(writeAtomically(dir, { '../x': bytes('') }), VolumeError);
+  await t.rejects(writeAtomically(dir, { '../x': bytes('') }), FsError);
   await writeFile(join(dir, 'file'), '');
   await t.rejects(readAtomically(join(dir, 'file')), {
     message: /cannot read files from .*ENOTDIR/,
@@ -271,7 +271,7 @@ t.test(
         await t.rejects(
           readAtomically(dir),
           {
-            name: 'VolumeError',
+            name: 'FsError',
             message: new RegExp(
               `^cannot read files from ${dir}: file .*tls\\.key" is not a regular file but a`,
             ),
@@ -298,7 +298,7 @@ t.test(
 t.test('a file over VOLUME_FILE_MAX_BYTES is neither written nor read', async (t) => {
   const dir = await tempDir(t);
   await t.rejects(writeAtomically(dir, { big: new Uint8Array(VOLUME_FILE_MAX_BYTES + 1) }), {
-    name: 'VolumeError',
+    name: 'FsError',
     message: `file "big" is ${VOLUME_FILE_MAX_BYTES + 1} bytes, more than the 16 MiB a volume file may have`,
   });
   t.same(await readdir(dir), [], 'nothing written');

@@ -1,16 +1,17 @@
 import t from 'tap';
-import { errnoCode, VolumeError } from '../../src/fs/errors.js';
+import { errnoCode, FsError } from '../../src/fs/errors.js';
 
-t.test('VolumeError carries the volume id and the cause when given', async (t) => {
-  const cause = new Error('inner');
-  const err = new VolumeError('outer', { volumeId: 'vol-1', cause });
-  t.equal(err.name, 'VolumeError');
+t.test('FsError carries the path and the cause when given', async (t) => {
+  const cause = Object.assign(new Error('inner'), { code: 'EIO' });
+  const err = new FsError('outer', { path: '/x/y', cause });
+  t.equal(err.name, 'FsError');
   t.equal(err.message, 'outer');
-  t.equal(err.volumeId, 'vol-1');
+  t.equal(err.path, '/x/y');
   t.equal(err.cause, cause);
+  t.equal(errnoCode(err.cause), 'EIO');
   t.ok(err instanceof Error);
-  const bare = new VolumeError('bare');
-  t.notOk('volumeId' in bare, 'no volumeId property when none is known');
+  const bare = new FsError('bare');
+  t.notOk('path' in bare, 'no path property when none is known');
   t.notOk('cause' in bare);
 });
 

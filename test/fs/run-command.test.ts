@@ -7,7 +7,7 @@ t.test('resolves stdout', async (t) => {
 
 t.test('failures name the command line and say why', async (t) => {
   await t.rejects(runCommand('ls', ['/does/not/exist']), {
-    name: 'VolumeError',
+    name: 'FsError',
     message: /^ls \/does\/not\/exist failed: ls: cannot access/,
   });
   await t.rejects(runCommand('false', []), { message: /^false failed: Command failed: false/ });

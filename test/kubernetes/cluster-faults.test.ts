@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ServiceError } from '@grpc/grpc-js';
@@ -106,6 +107,7 @@ t.test(
     // A volume issued before the outage: republishing it needs no API call.
     const { target: readyTarget } = await node.publish('vol-ready', caIssuerAttributes);
     await checkFiles(t, readyTarget, 'vol-ready');
+    const readyCertificate = await readFile(join(readyTarget, 'tls.crt'));
     const watchesBefore = server.openWatches;
     t.ok(watchesBefore >= 5, `${watchesBefore} watches open (plugin 1, controller 4)`);
 
@@ -127,10 +129,14 @@ t.test(
     // answers again, and the controller's first status writes conflict.
     server.expireWatches(5);
     server.conflictOnNextStatusUpdates(3);
-    const republishStart = Date.now();
     await node.publish('vol-ready', caIssuerAttributes);
-    t.ok(Date.now() < recoveryAt, 'a ready volume republishes during the outage, from disk');
-    t.ok(Date.now() - republishStart < 2_000, 'and at once');
+    t.ok(Date.now() < recoveryAt, 'a ready volume republishes during the outage');
+    // From disk, not by a new issuance: a wall-clock bound here would race a busy machine.
+    t.same(
+      await readFile(join(readyTarget, 'tls.crt')),
+      readyCertificate,
+      'with the certificate it had, from disk',
+    );
 
     const attempts = await Promise.all(publishing);
     for (const [index, volumeId] of volumes.entries()) {

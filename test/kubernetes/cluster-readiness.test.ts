@@ -10,11 +10,9 @@ import { formatTable } from '../../src/cli/status/status-command.js';
 import { ipAddressBytes } from '../../src/pki/index.js';
 import { readMetadata } from '../../src/volume/metadata.js';
 import { readVolumeStatuses } from '../../src/volume-manager/control/volume-status.js';
-import {
-  DEFAULT_READINESS,
-  type ReadinessOptions,
-} from '../../src/volume-manager/readiness/pod-readiness.js';
+import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
 import { parseReadinessGate } from '../../src/volume-manager/readiness/readiness-gate.js';
+import { DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
 import {
   type ClusterPlugin,
   caIssuerAttributes,

@@ -31,6 +31,7 @@ import { CsiClient } from '../../src/driver/csi-client.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
 import {
@@ -271,7 +272,7 @@ async function everything(
   const waiting = new WaitingLog();
   const starting = startKubernetesPlugin({
     endpoint,
-    nodeId: 'node-1',
+    settings: volumeManagerSettings({ nodeId: 'node-1', attemptTimeoutMs: HELD_DEADLINE_MS }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(dir, 'volumes'),
@@ -282,7 +283,6 @@ async function everything(
     qps: 1000,
     burst: 1000,
     useTokenRequest: false,
-    attemptTimeoutMs: HELD_DEADLINE_MS,
     signal: abort.signal,
   });
   let issued = false;

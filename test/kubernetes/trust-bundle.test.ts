@@ -12,6 +12,7 @@ import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcerti
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { splitPemCertificates } from '../../src/pki/chain.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { clusterIssuer, tlsSecret, withAnnotations, withSpec } from '../support/builders/index.js';
 import { readContinuously } from '../support/ca-file-reader.js';
 import {
@@ -251,7 +252,7 @@ t.test('a change made while the plugin is down reaches the volumes when it start
   // The same data root, a new process: the volumes on disk are taken back and watch again.
   const restarted = await startKubernetesPlugin({
     endpoint: { kind: 'unix', path: join(node.dir, 'restarted.sock') },
-    nodeId: 'node-1',
+    settings: volumeManagerSettings({ nodeId: 'node-1' }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(node.dir, 'volumes'),

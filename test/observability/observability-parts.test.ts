@@ -21,7 +21,7 @@ import {
   resourceOfPath,
 } from '../../src/store/kubernetes/request-telemetry.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { failureReason } from '../../src/volume-manager/telemetry/volume-telemetry.js';
 import { freePort } from '../support/free-port.js';
 import { makeCA } from '../support/issuer-fixtures.js';

@@ -20,12 +20,14 @@ async function importsOf(dir: string): Promise<Array<{ file: string; target: str
 }
 
 // The store's interface, memory backend, informer and work queue are plain mechanisms: no
-// file, network or Kubernetes client. Only its kubernetes/ backend talks to a cluster.
+// file, network or Kubernetes client. Only its backends touch the world: kubernetes/ talks to a
+// cluster, state-directory/ implements the persistence port on files.
 t.test(
-  'src/store outside kubernetes/ imports only store, api, base and pure Node modules',
+  'src/store outside its backends (kubernetes/, state-directory/) imports only store, api, base and pure Node modules',
   async (t) => {
+    const backends = ['store/kubernetes/', 'store/state-directory/'];
     const imports = (await importsOf(join(SRC, 'store'))).filter(
-      ({ file }) => !file.startsWith('store/kubernetes/'),
+      ({ file }) => !backends.some((backend) => file.startsWith(backend)),
     );
     t.ok(imports.length > 20);
     const pureNode = new Set(['node:crypto', 'node:util']);

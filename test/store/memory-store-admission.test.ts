@@ -67,6 +67,16 @@ t.test('the API server wording: one error alone, several in brackets, repeats on
     `Widget.example.cert-csi.io "${'n'.repeat(100)}"…(150 characters) is invalid: a: x`,
     'a long name is echoed shortened',
   );
+  const many = Array.from(
+    { length: 2_000 },
+    (_, i) => `spec.list[${i}]: Invalid value: ${'v'.repeat(40)}`,
+  );
+  const capped = invalidObject(WidgetKind, 'w', many).message;
+  t.ok(Buffer.byteLength(capped) <= 16 * 1024, 'cut at 16 KiB');
+  t.match(
+    capped,
+    /^Widget\.example\.cert-csi\.io "w" is invalid: \[spec\.list\[0\]: .*…\(\d+ more bytes left out\)$/,
+  );
 });
 
 t.test('create: refused objects are not stored, seen or counted', async (t) => {

@@ -23,6 +23,7 @@ import {
 import type { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { loadRbacFromDirectory, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import { issuer, tlsSecret, withNamespace, withSpec } from './builders/index.js';
@@ -146,7 +147,11 @@ export async function startClusterPlugin(
   const attemptTimeoutMs = options.heldDeadlines ? HELD_DEADLINE_MS : options.attemptTimeoutMs;
   const plugin = await startKubernetesPlugin({
     endpoint,
-    nodeId: options.nodeId ?? 'node-1',
+    settings: volumeManagerSettings({
+      nodeId: options.nodeId ?? 'node-1',
+      attemptTimeoutMs,
+      readiness: options.readiness,
+    }),
     driverName: 'csi.cert-manager.io',
     version: '0.1.0-test',
     dataRoot: join(dir, 'volumes'),
@@ -157,8 +162,6 @@ export async function startClusterPlugin(
     qps: 1000,
     burst: 1000,
     useTokenRequest: options.useTokenRequest ?? false,
-    ...(attemptTimeoutMs ? { attemptTimeoutMs } : {}),
-    ...(options.readiness ? { readiness: options.readiness } : {}),
   });
   const { client, stop } = connectClient(t, endpoint, plugin, dir);
   return {

@@ -5,6 +5,7 @@ import { silentLogger } from '../../src/api/logger.js';
 import { startEmbeddedPlugin } from '../../src/cli/node/embedded-plugin.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import type { NamespaceCheck } from './mount-namespace.js';
 
 /** The work dir the script was given, a check collector, and the report runNamespaceScenario reads. */
@@ -32,7 +33,7 @@ export async function startBindModePlugin(work: string, options: { tmpfsSize?: s
   const endpoint = { kind: 'unix' as const, path: join(work, 'csi.sock') };
   const plugin = await startEmbeddedPlugin({
     endpoint,
-    nodeId: 'ns-node',
+    settings: volumeManagerSettings({ nodeId: 'ns-node' }),
     driverName: 'csi.cert-manager.io',
     version: 'test',
     dataRoot: join(work, 'volumes'),

@@ -18,8 +18,9 @@ import type { Endpoint } from '../../src/driver/endpoint.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
-import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import type { BackoffPolicy } from '../../src/volume-manager/policy/renewal-policy.js';
+import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import type { VolumeManager } from '../../src/volume-manager/volume-manager.js';
 import { until } from './eventually.js';
 import {
@@ -111,7 +112,13 @@ export async function startPlugin(
   const publishTimeoutMs = options.heldDeadlines ? HELD_DEADLINE_MS : options.publishTimeoutMs;
   const plugin = await startEmbeddedPlugin({
     endpoint,
-    nodeId: options.nodeId ?? 'test-node',
+    settings: volumeManagerSettings({
+      nodeId: options.nodeId ?? 'test-node',
+      attemptTimeoutMs: publishTimeoutMs,
+      renewalJitterMs: options.renewalJitterMs,
+      maxConcurrentIssuances: options.maxConcurrentIssuances,
+      backoff: options.backoff,
+    }),
     driverName: 'csi.cert-manager.io',
     version: '0.1.0-test',
     dataRoot: join(dir, 'volumes'),
@@ -124,12 +131,6 @@ export async function startPlugin(
       ...options.controllers,
       retry: { baseDelayMs: 20, ...options.controllers?.retry },
     },
-    ...(publishTimeoutMs ? { attemptTimeoutMs: publishTimeoutMs } : {}),
-    ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
-    ...(options.maxConcurrentIssuances
-      ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
-      : {}),
-    ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onIssued ? { onIssued: options.onIssued } : {}),
   });
   const { store, events, dataRoot, manager, controllers, informers } = plugin;

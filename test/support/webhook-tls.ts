@@ -1,5 +1,6 @@
-import { request } from 'node:https';
-import { connect, type PeerCertificate } from 'node:tls';
+import { once } from 'node:events';
+import { type Agent, request } from 'node:https';
+import { connect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import {
   type IssuedServingCertificate,
   ServingCertificate,
@@ -62,6 +63,10 @@ export function httpsRequest(
     path: string;
     body?: string | Buffer;
     headers?: Record<string, string>;
+    /** Called once the whole request was handed to the connection. */
+    sent?: () => void;
+    /** Connections kept alive for reuse, as an API server keeps them (default: a new one). */
+    agent?: Agent;
   },
 ): Promise<HttpsAnswer> {
   return new Promise((resolve, reject) => {
@@ -74,7 +79,7 @@ export function httpsRequest(
         ca: caPem,
         servername: WEBHOOK_HOST,
         checkServerIdentity: (_host, cert) => checkName(cert),
-        agent: false,
+        agent: options.agent ?? false,
         headers: {
           ...(options.body !== undefined ? { 'Content-Type': 'application/json' } : {}),
           ...options.headers,
@@ -94,6 +99,7 @@ export function httpsRequest(
       },
     );
     req.on('error', reject);
+    if (options.sent) req.once('finish', options.sent);
     req.end(options.body);
   });
 }
@@ -118,4 +124,35 @@ export function servedCertificate(port: number): Promise<Buffer> {
     );
     socket.on('error', reject);
   });
+}
+
+/**
+ * A TLS connection to 127.0.0.1:port that verifies nothing (an attacker's), once established.
+ * A write to it after the server cut it is no error: only the cut matters to a test.
+ */
+export async function attackerConnection(port: number): Promise<TLSSocket> {
+  const socket = connect({
+    host: '127.0.0.1',
+    port,
+    servername: WEBHOOK_HOST,
+    rejectUnauthorized: false,
+  });
+  socket.on('error', () => {});
+  await once(socket, 'secureConnect');
+  return socket;
+}
+
+/** The head of a POST to path with a JSON body sent in chunks (no Content-Length). */
+export function chunkedPostHead(path: string): string {
+  return `POST ${path} HTTP/1.1\r\nHost: webhook\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+}
+
+/** One chunk of a chunked body. */
+export function bodyChunk(data: string | Buffer): Buffer {
+  const bytes = Buffer.from(data);
+  return Buffer.concat([
+    Buffer.from(`${bytes.length.toString(16)}\r\n`),
+    bytes,
+    Buffer.from('\r\n'),
+  ]);
 }

@@ -3,8 +3,8 @@ import t from 'tap';
 import { type CertificateRequest, encodeBytes } from '../../src/api/certificate-request.js';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
+import { certificateFiles } from '../../src/volume-manager/issuance/certificate-files.js';
 import { jksFilesForCa } from '../../src/volume-manager/issuance/extra-outputs.js';
-import { certificateFiles } from '../../src/volume-manager/issuance/obtain-certificate.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 
 // Attributes of a volume asking for every extra output; a self-signed CA plays the leaf, so
@@ -40,7 +40,7 @@ t.test('the extra outputs are files of the issuance, or it fails as invalid', as
     'csi.cert-manager.io/jks-enable': 'true',
     'csi.cert-manager.io/jks-password': 'pw-secret',
   });
-  const ok = await certificateFiles(issued(ca.certificatePem, ''), key, spec);
+  const ok = await certificateFiles(issued(ca.certificatePem, ''), key, spec, new Date());
   t.same(
     [...ok.files.keys()].sort(),
     ['both.pem', 'ca.crt', 'keystore.jks', 'tls.crt', 'tls.key', 'truststore.jks'],
@@ -53,14 +53,22 @@ t.test('the extra outputs are files of the issuance, or it fails as invalid', as
 
   const notACertificate =
     '-----BEGIN NOT A CERTIFICATE-----\nAAAA\n-----END NOT A CERTIFICATE-----\n';
-  await t.rejects(certificateFiles(issued(ca.certificatePem, notACertificate), key, spec), {
-    name: 'IssuanceError',
-    reason: 'invalid-certificate',
-    message:
-      /^request "req-1" returned a certificate or CA that cannot go into the volume's keystore: PEM block 1 is "NOT A CERTIFICATE", not a certificate$/,
-  });
+  await t.rejects(
+    certificateFiles(issued(ca.certificatePem, notACertificate), key, spec, new Date()),
+    {
+      name: 'IssuanceError',
+      reason: 'invalid-certificate',
+      message:
+        /^request "req-1" returned a certificate or CA that cannot go into the volume's keystore: PEM block 1 is "NOT A CERTIFICATE", not a certificate$/,
+    },
+  );
   const withoutJks = specWith({ 'csi.cert-manager.io/combined-pem-file': 'both.pem' });
-  const plain = await certificateFiles(issued(ca.certificatePem, notACertificate), key, withoutJks);
+  const plain = await certificateFiles(
+    issued(ca.certificatePem, notACertificate),
+    key,
+    withoutJks,
+    new Date(),
+  );
   t.ok(plain.files.has('both.pem'), 'without JKS the CA is not parsed, as before');
 });
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { issuanceFailureEvent } from '../../src/volume-manager/telemetry/failure-event.js';
 
 const pod = {

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { ManualClock } from '../../src/base/clock.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
-import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import { FailureRecorder } from '../../src/volume-manager/state/failure-recorder.js';
 import { VolumeRegistry } from '../../src/volume-manager/state/volume-registry.js';
 import { recordingLogger } from '../support/recording-logger.js';

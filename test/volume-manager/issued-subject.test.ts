@@ -2,7 +2,7 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { encodeBytes } from '../../src/api/certificate-request.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
-import { certificateFiles } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { certificateFiles } from '../../src/volume-manager/issuance/certificate-files.js';
 import { certificateWithSubject, oneAttributeName } from '../support/raw-name-fixtures.js';
 
 // The node applies to every certificate it receives the rule a literal subject meets at
@@ -40,7 +40,7 @@ t.test('a certificate whose subject some reader refuses is an invalid certificat
   for (const [name, value, message] of cases) {
     const { pem, key } = await certificateWithSubject(oneAttributeName(value));
     await t.rejects(
-      certificateFiles(issued(pem), key, spec),
+      certificateFiles(issued(pem), key, spec, new Date()),
       {
         name: 'IssuanceError',
         reason: 'invalid-certificate',
@@ -50,6 +50,6 @@ t.test('a certificate whose subject some reader refuses is an invalid certificat
     );
   }
   const { pem, key } = await certificateWithSubject(oneAttributeName('0c03616263'));
-  const files = await certificateFiles(issued(pem), key, spec);
+  const files = await certificateFiles(issued(pem), key, spec, new Date());
   t.ok(files.files.has('tls.crt'), 'a UTF8String subject is written');
 });

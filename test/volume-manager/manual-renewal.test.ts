@@ -1,12 +1,12 @@
 import { rm } from 'node:fs/promises';
 import t from 'tap';
 import { readMetadata } from '../../src/volume/metadata.js';
-import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import { renewNow } from '../../src/volume-manager/operations/manual-renewal.js';
 import { renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
 import type { PublishRequest } from '../../src/volume-manager/volume-publisher.js';
 import { INLINE_CAPABILITY } from '../support/publish-call.js';
-import { fakeIssued, type IssueFn, testParts } from './parts-fixture.js';
+import { fakeIssued, type IssueFn, manage, testParts } from './parts-fixture.js';
 import { makeVolume } from './renew-fixtures.js';
 
 const HOUR_MS = 3600_000;
@@ -30,7 +30,7 @@ t.test('a renewal running when the request comes is waited for, then a new one r
   };
   const { parts, clock } = await testParts(t, issue);
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   const timer = renewVolume(parts, 'csi-a', 'renewal time');
   await started;
   const manual = renewNow(parts, { volumeId: 'csi-a' }, () => {});
@@ -47,7 +47,7 @@ t.test('a renewal running when the request comes is waited for, then a new one r
 t.test('a failed manual renewal reports the last error, from memory first', async (t) => {
   const { parts } = await testParts(t, () => Promise.reject(new Error('issuer down')));
   await makeVolume(parts.dataRoot, 'csi-saved', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-saved');
+  await manage(parts, 'csi-saved');
   const saved = await renewNow(parts, { volumeId: 'csi-saved' }, () => {});
   t.same(saved.failed, [{ volumeId: 'csi-saved', error: 'issuer down' }], 'from metadata.json');
 
@@ -59,7 +59,7 @@ t.test('a failed manual renewal reports the last error, from memory first', asyn
   await makeVolume(lossy.parts.dataRoot, 'csi-unsaved', {
     nextIssuanceTime: new Date(0).toISOString(),
   });
-  lossy.parts.registry.stateOf('csi-unsaved');
+  await manage(lossy.parts, 'csi-unsaved');
   const unsaved = await renewNow(lossy.parts, { all: true }, () => {});
   t.same(unsaved.failed, [{ volumeId: 'csi-unsaved', error: 'issuer down, disk full' }]);
   t.equal(lossy.parts.failures.unsavedFailures().length, 1, 'held in memory');
@@ -72,7 +72,7 @@ t.test('a volume unpublished during its manual renewal says so', async (t) => {
     throw new Error('issuance aborted: the volume was unpublished');
   });
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   const outcome = await renewNow(parts, { volumeId: 'csi-a' }, () => {});
   t.same(outcome.failed, [{ volumeId: 'csi-a', error: 'the volume was unpublished' }]);
 });
@@ -84,7 +84,7 @@ t.test('a volume with a certificate is renewed even while a republish of it runs
     return issued;
   });
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   const target = (await readMetadata(parts.dataRoot, 'csi-a')).targetPath;
   let finish = () => {};
   const republish = parts.registry.startPublish(

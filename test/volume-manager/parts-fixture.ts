@@ -1,20 +1,29 @@
 import { join } from 'node:path';
 import type { Test } from 'tap';
+import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
+import { specFromVolumeContext } from '../../src/attributes/stored-spec.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { readMetadata } from '../../src/volume/metadata.js';
 import type { Mounter } from '../../src/volume/mounter.js';
-import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import type { VolumeIssuance } from '../../src/volume-manager/issuance/volume-issuance.js';
-import type { ManagerParts } from '../../src/volume-manager/manager-parts.js';
-import {
-  DEFAULT_READINESS,
-  PodReadiness,
-} from '../../src/volume-manager/readiness/pod-readiness.js';
+import type { ManualRenewalDeps } from '../../src/volume-manager/operations/manual-renewal.js';
+import type { PublishDeps } from '../../src/volume-manager/operations/publish-volume.js';
+import type { RediscoveryDeps } from '../../src/volume-manager/operations/rediscovery.js';
+import { type RenewalDeps, renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
+import type { UnpublishDeps } from '../../src/volume-manager/operations/unpublish-volume.js';
+import { PodReadiness } from '../../src/volume-manager/readiness/pod-readiness.js';
 import { contextPodSource } from '../../src/volume-manager/readiness/pod-source.js';
+import { DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
 import { FailureRecorder } from '../../src/volume-manager/state/failure-recorder.js';
 import { RenewalScheduler } from '../../src/volume-manager/state/renewal-scheduler.js';
-import { VolumeRegistry } from '../../src/volume-manager/state/volume-registry.js';
+import { storedSpec } from '../../src/volume-manager/state/stored-volume.js';
+import {
+  VolumeRegistry,
+  type VolumeState,
+} from '../../src/volume-manager/state/volume-registry.js';
 import { VolumeTelemetry } from '../../src/volume-manager/telemetry/volume-telemetry.js';
 import { TrustBundleSources } from '../../src/volume-manager/trust-bundles/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/volume-manager/trust-bundles/trust-bundle-volumes.js';
@@ -24,9 +33,20 @@ import { tempDir } from '../support/temp-dir.js';
 /** The issuance step as an operation calls it. */
 export type IssueFn = VolumeIssuance['issue'];
 
-/** ManagerParts over a real data root, registry, scheduler and failure recorder, with fakes to watch. */
+/** What every operation is given, in one object: each takes the part it declares. */
+export type OperationDeps = PublishDeps &
+  RenewalDeps &
+  ManualRenewalDeps &
+  UnpublishDeps &
+  RediscoveryDeps & {
+    trustBundles: TrustBundleVolumes;
+    issuance: VolumeIssuance;
+    telemetry: VolumeTelemetry;
+  };
+
+/** The operations' dependencies over a real data root, registry, scheduler and failure recorder, with fakes to watch. */
 export interface TestParts {
-  parts: ManagerParts;
+  parts: OperationDeps;
   clock: ManualClock;
   logs: LogRecord[];
   /** Mounter calls, as `method dataDir targetPath`. */
@@ -67,7 +87,7 @@ export async function testParts(
     issue,
     deleteRequests: async (volumeId: string) => void deletedRequests.push(volumeId),
   } as unknown as VolumeIssuance;
-  const parts: ManagerParts = {
+  const parts: OperationDeps = {
     dataRoot,
     mounter,
     logger,
@@ -86,6 +106,8 @@ export async function testParts(
     }),
     onIssued: (volumeId, certificate, reason) => void issued.push([volumeId, certificate, reason]),
     onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
+    // The manager's renew: the renewal operation over these same parts.
+    renew: (volumeId, reason) => renewVolume(parts, volumeId, reason),
     ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   };
   return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };
@@ -98,8 +120,8 @@ export async function testParts(
  */
 export function quietFollowers(
   t: Test,
-  parts: Pick<ManagerParts, 'dataRoot' | 'mounter' | 'logger' | 'registry' | 'clock'>,
-): Pick<ManagerParts, 'trustBundles' | 'telemetry' | 'readiness'> {
+  parts: Pick<OperationDeps, 'dataRoot' | 'mounter' | 'logger' | 'registry' | 'clock'>,
+): Pick<OperationDeps, 'trustBundles' | 'telemetry' | 'readiness'> {
   const sources = new TrustBundleSources(new MemoryStore(), { onChange: () => undefined });
   t.teardown(() => sources.stop());
   return {
@@ -107,6 +129,20 @@ export function quietFollowers(
     telemetry: new VolumeTelemetry('test-node'),
     readiness: new PodReadiness(contextPodSource, DEFAULT_READINESS, parts.clock, () => {}),
   };
+}
+
+/**
+ * Manages a volume on disk as rediscovery does, without arming its timer or mirroring it:
+ * its attributes parsed once from its metadata.json, its state registered.
+ */
+export async function manage(parts: OperationDeps, volumeId: string): Promise<VolumeState> {
+  const metadata = await readMetadata(parts.dataRoot, volumeId);
+  return parts.registry.manage(volumeId, await storedSpec(parts.dataRoot, volumeId, metadata));
+}
+
+/** The spec of a volume context, parsed as at publish. */
+export function specFor(volumeContext: Record<string, string>): VolumeCertificateSpec {
+  return specFromVolumeContext(volumeContext, undefined);
 }
 
 /** A stand-in for an issued certificate: the operations read only its times. */

@@ -6,18 +6,16 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
-import { TargetPathError } from '../../src/fs/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { TargetPathError } from '../../src/volume/errors.js';
 import { readMetadata, type VolumeCapabilityRecord } from '../../src/volume/metadata.js';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { publishVolume } from '../../src/volume-manager/operations/publish-volume.js';
 import { RepublishConflictError } from '../../src/volume-manager/policy/republish-check.js';
-import {
-  DEFAULT_READINESS,
-  PodReadiness,
-} from '../../src/volume-manager/readiness/pod-readiness.js';
+import { PodReadiness } from '../../src/volume-manager/readiness/pod-readiness.js';
 import type { PodSource } from '../../src/volume-manager/readiness/pod-source.js';
+import { DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
 import { TrustBundleSources } from '../../src/volume-manager/trust-bundles/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/volume-manager/trust-bundles/trust-bundle-volumes.js';
 import type { PublishRequest } from '../../src/volume-manager/volume-publisher.js';

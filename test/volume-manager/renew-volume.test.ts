@@ -3,8 +3,9 @@ import t from 'tap';
 import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { readMetadata } from '../../src/volume/metadata.js';
+import { rediscoverVolumes } from '../../src/volume-manager/operations/rediscovery.js';
 import { renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
-import { fakeIssued, type IssueFn, testParts } from './parts-fixture.js';
+import { fakeIssued, type IssueFn, manage, specFor, testParts } from './parts-fixture.js';
 import { makeVolume, podContext } from './renew-fixtures.js';
 
 const HOUR_MS = 3600_000;
@@ -16,10 +17,10 @@ t.test('a volume that is not managed, or has no dir, is not renewed', async (t) 
     return Promise.reject(new Error('not expected'));
   });
   t.equal(await renewVolume(parts, 'csi-unknown', 'renewal time'), undefined);
-  parts.registry.stateOf('csi-gone');
+  parts.registry.manage('csi-gone', specFor(podContext()));
   t.equal(await renewVolume(parts, 'csi-gone', 'renewal time'), undefined, 'no volume dir');
   await makeVolume(parts.dataRoot, 'csi-stopped', { nextIssuanceTime: new Date().toISOString() });
-  parts.registry.stateOf('csi-stopped');
+  await manage(parts, 'csi-stopped');
   parts.registry.abortAll(new Error('plugin stopping'));
   t.equal(await renewVolume(parts, 'csi-stopped', 'renewal time'), undefined, 'aborted');
   t.equal(calls, 0, 'nothing was issued');
@@ -31,7 +32,8 @@ t.test('invalid stored attributes: logged, nothing issued, nothing recorded', as
     nextIssuanceTime: new Date().toISOString(),
     volumeContext: podContext({ 'csi.cert-manager.io/dns-name': 'typo' }),
   });
-  parts.registry.stateOf('csi-bad');
+  // Parsed once, at start: rediscovery refuses to manage it.
+  await rediscoverVolumes(parts);
   t.equal(await renewVolume(parts, 'csi-bad', 'renewal time'), undefined);
   t.ok(
     logs.some(([level, , msg]) => level === 'error' && /attributes are invalid/.test(msg ?? '')),
@@ -53,7 +55,7 @@ t.test(
     };
     const { parts, clock, mounts, fired, issued } = await testParts(t, issue);
     await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-    parts.registry.stateOf('csi-a');
+    await manage(parts, 'csi-a');
     const [first, second] = await Promise.all([
       renewVolume(parts, 'csi-a', 'manual request'),
       renewVolume(parts, 'csi-a', 'renewal time'),
@@ -86,7 +88,7 @@ t.test('reuse-private-key hands the key on disk to the issuance', async (t) => {
   await writeAtomically(parts.dataRoot.dataDir('csi-a'), {
     'tls.key': Buffer.from(encodePrivateKey(key, 'PKCS8')),
   });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   await renewVolume(parts, 'csi-a', 'renewal time');
   t.ok(reused?.equals(key));
 });
@@ -96,7 +98,7 @@ t.test('a failed renewal is recorded, told and retried after the backoff', async
     Promise.reject(new Error('denied by the issuer')),
   );
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   t.equal(await renewVolume(parts, 'csi-a', 'renewal time'), undefined);
   const metadata = await readMetadata(parts.dataRoot, 'csi-a');
   t.equal(metadata.failures, 1);
@@ -117,7 +119,7 @@ t.test('a renewal that an unpublish cut short records and tells nothing', async 
     throw new Error('issuance aborted: the volume was unpublished');
   });
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   t.equal(await renewVolume(parts, 'csi-a', 'renewal time'), undefined);
   t.equal((await readMetadata(parts.dataRoot, 'csi-a')).failures, undefined);
   t.same(failed, []);
@@ -132,7 +134,7 @@ t.test('a failure is recorded, and retried, only while the volume is still manag
     throw new Error('issuer down');
   });
   await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
-  parts.registry.stateOf('csi-a');
+  await manage(parts, 'csi-a');
   t.equal(await renewVolume(parts, 'csi-a', 'renewal time'), undefined);
   t.equal((await readMetadata(parts.dataRoot, 'csi-a')).failures, undefined, 'not recorded');
   t.equal(parts.scheduler.size, 0, 'no retry armed');

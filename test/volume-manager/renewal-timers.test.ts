@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto'
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { IssuedCertificate } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
 function spki(pem: string): string {

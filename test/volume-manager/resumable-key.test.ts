@@ -1,8 +1,8 @@
 import { lstat, readFile, writeFile } from 'node:fs/promises';
 import t from 'tap';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
-import { VolumeError } from '../../src/fs/errors.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
+import { VolumeError } from '../../src/volume/errors.js';
 import type { VolumeMetadata } from '../../src/volume/metadata.js';
 import * as volumeSecrets from '../../src/volume/volume-secrets.js';
 import type { IssuanceDeps } from '../../src/volume-manager/issuance/obtain-certificate.js';

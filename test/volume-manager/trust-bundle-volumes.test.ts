@@ -6,7 +6,7 @@ import { readAtomically, writeAtomically } from '../../src/fs/atomic-writer.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { Mounter } from '../../src/volume/mounter.js';
 import { writeJksPassword } from '../../src/volume/volume-secrets.js';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { TrustBundleSources } from '../../src/volume-manager/trust-bundles/trust-bundle-sources.js';
 import { TrustBundleVolumes } from '../../src/volume-manager/trust-bundles/trust-bundle-volumes.js';
 import { until } from '../support/eventually.js';

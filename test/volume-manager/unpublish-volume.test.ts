@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import t from 'tap';
 import { readMetadata } from '../../src/volume/metadata.js';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { publishVolume } from '../../src/volume-manager/operations/publish-volume.js';
 import { unpublishVolume } from '../../src/volume-manager/operations/unpublish-volume.js';
 import type { PublishRequest, PublishResult } from '../../src/volume-manager/volume-publisher.js';

@@ -6,18 +6,19 @@ import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
 import { parseVolumeAttributes } from '../../src/attributes/volume-attributes.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
 import { readVolumeStatuses } from '../../src/volume-manager/control/volume-status.js';
-import { IssuanceError } from '../../src/volume-manager/issuance/obtain-certificate.js';
+import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { renewNow } from '../../src/volume-manager/operations/manual-renewal.js';
+import { podChanged } from '../../src/volume-manager/operations/pod-change.js';
 import { publishVolume } from '../../src/volume-manager/operations/publish-volume.js';
+import { rediscoverVolumes } from '../../src/volume-manager/operations/rediscovery.js';
 import { renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
 import { unpublishVolume } from '../../src/volume-manager/operations/unpublish-volume.js';
-import {
-  DEFAULT_READINESS,
-  PodReadiness,
-} from '../../src/volume-manager/readiness/pod-readiness.js';
+import { PodReadiness } from '../../src/volume-manager/readiness/pod-readiness.js';
 import { contextPodSource, type PodSource } from '../../src/volume-manager/readiness/pod-source.js';
 import { parseReadinessGate } from '../../src/volume-manager/readiness/readiness-gate.js';
-import { markWaiting, podChanged } from '../../src/volume-manager/readiness/waiting-volume.js';
+import { markWaiting } from '../../src/volume-manager/readiness/waiting-volume.js';
+import { DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
+import { VolumeRegistry } from '../../src/volume-manager/state/volume-registry.js';
 import type { PublishRequest } from '../../src/volume-manager/volume-publisher.js';
 import { until } from '../support/eventually.js';
 import { INLINE_CAPABILITY } from '../support/publish-call.js';
@@ -247,10 +248,19 @@ t.test('a pod change of a volume whose stored attributes are invalid issues noth
   const metadata = await readMetadata(parts.dataRoot, 'csi-w');
   metadata.volumeContext['csi.cert-manager.io/duration'] = 'soon';
   await writeMetadata(parts.dataRoot, metadata);
+  // The stored attributes are parsed once, at a start: a restart over the same data root.
+  parts.registry = new VolumeRegistry();
+  await rediscoverVolumes(parts);
+  t.ok(
+    logs.some(([level, obj, msg]) => {
+      const err = (obj as { err?: string }).err ?? '';
+      return level === 'error' && /attributes are invalid/.test(msg ?? '') && /duration/.test(err);
+    }),
+    'the start names the invalid attribute',
+  );
   source.set({ podIPs: [{ ip: '10.1.0.4' }] });
-  await until(() => logs.some((r) => r[2] === 'pod change of an invalid volume'), {
-    what: 'the pod change to be looked at',
-  });
+  // Called as the informer calls it, and awaited: the pod change has been looked at.
+  await podChanged(parts, 'csi-w', (id, reason) => renewVolume(parts, id, reason));
   t.equal(specs.length, 0);
   t.match(await readFile(parts.dataRoot.metadataPath('csi-w'), 'utf8'), /"waiting"/);
   parts.readiness.stop();

@@ -1,8 +1,8 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { VolumeError } from '../../src/fs/errors.js';
 import { applyDataPermissions, dataDirMode } from '../../src/volume/data-permissions.js';
+import { VolumeError } from '../../src/volume/errors.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const isRoot = process.getuid?.() === 0;

@@ -1,9 +1,9 @@
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { VolumeError } from '../../src/fs/errors.js';
 import { dataDirMode } from '../../src/volume/data-permissions.js';
 import { DataRoot, VolumeFile } from '../../src/volume/data-root.js';
+import { VolumeError } from '../../src/volume/errors.js';
 import { tempDir } from '../support/temp-dir.js';
 
 const ID = `csi-${'0f'.repeat(32)}`;

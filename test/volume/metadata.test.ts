@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import t, { type Test } from 'tap';
-import { VolumeError } from '../../src/fs/errors.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { VolumeError } from '../../src/volume/errors.js';
 import {
   METADATA_MAX_BYTES,
   readMetadata,

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { VolumeError } from '../../src/fs/errors.js';
+import { VolumeError } from '../../src/volume/errors.js';
 import {
   isValidVolumeId,
   MAX_VOLUME_ID_LENGTH,

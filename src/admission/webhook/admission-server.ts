@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import {
   ADMISSION_REVIEW_API_VERSION,
   ADMISSION_REVIEW_KIND,
@@ -13,9 +14,15 @@ import {
   readAdmissionReview,
   writtenResource,
 } from '../../api/admission-review.js';
+import { quoted, shortened } from '../../api/echoed-value.js';
 import type { Logger } from '../../api/logger.js';
-import { errorMessage } from '../../base/error-message.js';
+import { cappedText } from '../../base/capped-text.js';
+import { asError } from '../../base/error-message.js';
 import { requestPath } from '../../base/request-path.js';
+import { SerialTurns } from '../../base/serial-turns.js';
+import { ByteBudget } from './byte-budget.js';
+import { type HeldBytes, HttpRefusal, parseReviewBody, readReviewBody } from './review-body.js';
+import { type AdmissionServerLimits, DEFAULT_SERVER_LIMITS } from './server-limits.js';
 
 /** What a webhook decided about one request. */
 export type AdmissionDecision =
@@ -48,23 +55,17 @@ export interface AdmissionServerOptions {
   readiness?: () => { ready: true } | { ready: false; why: string };
   /** How long close() lets requests in flight finish before it cuts them (default 5 s). */
   drainMs?: number;
+  /** What clients can make the server hold (default DEFAULT_SERVER_LIMITS, each field). */
+  limits?: Partial<AdmissionServerLimits>;
 }
 
-/** Larger bodies are refused: an object and its old version, each at most etcd's 1.5 MiB. */
-export const MAX_REVIEW_BYTES = 4 * 1024 * 1024;
+/** Larger bodies are refused (DEFAULT_SERVER_LIMITS.maxBodyBytes). */
+export const MAX_REVIEW_BYTES = DEFAULT_SERVER_LIMITS.maxBodyBytes;
 const DEFAULT_DRAIN_MS = 5_000;
+/** Connections dropped at the limit are logged at most once per this long. */
+const DROP_LOG_INTERVAL_MS = 10_000;
 const ENDPOINTS = ['validate', 'mutate'] as const;
 type Endpoint = (typeof ENDPOINTS)[number];
-
-/** An HTTP error answered before any review is read (bad method, type, size or JSON). */
-class HttpRefusal extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * The admission webhook's HTTPS server: POST /validate and /mutate take an AdmissionReview v1
@@ -72,25 +73,44 @@ class HttpRefusal extends Error {
  * usable review gets HTTP 400 with a message saying what is wrong. Each review is logged on
  * one line (uid, operation, resource, object name, user, outcome, latency), never its objects.
  * The serving certificate is replaced in place (setCertificate): the listener never restarts.
+ * What a client can make it hold is bounded (AdmissionServerLimits): connections, the size
+ * and structure of each body, the bytes of all bodies in flight, and how long each stage of a
+ * connection may take; refusal messages are cut at MESSAGE_LIMIT_BYTES.
  */
 export class AdmissionWebhookServer {
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly budget: ByteBudget;
+  private readonly largeBodies = new SerialTurns();
+  private dropped = 0;
+  private lastDropLog = Number.NEGATIVE_INFINITY;
 
   private constructor(
     private readonly server: Server,
     private readonly options: AdmissionServerOptions,
-  ) {}
+    private readonly limits: AdmissionServerLimits,
+  ) {
+    this.budget = new ByteBudget(limits.sharedBodyBytes);
+  }
 
   /** Starts listening; resolves once the port is bound. */
   static async start(options: AdmissionServerOptions): Promise<AdmissionWebhookServer> {
+    const limits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
     const server = createServer({
       key: options.certificate.keyPem,
       cert: options.certificate.certificatePem,
       minVersion: 'TLSv1.2',
+      handshakeTimeout: limits.handshakeTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // Node checks the two timeouts above only this often (30 s unless told).
+      connectionsCheckingInterval: limits.timeoutCheckIntervalMs,
     });
-    const webhook = new AdmissionWebhookServer(server, options);
+    server.maxConnections = limits.maxConnections;
+    const webhook = new AdmissionWebhookServer(server, options, limits);
+    server.on('drop', () => webhook.logDrop());
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      const handled = webhook.handle(req, res);
+      const handled = webhook.handle(req, res).catch((err) => webhook.failed(res, err));
       webhook.inFlight.add(handled);
       void handled.finally(() => webhook.inFlight.delete(handled));
     });
@@ -129,46 +149,108 @@ export class AdmissionWebhookServer {
     await closed;
   }
 
+  /**
+   * A request whose handling failed past the handler (its answer could not be written): a
+   * 500 without the cause, which is logged, or the connection cut when the answer had begun.
+   */
+  private failed(res: ServerResponse, err: unknown): void {
+    const error = asError(err);
+    this.options.logger.error(
+      { errorType: error.name, error: shortened(error.message) },
+      'admission request failed',
+    );
+    if (res.headersSent) res.destroy();
+    else sendText(res, 500, 'internal error: the webhook failed to answer; its log has the cause');
+  }
+
+  /** Logs that connections are being dropped at maxConnections, at most once per interval. */
+  private logDrop(): void {
+    this.dropped++;
+    const now = performance.now();
+    if (now - this.lastDropLog < DROP_LOG_INTERVAL_MS) return;
+    this.lastDropLog = now;
+    this.options.logger.warn(
+      { maxConnections: this.limits.maxConnections, dropped: this.dropped },
+      'connection limit reached: new connections are closed',
+    );
+    this.dropped = 0;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = requestPath(req.url);
     if (path === undefined) return sendText(res, 400, 'malformed request target');
     if (path === '/livez' || path === '/readyz') return this.probe(path, req, res);
     const endpoint = ENDPOINTS.find((e) => path === `/${e}`);
-    if (!endpoint) return sendText(res, 404, `no such endpoint: ${path}`);
+    if (!endpoint) return sendText(res, 404, `no such endpoint: ${shortened(path)}`);
+    const held: HeldBytes = { bytes: 0 };
+    try {
+      await this.review(endpoint, req, res, held);
+    } finally {
+      // The body and what was parsed from it are no longer held once answered.
+      this.budget.give(held.bytes);
+    }
+  }
+
+  private async review(
+    endpoint: Endpoint,
+    req: IncomingMessage,
+    res: ServerResponse,
+    held: HeldBytes,
+  ): Promise<void> {
     const started = performance.now();
     let request: AdmissionRequest;
     try {
-      request = readAdmissionReview(await readJsonBody(req));
+      const body = readReviewBody(req, this.limits, this.budget, held);
+      request = readAdmissionReview(await this.parsed(body, held));
     } catch (err) {
-      const code = err instanceof HttpRefusal ? err.code : 400;
-      const message =
-        err instanceof MalformedReviewError
-          ? `malformed AdmissionReview: ${err.message}`
-          : errorMessage(err);
-      if (code === 405) res.setHeader('Allow', 'POST');
-      if (code === 413) res.setHeader('Connection', 'close');
-      this.options.logger.warn({ endpoint, code, error: message }, 'admission review refused');
-      return sendText(res, code, message);
+      const refusal = asRefusal(err);
+      if (refusal.code === 405) res.setHeader('Allow', 'POST');
+      if (refusal.code === 503) res.setHeader('Retry-After', '1');
+      if (refusal.close) res.setHeader('Connection', 'close');
+      this.options.logger.warn(
+        { endpoint, code: refusal.code, error: refusal.message },
+        'admission review refused',
+      );
+      return sendText(res, refusal.code, refusal.message);
     }
     const decision = await this.decide(endpoint, request);
     sendJson(res, 200, reviewAnswer(request.uid, decision));
     this.logReview(endpoint, request, decision, performance.now() - started);
   }
 
-  /** The endpoint's decision; a handler that throws refuses the request as an internal error. */
+  /**
+   * The parsed body. A body past its allowance takes long to parse, and its review to decide:
+   * one at a time, each step in a turn of its own, with I/O between. The bytes are not held
+   * once parsed (no variable keeps them while the review is decided).
+   */
+  private async parsed(body: Promise<Buffer>, held: HeldBytes): Promise<unknown> {
+    const bytes = await body;
+    if (held.bytes === 0) return parseReviewBody(bytes);
+    const value = await this.largeBodies.run(() => parseReviewBody(bytes));
+    // Its decision (the rules over a large object) in the next turn, after pending I/O.
+    await nextTurn();
+    return value;
+  }
+
+  /**
+   * The endpoint's decision; a handler that throws refuses the request as an internal error,
+   * whose message says nothing of the cause: the log has it (its type and shortened message,
+   * never the objects).
+   */
   private async decide(endpoint: Endpoint, request: AdmissionRequest): Promise<AdmissionDecision> {
     try {
       return await this.options.handlers[endpoint](request);
     } catch (err) {
+      const error = asError(err);
       this.options.logger.error(
-        { endpoint, uid: request.uid, error: errorMessage(err) },
+        { endpoint, uid: request.uid, errorType: error.name, error: shortened(error.message) },
         'admission handler failed',
       );
       return {
         allowed: false,
         code: 500,
         reason: 'InternalError',
-        message: `internal error: ${errorMessage(err)}`,
+        message: `internal error: the webhook failed to decide review ${quoted(request.uid)}; its log has the cause`,
       };
     }
   }
@@ -224,7 +306,7 @@ export function reviewAnswer(uid: string, decision: AdmissionDecision): Admissio
       status: 'Failure',
       code: decision.code,
       reason: decision.reason,
-      message: decision.message,
+      message: cappedText(decision.message),
       metadata: {},
     };
   } else if (decision.patch && decision.patch.length > 0) {
@@ -234,53 +316,15 @@ export function reviewAnswer(uid: string, decision: AdmissionDecision): Admissio
   return { apiVersion: ADMISSION_REVIEW_API_VERSION, kind: ADMISSION_REVIEW_KIND, response };
 }
 
-/** The body of a POST with a JSON content type, at most MAX_REVIEW_BYTES, parsed. */
-async function readJsonBody(req: IncomingMessage): Promise<unknown> {
-  if (req.method !== 'POST') {
-    req.resume();
-    throw new HttpRefusal(405, `${req.method} is not allowed: POST an AdmissionReview`);
-  }
-  const type = String(req.headers['content-type'] ?? '')
-    .replace(/;.*$/, '')
-    .trim()
-    .toLowerCase();
-  if (type !== 'application/json') {
-    req.resume();
-    throw new HttpRefusal(
-      415,
-      `content type ${JSON.stringify(type)} is not supported: send application/json`,
-    );
-  }
-  const text = await readBody(req);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new MalformedReviewError(`the body is not JSON (${errorMessage(err)})`);
-  }
-}
-
 /**
- * The request body as text; past MAX_REVIEW_BYTES it stops reading and refuses (413), and
- * the answer closes the connection rather than read the rest.
+ * What answers a body that cannot be read as a review: its HttpRefusal, or a 400 naming what
+ * is wrong with a MalformedReviewError. Anything else is no fault of the request: thrown on.
  */
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_REVIEW_BYTES) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off('data', onData);
-      req.pause();
-      reject(new HttpRefusal(413, `the review is larger than ${MAX_REVIEW_BYTES} bytes`));
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
+function asRefusal(err: unknown): HttpRefusal {
+  if (err instanceof HttpRefusal) return err;
+  if (err instanceof MalformedReviewError)
+    return new HttpRefusal(400, `malformed AdmissionReview: ${err.message}`);
+  throw err;
 }
 
 function sendText(res: ServerResponse, code: number, text: string): void {

@@ -1,13 +1,15 @@
 import { type AdmissionRequest, writtenResource } from '../../api/admission-review.js';
 import type { CertificateSpec } from '../../api/certificate.js';
 import type { CertificateRequest } from '../../api/certificate-request.js';
+import { shortened } from '../../api/echoed-value.js';
 import type { IssuerSpec } from '../../api/issuer.js';
 import { CERT_MANAGER_GROUP, defaultIssuerRef } from '../../api/issuer-ref.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { UserInfo } from '../../api/user-info.js';
-import { errorMessage } from '../../base/error-message.js';
+import { cappedText } from '../../base/capped-text.js';
 import { validateCertificateSpec } from '../../certificates/certificate-validation.js';
 import type { AccessReviewer } from '../../controller/access-reviewer.js';
+import { StoreError } from '../../store/errors.js';
 import {
   approvalForbidden,
   approvalSignerNames,
@@ -15,11 +17,13 @@ import {
   newApprovalConditions,
   unknownSignerResource,
 } from '../approval-rules.js';
+import { certificateRequestShape, certificateShape, issuerShape } from '../cert-manager-shapes.js';
 import {
   validateCertificateRequestCreate,
   validateCertificateRequestUpdate,
 } from '../certificate-request-rules.js';
 import { validateIssuerSpec } from '../issuer-rules.js';
+import { ObjectShapeError } from '../object-shape.js';
 import {
   requesterIdentityPatch,
   validateRequesterIdentity,
@@ -78,6 +82,22 @@ function oldObjectOf(request: AdmissionRequest): KubeObject {
   return request.oldObject;
 }
 
+const SHAPES = {
+  certificaterequests: certificateRequestShape,
+  certificates: certificateShape,
+  issuers: issuerShape,
+  clusterissuers: issuerShape,
+} as const;
+
+/** object as the rules of target read it; ObjectShapeError names the first field of a wrong type. */
+function decoded(
+  target: Exclude<Target, undefined>,
+  object: KubeObject,
+  where: string,
+): KubeObject {
+  return SHAPES[target](object, where) as KubeObject;
+}
+
 /**
  * What the validating webhook checks for one request, decided without I/O: cert-manager's
  * ResourceValidation (per resource, create and update), CertificateRequestIdentity (create:
@@ -90,8 +110,11 @@ export function validationPlan(request: AdmissionRequest): ValidationPlan {
   const plan: ValidationPlan = { identity: [], validation: [] };
   if (target === undefined) return plan;
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return plan;
-  const object = objectOf(request);
-  const old = request.operation === 'UPDATE' ? oldObjectOf(request) : undefined;
+  const object = decoded(target, objectOf(request), 'request.object');
+  const old =
+    request.operation === 'UPDATE'
+      ? decoded(target, oldObjectOf(request), 'request.oldObject')
+      : undefined;
   switch (target) {
     case 'certificaterequests': {
       const cr = object as CertificateRequest;
@@ -152,11 +175,12 @@ export async function approvalErrors(
 
 /**
  * The message of several field errors as cert-manager's webhook writes it (an apimachinery
- * aggregate): one error alone, several de-duplicated in brackets, comma separated.
+ * aggregate): one error alone, several de-duplicated in brackets, comma separated; cut at
+ * MESSAGE_LIMIT_BYTES (the rules list a few errors per list, so only many lists reach it).
  */
 export function aggregateMessage(errors: readonly string[]): string {
   const unique = [...new Set(errors)];
-  return unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`;
+  return cappedText(unique.length === 1 ? (unique[0] as string) : `[${unique.join(', ')}]`);
 }
 
 /**
@@ -191,7 +215,10 @@ export function certManagerAdmission(authority: ApprovalAuthority): AdmissionHan
         try {
           approval = await approvalErrors(authority, plan.approval.request, request.userInfo);
         } catch (err) {
-          approval = [`failed to look up the issuer's resource: ${errorMessage(err)}`];
+          // The API server's answer (or its absence) is worth telling; anything else is a fault
+          // of ours, which the server answers as an internal error without its text.
+          if (!(err instanceof StoreError)) throw err;
+          approval = [`failed to look up the issuer's resource: ${shortened(err.message)}`];
         }
       }
       const errors = [...approval, ...plan.identity, ...plan.validation];
@@ -204,12 +231,10 @@ export function certManagerAdmission(authority: ApprovalAuthority): AdmissionHan
 /**
  * A review the rules cannot read, as cert-manager answers one it cannot decode (400
  * BadRequest): no object, or one whose fields are not of the CRD's types (the API server
- * checks the schema only after the mutating webhooks).
+ * checks the schema only after the mutating webhooks). Any other error is no fault of the
+ * request: it is thrown on, for the server to answer as an internal error.
  */
 function badRequest(err: unknown): AdmissionDecision {
-  const message =
-    err instanceof MissingObjectError
-      ? err.message
-      : `the object cannot be read: ${errorMessage(err)}`;
-  return { allowed: false, code: 400, reason: 'BadRequest', message };
+  if (!(err instanceof MissingObjectError || err instanceof ObjectShapeError)) throw err;
+  return { allowed: false, code: 400, reason: 'BadRequest', message: err.message };
 }

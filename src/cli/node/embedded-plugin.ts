@@ -75,6 +75,7 @@ export interface EmbeddedPlugin {
  */
 export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promise<EmbeddedPlugin> {
   const { logger } = options;
+  const clock = options.clock ?? systemClock;
   const dataRoot = new DataRoot(options.dataRoot);
   // Locks first, then the endpoint: a second instance is refused before it touches anything.
   const dataRootLock = await claimDataRoot(dataRoot, options.mounter);
@@ -122,7 +123,7 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
     });
     const events = new MemoryEventRecorder(logger.child({ source: 'events' }));
     // One informer per kind for the controllers and the node plugin alike.
-    const shared = new SharedInformers(opened, options.clock ? { clock: options.clock } : {});
+    const shared = new SharedInformers(opened, { clock });
     informers = shared;
     // The node's keys of requests in flight, which the in-process SelfSigned signer signs with.
     const pendingKeys = new Map<string, KeyObject>();
@@ -143,11 +144,10 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       informers: shared,
       events,
       logger: logger.child({ source: 'controllers' }),
-      ...(options.clock ? { clock: options.clock } : {}),
+      clock,
       ...(options.controllers?.retry ? { retry: options.controllers.retry } : {}),
     });
     const running = controllers;
-    const clock = options.clock ?? systemClock;
     const node = await startNodeServices(options, {
       store: opened,
       informers: shared,

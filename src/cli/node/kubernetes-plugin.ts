@@ -1,5 +1,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { emptyAudienceToken } from '../../attributes/service-account-token.js';
+import { systemClock } from '../../base/clock.js';
 import { EventWriter } from '../../controller/event-writer.js';
 import { SharedInformers } from '../../controller/shared-informers.js';
 import { kubeConfigWithToken } from '../../store/kubernetes/kube-config.js';
@@ -44,6 +45,7 @@ export async function startKubernetesPlugin(
   options: KubernetesPluginOptions,
 ): Promise<KubernetesPlugin> {
   const { kubeConfig, qps, burst, requestTimeoutMs } = options;
+  const { nodeId } = options.settings;
   const limits = {
     qps,
     burst,
@@ -53,15 +55,15 @@ export async function startKubernetesPlugin(
   const events = new EventWriter({
     store,
     component: FIELD_MANAGER,
-    host: options.nodeId,
+    host: nodeId,
     logger: options.logger.child({ source: 'events' }),
   });
   // This node's requests and this node's pods only (readiness gates, ${POD_IP}): one
   // label-scoped and one field-scoped informer, never a GET per volume (the volume manager
   // adds one watch per trust-bundle source its volumes use).
   const informers = new SharedInformers(store, {
-    scopes: new Map([...nodeRequestScope(options.nodeId), nodePodScope(options.nodeId)]),
-    ...(options.clock ? { clock: options.clock } : {}),
+    scopes: new Map([...nodeRequestScope(nodeId), nodePodScope(nodeId)]),
+    clock: options.clock ?? systemClock,
   });
   let node: Awaited<ReturnType<typeof startNodeServices>>;
   try {

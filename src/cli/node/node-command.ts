@@ -5,14 +5,14 @@ import { quoted } from '../../api/echoed-value.js';
 import { parseEndpoint } from '../../driver/endpoint.js';
 import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../../issuer/stack-config.js';
 import { createLogger, isLogLevel, LOG_LEVELS } from '../../observability/logger.js';
+import { formatGoDuration } from '../../pki/duration.js';
 import { createMounter } from '../../volume/create-mounter.js';
 import {
   DATA_ROOT_MEDIA,
   DEFAULT_DATA_ROOT_MEDIUM,
   isDataRootMedium,
 } from '../../volume/data-root-medium.js';
-import { DEFAULT_BACKOFF } from '../../volume-manager/policy/renewal-policy.js';
-import { DEFAULT_MAX_CONCURRENT_ISSUANCES } from '../../volume-manager/volume-manager.js';
+import { DEFAULT_SETTINGS, volumeManagerSettings } from '../../volume-manager/settings.js';
 import { flagDuration, positiveInteger } from '../common/flag-values.js';
 import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from '../common/kube-flags.js';
 import {
@@ -37,9 +37,12 @@ export const NODE_DEFAULTS = {
   logLevel: 'info',
   mountMode: 'auto',
   dataRootMedium: DEFAULT_DATA_ROOT_MEDIUM,
-  renewalJitter: '0s',
-  backoffInitial: '30s',
-  backoffMax: '5m',
+  // The volume manager's settings as flag values: its defaults are the one source.
+  maxConcurrentIssuances: String(DEFAULT_SETTINGS.maxConcurrentIssuances),
+  renewalJitter: formatGoDuration(DEFAULT_SETTINGS.renewalJitterMs),
+  backoffInitial: formatGoDuration(DEFAULT_SETTINGS.backoff.initialMs),
+  backoffMax: formatGoDuration(DEFAULT_SETTINGS.backoff.capMs),
+  backoffFactor: String(DEFAULT_SETTINGS.backoff.factor),
 } as const;
 
 export const NODE_HELP = `Usage: cert-csi node [flags]
@@ -83,12 +86,12 @@ ${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind
                                  accepted in direct mode (default ${NODE_DEFAULTS.dataRootMedium})
   --max-concurrent-issuances N   issuances (first or renewal) creating their request at
                                  once; more wait their turn; waiting for the signature
-                                 takes no slot (default ${DEFAULT_MAX_CONCURRENT_ISSUANCES})
+                                 takes no slot (default ${NODE_DEFAULTS.maxConcurrentIssuances})
   --renewal-jitter DURATION      spread each renewal over a random delay of at most this
                                  after its renewal time (default ${NODE_DEFAULTS.renewalJitter})
   --backoff-initial DURATION     first retry delay after a failed renewal (default ${NODE_DEFAULTS.backoffInitial})
   --backoff-max DURATION         longest retry delay (default ${NODE_DEFAULTS.backoffMax})
-  --backoff-factor N             delay multiplier per failure (default ${DEFAULT_BACKOFF.factor});
+  --backoff-factor N             delay multiplier per failure (default ${NODE_DEFAULTS.backoffFactor});
                                  each delay is stretched by up to 50 % at random
 ${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
 ${READINESS_HELP}  -h, --help                     show this help
@@ -122,14 +125,11 @@ export const NODE_OPTIONS = {
   controllers: { type: 'string', multiple: true },
   'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
   'data-root-medium': { type: 'string', default: NODE_DEFAULTS.dataRootMedium },
-  'max-concurrent-issuances': {
-    type: 'string',
-    default: String(DEFAULT_MAX_CONCURRENT_ISSUANCES),
-  },
+  'max-concurrent-issuances': { type: 'string', default: NODE_DEFAULTS.maxConcurrentIssuances },
   'renewal-jitter': { type: 'string', default: NODE_DEFAULTS.renewalJitter },
   'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
   'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
-  'backoff-factor': { type: 'string', default: String(DEFAULT_BACKOFF.factor) },
+  'backoff-factor': { type: 'string', default: NODE_DEFAULTS.backoffFactor },
   // Metrics and health (issue 14).
   ...OBSERVABILITY_OPTIONS,
   'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
@@ -195,7 +195,7 @@ export async function runNode(
   );
   const renewalJitterMs = flagDuration('--renewal-jitter', values['renewal-jitter'], true);
   const backoff = {
-    ...DEFAULT_BACKOFF,
+    ...DEFAULT_SETTINGS.backoff,
     initialMs: flagDuration('--backoff-initial', values['backoff-initial']),
     capMs: flagDuration('--backoff-max', values['backoff-max']),
     factor: Number(values['backoff-factor']),
@@ -221,25 +221,29 @@ export async function runNode(
       'writing certificate files into target directories directly: no tmpfs, no read-only bind mount',
     );
   }
+  // The volume manager's settings, built once here and passed on by reference.
+  const settings = volumeManagerSettings({
+    nodeId: values['node-id'] || hostname(),
+    maxConcurrentIssuances,
+    renewalJitterMs,
+    backoff,
+    readiness,
+  });
   const common = {
     endpoint,
-    nodeId: values['node-id'] || hostname(),
     driverName: values['driver-name'],
     version: packageVersion(),
     dataRoot: resolve(values['data-root']),
     mounter,
     logger,
-    maxConcurrentIssuances,
-    renewalJitterMs,
-    backoff,
-    readiness,
+    settings,
   };
   const manifests = values.manifests;
   // Metrics and health first: /readyz answers 503 while the plugin starts.
   let running: ObservedPlugin | undefined;
   const observability = await startNodeObservability({
     ...served,
-    nodeId: common.nodeId,
+    nodeId: settings.nodeId,
     controllers: mode === 'embedded',
     apiClient: mode === 'kubernetes',
     logger,
@@ -282,7 +286,7 @@ export async function runNode(
     {
       mode,
       endpoint: values.endpoint,
-      nodeId: values['node-id'] || hostname(),
+      nodeId: settings.nodeId,
       driverName: values['driver-name'],
       version: packageVersion(),
     },

@@ -13,27 +13,21 @@ import {
   watchRenewRequests,
 } from '../../volume-manager/control/renew-requests.js';
 import { serveUnsavedFailures } from '../../volume-manager/control/status-socket.js';
-import type { BackoffPolicy } from '../../volume-manager/policy/renewal-policy.js';
-import type { ReadinessOptions } from '../../volume-manager/readiness/pod-readiness.js';
+import type { VolumeManagerSettings } from '../../volume-manager/settings.js';
 import { VolumeManager, type VolumeManagerOptions } from '../../volume-manager/volume-manager.js';
 
 /** What every mode of the node plugin is configured with. */
 export interface NodePluginOptions {
   endpoint: Endpoint;
-  nodeId: string;
   driverName: string;
   version: string;
   dataRoot: string;
   mounter: Mounter;
   logger: Logger;
+  /** The volume manager's settings (the node id among them), built once from the flags. */
+  settings: VolumeManagerSettings;
   clock?: Clock;
-  attemptTimeoutMs?: number;
-  maxConcurrentIssuances?: number;
-  renewalJitterMs?: number;
-  backoff?: BackoffPolicy;
   onIssued?: VolumeManagerOptions['onIssued'];
-  /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
-  readiness?: ReadinessOptions;
   /** Aborting it stops a start that cannot finish (e.g. the request informer never syncs). */
   signal?: AbortSignal;
 }
@@ -81,19 +75,12 @@ export async function startNodeServices(
     // Checked again right before listening; refusing here spares a rediscovery of every volume.
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
     const running = new VolumeManager({
-      nodeId: options.nodeId,
+      settings: options.settings,
       dataRoot,
       mounter: options.mounter,
       logger: logger.child({ source: 'volumes' }),
-      ...(options.clock ? { clock: options.clock } : {}),
-      ...(options.attemptTimeoutMs ? { attemptTimeoutMs: options.attemptTimeoutMs } : {}),
-      ...(options.maxConcurrentIssuances
-        ? { maxConcurrentIssuances: options.maxConcurrentIssuances }
-        : {}),
-      ...(options.renewalJitterMs ? { renewalJitterMs: options.renewalJitterMs } : {}),
-      ...(options.backoff ? { backoff: options.backoff } : {}),
-      ...(options.onIssued ? { onIssued: options.onIssued } : {}),
-      ...(options.readiness ? { readiness: options.readiness } : {}),
+      clock: options.clock,
+      onIssued: options.onIssued,
       ...managerOptions,
     });
     manager = running;
@@ -120,7 +107,11 @@ export async function startNodeServices(
         GetPluginCapabilities: () => pluginCapabilities(),
         Probe: () => probe(identity),
       },
-      node: nodeServiceHandlers({ nodeId: options.nodeId, publisher: running, logger }),
+      node: nodeServiceHandlers({
+        nodeId: options.settings.nodeId,
+        publisher: running,
+        logger,
+      }),
     });
     return {
       manager: running,

@@ -1,19 +1,20 @@
 import { goQuoteValue } from '../../base/go-text.js';
 import { formatGoDuration, parseGoDuration } from '../../pki/duration.js';
-import {
-  DEFAULT_GATE_BACKOFF,
-  type ReadinessOptions,
-} from '../../volume-manager/readiness/pod-readiness.js';
+import type { ReadinessOptions } from '../../volume-manager/readiness/pod-readiness.js';
 import { parseReadinessGates } from '../../volume-manager/readiness/readiness-gate.js';
+import { DEFAULT_GATE_BACKOFF } from '../../volume-manager/settings.js';
 
 /** The readiness flags of `cert-csi node`, csi-driver's names and defaults (reference §4.9, §6.3). */
 export const READINESS_OPTIONS = {
   'continue-on-not-ready': { type: 'boolean', default: false },
   'pod-readiness-gate': { type: 'string', multiple: true },
-  'gate-backoff-duration': { type: 'string', default: '1s' },
-  'gate-backoff-factor': { type: 'string', default: '2' },
-  'gate-backoff-jitter': { type: 'string', default: '0.5' },
-  'gate-backoff-cap': { type: 'string', default: '10s' },
+  'gate-backoff-duration': {
+    type: 'string',
+    default: formatGoDuration(DEFAULT_GATE_BACKOFF.initialMs),
+  },
+  'gate-backoff-factor': { type: 'string', default: String(DEFAULT_GATE_BACKOFF.factor) },
+  'gate-backoff-jitter': { type: 'string', default: String(DEFAULT_GATE_BACKOFF.jitter) },
+  'gate-backoff-cap': { type: 'string', default: formatGoDuration(DEFAULT_GATE_BACKOFF.capMs) },
 } as const;
 
 export const READINESS_HELP = `  --continue-on-not-ready         publish a volume whose pod is not ready (readiness gates)
@@ -22,11 +23,11 @@ export const READINESS_HELP = `  --continue-on-not-ready         publish a volum
                                  --continue-on-not-ready): pod-ip:any|ipv4|ipv6,
                                  pod-condition:TYPE[=True|False|Unknown],
                                  pod-annotation:KEY (embedded mode: pod-ip only)
-  --gate-backoff-duration D      first wait before gates are evaluated again (default 1s);
+  --gate-backoff-duration D      first wait before gates are evaluated again (default ${READINESS_OPTIONS['gate-backoff-duration'].default});
                                  a change of the pod is seen at once anyway
-  --gate-backoff-factor F        wait multiplier per evaluation (default 2)
-  --gate-backoff-jitter J        each wait stretched by up to J at random, 0-1 (default 0.5)
-  --gate-backoff-cap D           longest wait, 0 for none (default 10s)
+  --gate-backoff-factor F        wait multiplier per evaluation (default ${READINESS_OPTIONS['gate-backoff-factor'].default})
+  --gate-backoff-jitter J        each wait stretched by up to J at random, 0-1 (default ${READINESS_OPTIONS['gate-backoff-jitter'].default})
+  --gate-backoff-cap D           longest wait, 0 for none (default ${READINESS_OPTIONS['gate-backoff-cap'].default})
 `;
 
 /** The readiness flag values as node:util parseArgs gives them. */

@@ -1,5 +1,5 @@
 import { errorMessage } from '../../base/error-message.js';
-import { DirectoryWatcher } from '../../fs/directory-watcher.js';
+import { watchDirectory } from '../../fs/directory-watcher.js';
 
 /**
  * How often `status --watch` reads the data root again without a file event: what no file
@@ -18,7 +18,7 @@ export interface StatusWatch {
   render: () => Promise<string>;
   /** Prints a snapshot that differs from the previous one. */
   print: (snapshot: string) => void;
-  /** Reports a snapshot that could not be read; the watch goes on. */
+  /** Reports a snapshot that could not be read, or a dir that cannot be watched; the watch goes on. */
   fail: (message: string) => void;
   /** Ends the watch (SIGINT, SIGTERM, or a test). */
   signal: AbortSignal;
@@ -33,14 +33,20 @@ export interface StatusWatch {
 export async function watchStatus(options: StatusWatch): Promise<void> {
   const { signal } = options;
   const fallbackMs = options.fallbackMs ?? WATCH_FALLBACK_MS;
-  const settleMs = options.settleMs ?? WATCH_SETTLE_MS;
   const wake = new Wakeup();
-  const watcher = new DirectoryWatcher(options.root, () => wake.notify());
+  const watch = watchDirectory({
+    root: options.root,
+    subdirectories: true,
+    onChange: () => wake.notify(),
+    onError: (err) => options.fail(`${err.message}; read again every ${fallbackMs / 1000} s`),
+    settleMs: options.settleMs ?? WATCH_SETTLE_MS,
+    resyncMs: fallbackMs,
+  });
   let last: string | undefined;
   try {
+    // Watch first, then read: a change after the read wakes the next round.
+    await watch.ready;
     while (!signal.aborted) {
-      // Watch first, then read: a change after the read wakes the next round.
-      await watcher.sync();
       try {
         const snapshot = await options.render();
         if (snapshot !== last) {
@@ -51,14 +57,11 @@ export async function watchStatus(options: StatusWatch): Promise<void> {
         last = undefined;
         options.fail(errorMessage(err));
       }
-      if (await wake.wait(fallbackMs, signal)) {
-        await pause(settleMs, signal);
-        // The read that follows sees what changed while settling.
-        wake.clear();
-      }
+      // The watch tells of a burst of events once it settled, and every fallbackMs anyway.
+      await wake.wait(signal);
     }
   } finally {
-    watcher.close();
+    watch.close();
   }
 }
 
@@ -72,41 +75,19 @@ class Wakeup {
     this.resolve?.();
   }
 
-  /** Forgets the changes notified so far. */
-  clear(): void {
-    this.pending = false;
-  }
-
-  /** Resolves true on a change (also one before the call), false after ms or an abort. */
-  async wait(ms: number, signal: AbortSignal): Promise<boolean> {
-    if (!this.pending) {
+  /** Resolves on a change (also one before the call) or an abort. */
+  async wait(signal: AbortSignal): Promise<void> {
+    if (!this.pending && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = () => {
-          clearTimeout(timer);
           signal.removeEventListener('abort', done);
           this.resolve = undefined;
           resolve();
         };
-        const timer = setTimeout(done, ms);
         signal.addEventListener('abort', done, { once: true });
         this.resolve = done;
       });
     }
-    const changed = this.pending;
     this.pending = false;
-    return changed;
   }
-}
-
-/** Waits ms, or less when the signal aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

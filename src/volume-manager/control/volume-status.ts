@@ -3,9 +3,10 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../../base/error-message.js';
 import { readAtomically } from '../../fs/atomic-writer.js';
-import { errnoCode, VolumeError } from '../../fs/errors.js';
+import { errnoCode } from '../../fs/errors.js';
 import { RefusedFileError, readRegularFile } from '../../fs/regular-file.js';
 import type { DataRoot } from '../../volume/data-root.js';
+import { VolumeError } from '../../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../volume/metadata.js';
 import {
   parseRenewRequest,

@@ -9,17 +9,16 @@ import type { ResourceStore } from '../../store/resource-store.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
 import { removePendingKey } from '../../volume/volume-secrets.js';
+import type { VolumeManagerSettings } from '../settings.js';
 import type { FailureRecorder } from '../state/failure-recorder.js';
 import type { VolumeRegistry, VolumeState } from '../state/volume-registry.js';
 import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
 import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
-import {
-  deleteRequestsOfVolume,
-  IssuanceError,
-  type IssuedCertificate,
-  obtainCertificate,
-} from './obtain-certificate.js';
+import type { IssuedCertificate } from './certificate-files.js';
+import { IssuanceError } from './issuance-error.js';
+import { obtainCertificate } from './obtain-certificate.js';
 import type { RequestTracker } from './request-tracker.js';
+import { deleteRequestsOfVolume } from './volume-requests.js';
 
 /** What a volume's issuance works with. */
 export interface VolumeIssuanceDeps {
@@ -27,7 +26,7 @@ export interface VolumeIssuanceDeps {
   tracker: RequestTracker;
   /** Keys of this node's requests in flight by `namespace/name` (read by a SelfSigned signer). */
   pendingKeys: Map<string, KeyObject>;
-  nodeId: string;
+  settings: Pick<VolumeManagerSettings, 'nodeId' | 'attemptTimeoutMs' | 'maxConcurrentIssuances'>;
   dataRoot: DataRoot;
   registry: VolumeRegistry;
   failures: FailureRecorder;
@@ -35,12 +34,8 @@ export interface VolumeIssuanceDeps {
   trustBundles: TrustBundleVolumes;
   logger: Logger;
   clock: Clock;
-  /** How long one issuance may take, the wait for a slot included. */
-  attemptTimeoutMs: number;
-  /** At most this many issuances create their request at once. */
-  maxConcurrentIssuances: number;
   /** The store that creates a volume's request, from the pod's latest tokens. */
-  requestCreator?: ((serviceAccountTokens: string | undefined) => ResourceStore) | undefined;
+  requestCreator: (serviceAccountTokens: string | undefined) => ResourceStore;
   /** Told when each issuance starts and how it ends. */
   telemetry: VolumeTelemetry;
 }
@@ -55,7 +50,7 @@ export class VolumeIssuance {
   private readonly limit: LimitFunction;
 
   constructor(private readonly deps: VolumeIssuanceDeps) {
-    this.limit = pLimit(deps.maxConcurrentIssuances);
+    this.limit = pLimit(deps.settings.maxConcurrentIssuances);
   }
 
   /** Obtains and writes the volume's certificate, updating metadata (and metadata.json). */
@@ -67,7 +62,8 @@ export class VolumeIssuance {
     /** The key to reuse (reuse-private-key); a new one is generated when absent. */
     reuseKey?: KeyObject,
   ): Promise<IssuedCertificate> {
-    const deadline = new Deadline(this.deps.clock, this.deps.attemptTimeoutMs, state.abort.signal);
+    const { clock, settings } = this.deps;
+    const deadline = new Deadline(clock, settings.attemptTimeoutMs, state.abort.signal);
     try {
       return await this.deps.telemetry.issuance(volumeId, () =>
         this.obtainAndWrite(volumeId, spec, metadata, state, deadline.signal, reuseKey),
@@ -97,14 +93,9 @@ export class VolumeIssuance {
       await trustBundles.waitForFirstBundle(spec, signal);
     const issued = await obtainCertificate(
       {
-        store: this.deps.store,
-        tracker: this.deps.tracker,
-        dataRoot,
-        nodeId: this.deps.nodeId,
-        logger: this.deps.logger,
-        pendingKeys: this.deps.pendingKeys,
+        ...this.deps,
+        creator: requestCreator(registry.tokensOf(volumeId)),
         slot: (work) => this.limit(work),
-        ...(requestCreator ? { creator: requestCreator(registry.tokensOf(volumeId)) } : {}),
       },
       volumeId,
       spec,

@@ -1,31 +1,48 @@
+import type { DataRoot } from '../../volume/data-root.js';
 import type { RenewOutcome, RenewTarget } from '../control/renew-protocol.js';
-import type { ManagerParts } from '../manager-parts.js';
+import type { IssuedCertificate } from '../issuance/certificate-files.js';
+import { reissueDecision } from '../policy/reissue-decision.js';
+import type { FailureRecorder } from '../state/failure-recorder.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
-import { renewVolume } from './renew-volume.js';
+import type { VolumeRegistry } from '../state/volume-registry.js';
+
+/** What a manual renewal works with. */
+export interface ManualRenewalDeps {
+  registry: VolumeRegistry;
+  dataRoot: DataRoot;
+  failures: Pick<FailureRecorder, 'unsavedError'>;
+  /** Renews one volume now for a reason (the volume manager's renew). */
+  renew: (volumeId: string, reason: string) => Promise<IssuedCertificate | undefined>;
+}
 
 /**
  * Renews on request (`cert-csi renew`), whatever the renewal time and backoff say; progress
  * gets the outcome so far each time a volume is done.
  */
 export async function renewNow(
-  parts: ManagerParts,
+  deps: ManualRenewalDeps,
   target: RenewTarget,
   progress: (soFar: RenewOutcome) => void,
 ): Promise<RenewOutcome> {
-  const ids = 'all' in target ? parts.registry.volumeIds() : [target.volumeId];
+  const ids = 'all' in target ? deps.registry.volumeIds() : [target.volumeId];
   const outcome: RenewOutcome = { renewed: [], failed: [] };
   await Promise.all(
     ids.map(async (volumeId) => {
-      const refusal = await notRenewable(parts, volumeId);
-      if (refusal) {
-        outcome.failed.push({ volumeId, error: refusal });
+      const decision = reissueDecision({
+        event: 'manual',
+        managed: deps.registry.has(volumeId),
+        publishRunning: deps.registry.runningPublish(volumeId) !== undefined,
+        record: await readStoredMetadata(deps.dataRoot, volumeId),
+      });
+      if (decision.action === 'refuse') {
+        outcome.failed.push({ volumeId, error: decision.reason });
         progress(outcome);
         return;
       }
       // A renewal already running answers for the time before this request: wait for it,
       // then renew again.
-      await parts.registry.runningRenewal(volumeId)?.catch(() => undefined);
-      const issued = await renewVolume(parts, volumeId, 'manual request');
+      await deps.registry.runningRenewal(volumeId)?.catch(() => undefined);
+      const issued = await deps.renew(volumeId, decision.reason);
       if (issued) {
         outcome.renewed.push({
           volumeId,
@@ -34,11 +51,11 @@ export async function renewNow(
         });
         progress(outcome);
       } else {
-        const metadata = await readStoredMetadata(parts.dataRoot, volumeId);
+        const metadata = await readStoredMetadata(deps.dataRoot, volumeId);
         outcome.failed.push({
           volumeId,
           error:
-            parts.failures.unsavedError(volumeId) ??
+            deps.failures.unsavedError(volumeId) ??
             (metadata?.waiting && `waiting for the pod: ${metadata.waiting.reason}`) ??
             metadata?.lastError?.message ??
             'the volume was unpublished',
@@ -48,20 +65,4 @@ export async function renewNow(
     }),
   );
   return outcome;
-}
-
-/**
- * Why a manual renewal has nothing to do for a volume, or undefined. A first publish still
- * in flight has no certificate to renew: renewing would only wait for the same request (up
- * to its deadline) and hold up `renew --all`.
- */
-async function notRenewable(parts: ManagerParts, volumeId: string): Promise<string | undefined> {
-  if (!parts.registry.has(volumeId)) return 'not a volume managed by this plugin';
-  if (
-    parts.registry.runningPublish(volumeId) &&
-    !(await readStoredMetadata(parts.dataRoot, volumeId))?.nextIssuanceTime
-  ) {
-    return 'its first publish is still in progress: no certificate to renew yet';
-  }
-  return undefined;
 }

@@ -1,25 +1,46 @@
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
-import { specFromVolumeContext } from '../../attributes/stored-spec.js';
-import { errorMessage } from '../../base/error-message.js';
+import { expandPodIPs } from '../../attributes/pod-ip-expansion.js';
 import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
-import { checkPublishTarget } from '../../volume/target-path.js';
+import type { Mounter } from '../../volume/mounter.js';
+import { checkPublishTarget } from '../../volume/target/publish-scope.js';
 import {
   readJksPassword,
   readPkcs12Password,
   writeJksPassword,
   writePkcs12Password,
 } from '../../volume/volume-secrets.js';
-import { IssuanceError } from '../issuance/obtain-certificate.js';
-import type { ManagerParts } from '../manager-parts.js';
+import type { IssuanceCheck } from '../issuance/issuance-check.js';
+import { IssuanceError } from '../issuance/issuance-error.js';
+import type { VolumeIssuance } from '../issuance/volume-issuance.js';
+import { reissueDecision } from '../policy/reissue-decision.js';
 import {
+  asPublished,
   type PublishedVolume,
   RepublishConflictError,
   republishDifferences,
 } from '../policy/republish-check.js';
-import { markWaiting, watchPod } from '../readiness/waiting-volume.js';
+import { markWaiting, type WaitingVolumeDeps, watchPod } from '../readiness/waiting-volume.js';
+import type { FailureRecorder } from '../state/failure-recorder.js';
+import type { RenewalScheduler } from '../state/renewal-scheduler.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
 import type { VolumeState } from '../state/volume-registry.js';
+import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
 import type { PublishRequest, PublishResult } from '../volume-publisher.js';
+import { abortedError, throwIfUnpublished, unpublishingError } from './publish-aborts.js';
+import type { FailedListener, IssuedListener } from './renew-volume.js';
+
+/** What a publish works with. */
+export interface PublishDeps extends WaitingVolumeDeps {
+  mounter: Mounter;
+  trustBundles: Pick<TrustBundleVolumes, 'track' | 'untrack'>;
+  scheduler: RenewalScheduler;
+  issuance: Pick<VolumeIssuance, 'issue'>;
+  failures: FailureRecorder;
+  /** What a first publish must pass besides its attributes (embedded mode); none when absent. */
+  issuanceCheck?: IssuanceCheck | undefined;
+  onIssued: IssuedListener;
+  onFailed: FailedListener;
+}
 
 /**
  * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
@@ -28,11 +49,8 @@ import type { PublishRequest, PublishResult } from '../volume-publisher.js';
  * refused publish leaves nothing behind, in memory or on disk: every refusal comes before the
  * volume is registered (registerVolume), and a volume published before keeps what it had.
  */
-export function publishVolume(
-  parts: ManagerParts,
-  request: PublishRequest,
-): Promise<PublishResult> {
-  const { registry } = parts;
+export function publishVolume(deps: PublishDeps, request: PublishRequest): Promise<PublishResult> {
+  const { registry } = deps;
   const { volumeId } = request;
   if (registry.isUnpublishing(volumeId)) return Promise.reject(unpublishingError());
   const running = registry.runningPublish(volumeId);
@@ -43,12 +61,12 @@ export function publishVolume(
     }
     return registry.joinPublish(running, request);
   }
-  return registry.startPublish(request, () => publishOnce(parts, request));
+  return registry.startPublish(request, () => publishOnce(deps, request));
 }
 
-async function publishOnce(parts: ManagerParts, request: PublishRequest): Promise<PublishResult> {
-  const { dataRoot, mounter } = parts;
-  const { volumeId, targetPath } = request;
+async function publishOnce(deps: PublishDeps, request: PublishRequest): Promise<PublishResult> {
+  const { dataRoot, mounter, readiness } = deps;
+  const { volumeId, targetPath, spec } = request;
   // The checks: each refuses before anything is registered or written.
   const existing = await readStoredMetadata(dataRoot, volumeId);
   if (existing) {
@@ -63,56 +81,73 @@ async function publishOnce(parts: ManagerParts, request: PublishRequest): Promis
     if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
   }
   // A first publish, before anything is written: what the node can check of the issuer.
-  const refusal = existing ? undefined : parts.issuanceCheck?.(request);
+  const refusal = existing ? undefined : deps.issuanceCheck?.(request);
   if (refusal !== undefined) throw new IssuanceError(refusal, 'denied');
   await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
   // No await from here to registerVolume: what the checks saw still holds there.
-  const waitingAlready = existing?.waiting !== undefined && parts.readiness.isWatching(volumeId);
-  if (existing && (isUsable(existing, parts.clock.now()) || waitingAlready)) {
-    const state = registerVolume(parts, request);
-    return ensureMounted(parts, request, existing, state, waitingAlready);
+  const decision = reissueDecision({
+    event: 'publish',
+    record: existing,
+    podWatched: readiness.isWatching(volumeId),
+    readiness: readiness.verdict(spec, request.volumeContext),
+    canWait: readiness.canWait,
+    now: deps.clock.now(),
+  });
+  switch (decision.action) {
+    case 'mount-only':
+    case 'keep-waiting': {
+      const state = registerVolume(deps, request);
+      // Only a volume on disk (existing) is mounted without an issuance.
+      return ensureMounted(deps, request, existing as VolumeMetadata, state, decision);
+    }
+    case 'refuse':
+      throw new IssuanceError(
+        `the pod is not ready for issuance: ${decision.reason} (in embedded mode the pod is described by the volume context alone: give its IPs with cert-csi publish --pod-ip)`,
+        'failed',
+      );
+    case 'wait-for-pod': {
+      const state = registerVolume(deps, request);
+      return issueAndMount(deps, request, existing, state, { waitingFor: decision.reason });
+    }
+    case 'issue': {
+      // Before anything is registered: attributes invalid with the pod's IPs refuse the publish.
+      const issueSpec = withPodIPs(spec, decision.podIPs);
+      return issueAndMount(deps, request, existing, registerVolume(deps, request), { issueSpec });
+    }
   }
-  // A pod that can never become ready is refused.
-  const ready = readiness(parts, request);
-  const state = registerVolume(parts, request);
-  return issueAndMount(parts, request, existing, state, ready);
 }
 
 /**
- * Registers a publish that passed its checks: the volume's state and the pod's tokens, and its
- * trust bundle followed. An unpublish that began meanwhile waits for this publish: it ends
- * here, aborted, with nothing registered.
+ * Registers a publish that passed its checks: the volume's state and spec and the pod's tokens,
+ * and its trust bundle followed. An unpublish that began meanwhile waits for this publish: it
+ * ends here, aborted, with nothing registered.
  */
-function registerVolume(parts: ManagerParts, request: PublishRequest): VolumeState {
-  const { registry } = parts;
+function registerVolume(deps: PublishDeps, request: PublishRequest): VolumeState {
+  const { registry } = deps;
   if (registry.isUnpublishing(request.volumeId)) throw unpublishingError();
   const state = registry.registerPublish(request.volumeId);
-  parts.trustBundles.track(request.volumeId, request.spec, request.targetPath);
+  deps.trustBundles.track(request.volumeId, request.spec, request.targetPath);
   return state;
 }
 
-/** Republish of a volume ready already (kubelet republishes often): only makes sure of the mount. */
+/**
+ * Republish of a volume ready already (kubelet republishes often), or waiting for its pod:
+ * only makes sure of the mount (and of the timer of a ready one).
+ */
 async function ensureMounted(
-  parts: ManagerParts,
+  deps: PublishDeps,
   request: PublishRequest,
   existing: VolumeMetadata,
   state: VolumeState,
-  waitingAlready: boolean,
+  decision: { action: 'mount-only' } | { action: 'keep-waiting'; reason: string },
 ): Promise<PublishResult> {
-  const { dataRoot, mounter } = parts;
-  const { volumeId, targetPath, spec } = request;
-  await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
-  throwIfUnpublished(state);
-  await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
-  throwIfUnpublished(state);
-  if (!parts.scheduler.has(volumeId) && !waitingAlready) {
-    parts.scheduler.schedule(volumeId, existing, spec);
+  const { volumeId, spec } = request;
+  await mount(deps, request, state);
+  if (decision.action === 'keep-waiting') {
+    return { issued: false, ...times(existing), waiting: decision.reason };
   }
-  return {
-    issued: false,
-    ...times(existing),
-    ...(waitingAlready && existing.waiting ? { waiting: existing.waiting.reason } : {}),
-  };
+  if (!deps.scheduler.has(volumeId)) deps.scheduler.schedule(volumeId, existing, spec);
+  return { issued: false, ...times(existing) };
 }
 
 /**
@@ -120,13 +155,14 @@ async function ensureMounted(
  * mounts it. On failure, a volume that had nothing worth keeping is removed and forgotten.
  */
 async function issueAndMount(
-  parts: ManagerParts,
+  deps: PublishDeps,
   request: PublishRequest,
   existing: VolumeMetadata | undefined,
   state: VolumeState,
-  ready: ReturnType<typeof readiness>,
+  /** Wait for the pod, or issue with this spec. */
+  work: { waitingFor: string } | { issueSpec: VolumeCertificateSpec },
 ): Promise<PublishResult> {
-  const { dataRoot, mounter } = parts;
+  const { dataRoot } = deps;
   const { volumeId, targetPath, spec } = request;
   const metadata: VolumeMetadata = {
     ...existing,
@@ -144,116 +180,66 @@ async function issueAndMount(
       await writePkcs12Password(dataRoot, volumeId, spec.files.pkcs12.password);
     }
     if (spec.files.jks) await writeJksPassword(dataRoot, volumeId, spec.files.jks.password);
-    if (!ready.ready) {
+    if ('waitingFor' in work) {
       // --continue-on-not-ready (or ${POD_IP}): mounted empty now, issued once the pod is ready.
       // Watched from now on: a change during the steps below is looked at after the publish.
-      parts.readiness.watch(volumeId, spec.pod);
-      await markWaiting(parts, volumeId, metadata, ready.reason);
-      await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
-      throwIfUnpublished(state);
-      await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
-      throwIfUnpublished(state);
-      return { issued: false, waiting: ready.reason };
+      deps.readiness.watch(volumeId, spec.pod);
+      await markWaiting(deps, volumeId, metadata, work.waitingFor);
+      await mount(deps, request, state);
+      return { issued: false, waiting: work.waitingFor };
     }
-    const issued = await parts.issuance.issue(volumeId, ready.spec, metadata, state);
-    parts.onIssued(volumeId, issued, 'publish');
+    const issued = await deps.issuance.issue(volumeId, work.issueSpec, metadata, state);
+    deps.onIssued(volumeId, issued, 'publish');
     // Each step that an unpublish overtook ends the publish as aborted, not as its own error.
     throwIfUnpublished(state);
-    await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
-    throwIfUnpublished(state);
-    await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
-    throwIfUnpublished(state);
-    parts.scheduler.schedule(volumeId, metadata, spec);
+    await mount(deps, request, state);
+    deps.scheduler.schedule(volumeId, metadata, spec);
     // Re-issued when the pod IPs its SANs name change.
-    if (ready.spec.podIPs) watchPod(parts, volumeId, spec.pod);
+    if (work.issueSpec.podIPs) watchPod(deps.readiness, volumeId, spec.pod);
     return { issued: true, notAfter: issued.notAfter, nextIssuanceTime: issued.nextIssuanceTime };
   } catch (err) {
-    const outcome = await parts.failures.recordPublishFailure(volumeId, metadata, state, err);
+    const outcome = await deps.failures.recordPublishFailure(volumeId, metadata, state, err);
     // Nothing left on disk, nothing left in memory: kubelet's retry starts afresh.
-    if (outcome === 'removed') forgetFollowers(parts, volumeId);
+    if (outcome === 'removed') forgetFollowers(deps, volumeId);
     if (state.abort.signal.aborted) throw abortedError(state, err);
-    parts.onFailed(volumeId, metadata.volumeContext, err);
+    deps.onFailed(volumeId, metadata.volumeContext, err);
     throw err;
   }
 }
 
+/** Mounts the data dir at the target and mirrors it there; an unpublish overtaking either ends it. */
+async function mount(deps: PublishDeps, request: PublishRequest, state: VolumeState) {
+  const { dataRoot, mounter } = deps;
+  const { volumeId, targetPath, spec } = request;
+  await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
+  throwIfUnpublished(state);
+  await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+  throwIfUnpublished(state);
+}
+
 /** Stops following a volume removed after its failed first publish (the registry forgot it). */
-function forgetFollowers(parts: ManagerParts, volumeId: string): void {
-  parts.trustBundles.untrack(volumeId);
-  parts.readiness.forget(volumeId);
-  parts.scheduler.cancel(volumeId);
-  parts.failures.forget(volumeId);
+function forgetFollowers(deps: PublishDeps, volumeId: string): void {
+  deps.trustBundles.untrack(volumeId);
+  deps.readiness.forget(volumeId);
+  deps.scheduler.cancel(volumeId);
+  deps.failures.forget(volumeId);
 }
 
 /**
- * Whether the publish may issue now, with the spec to issue (expanded with the pod's IPs when
- * it uses them), or why it waits. A pod that can never change (embedded mode) and is not
- * ready is refused: waiting would wait forever.
+ * The spec to issue: as published, or with ${POD_IP} and ${POD_IPS} expanded to the pod's IPs
+ * when it uses them. Attributes invalid with those IPs refuse the publish.
  */
-function readiness(
-  parts: ManagerParts,
-  request: PublishRequest,
-): { ready: true; spec: VolumeCertificateSpec } | { ready: false; reason: string } {
-  const { spec } = request;
-  if (!parts.readiness.applies(spec)) return { ready: true, spec };
-  const verdict = parts.readiness.evaluate(spec, request.volumeContext);
-  if (!verdict.ready) {
-    if (parts.readiness.canWait) return verdict;
-    throw new IssuanceError(
-      `the pod is not ready for issuance: ${verdict.reason} (in embedded mode the pod is described by the volume context alone: give its IPs with cert-csi publish --pod-ip)`,
-      'failed',
-    );
-  }
-  if (!verdict.podIPs) return { ready: true, spec };
-  try {
-    return {
-      ready: true,
-      spec: specFromVolumeContext(request.volumeContext, request.volumeMountGroup, verdict.podIPs),
-    };
-  } catch (err) {
-    throw new IssuanceError(
-      `the volume attributes are invalid with the pod's IPs ${verdict.podIPs.join(',')}: ${errorMessage(err)}`,
-      'failed',
-    );
-  }
-}
-
-/** A publish request as the side of a republish comparison (a running publish counts as issued). */
-function asPublished(request: PublishRequest): PublishedVolume {
-  return {
-    targetPath: request.targetPath,
-    volumeContext: request.volumeContext,
-    volumeMountGroup: request.volumeMountGroup,
-    volumeCapability: request.capability,
-    pkcs12Password: request.spec.files.pkcs12?.password,
-    jksPassword: request.spec.files.jks?.password,
-    issued: true,
-  };
-}
-
-/** A publish that met an unpublish of its volume (kubelet retries it if the pod still wants it). */
-function unpublishingError(): IssuanceError {
-  return new IssuanceError('publish aborted: the volume is being unpublished', 'aborted');
-}
-
-/** Ends a publish whose volume was unpublished (or the plugin stopped) before this step. */
-function throwIfUnpublished(state: VolumeState): void {
-  if (state.abort.signal.aborted) throw abortedError(state);
-}
-
-// The issuance's own abort error says what it was waiting for; keep it.
-function abortedError(state: VolumeState, cause?: unknown): IssuanceError {
-  if (cause instanceof IssuanceError && cause.reason === 'aborted') return cause;
-  return new IssuanceError(
-    `publish aborted: ${errorMessage(state.abort.signal.reason)}`,
-    'aborted',
+function withPodIPs(
+  spec: VolumeCertificateSpec,
+  podIPs: readonly string[] | undefined,
+): VolumeCertificateSpec {
+  if (!podIPs) return spec;
+  const expanded = expandPodIPs(spec, podIPs);
+  if (expanded.ok) return expanded.spec;
+  throw new IssuanceError(
+    `the volume attributes are invalid with the pod's IPs ${podIPs.join(',')}: ${expanded.message}`,
+    'failed',
   );
-}
-
-/** A volume whose certificate is on disk and not yet expired. */
-function isUsable(metadata: VolumeMetadata, now: number): boolean {
-  if (!metadata.nextIssuanceTime || !metadata.notAfter) return false;
-  return Date.parse(metadata.notAfter) > now;
 }
 
 function times(metadata: VolumeMetadata): { notAfter?: Date; nextIssuanceTime?: Date } {

@@ -1,11 +1,19 @@
 import { lstat, rename } from 'node:fs/promises';
 import pLimit from 'p-limit';
+import type { Logger } from '../../api/logger.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import type { Clock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
+import type { DataRoot } from '../../volume/data-root.js';
 import { readMetadata, type VolumeMetadata } from '../../volume/metadata.js';
-import type { ManagerParts } from '../manager-parts.js';
+import type { Mounter } from '../../volume/mounter.js';
+import type { PodReadiness } from '../readiness/pod-readiness.js';
 import { watchPod } from '../readiness/waiting-volume.js';
+import type { RenewalScheduler } from '../state/renewal-scheduler.js';
 import { storedSpec } from '../state/stored-volume.js';
+import type { VolumeRegistry } from '../state/volume-registry.js';
+import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
+import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
 
 /** What rediscovery found on the data root. */
 export interface RediscoveryCounts {
@@ -16,18 +24,17 @@ export interface RediscoveryCounts {
 }
 
 /** What rediscovery works with: it issues nothing itself, it only arms timers. */
-export type RediscoveryParts = Pick<
-  ManagerParts,
-  | 'dataRoot'
-  | 'mounter'
-  | 'logger'
-  | 'clock'
-  | 'registry'
-  | 'scheduler'
-  | 'trustBundles'
-  | 'telemetry'
-  | 'readiness'
->;
+export interface RediscoveryDeps {
+  dataRoot: DataRoot;
+  mounter: Pick<Mounter, 'refresh'>;
+  logger: Logger;
+  clock: Clock;
+  registry: VolumeRegistry;
+  scheduler: RenewalScheduler;
+  trustBundles: Pick<TrustBundleVolumes, 'track'>;
+  telemetry: Pick<VolumeTelemetry, 'managed'>;
+  readiness: PodReadiness;
+}
 
 // How many metadata.json files are read at once at start.
 const READ_CONCURRENCY = 32;
@@ -38,15 +45,15 @@ const READ_CONCURRENCY = 32;
  * resumed. An unparsable metadata.json is moved aside; directories that are not volumes
  * are left alone. Nothing here is fatal.
  */
-export async function rediscoverVolumes(parts: RediscoveryParts): Promise<RediscoveryCounts> {
-  const { dataRoot, logger } = parts;
+export async function rediscoverVolumes(deps: RediscoveryDeps): Promise<RediscoveryCounts> {
+  const { dataRoot, logger } = deps;
   const counts: RediscoveryCounts = { managed: 0, corrupt: 0 };
   const ids = await dataRoot.listVolumeIds();
   const readAll = pLimit(READ_CONCURRENCY);
   await Promise.all(
     ids.map((volumeId) =>
       readAll(async () => {
-        const outcome = await takeBack(parts, volumeId);
+        const outcome = await takeBack(deps, volumeId);
         if (outcome !== 'skipped') counts[outcome]++;
       }),
     ),
@@ -57,10 +64,10 @@ export async function rediscoverVolumes(parts: RediscoveryParts): Promise<Redisc
 
 /** Takes back one volume dir; says whether it is managed now, was corrupt, or was skipped. */
 async function takeBack(
-  parts: RediscoveryParts,
+  deps: RediscoveryDeps,
   volumeId: string,
 ): Promise<'managed' | 'corrupt' | 'skipped'> {
-  const { dataRoot, logger: log } = parts;
+  const { dataRoot, logger: log } = deps;
   let metadata: VolumeMetadata;
   try {
     metadata = await readMetadata(dataRoot, volumeId);
@@ -69,7 +76,7 @@ async function takeBack(
       log.debug({ dir: dataRoot.volumeDir(volumeId) }, 'not a volume: left alone');
       return 'skipped';
     }
-    const aside = `${dataRoot.metadataPath(volumeId)}.corrupt-${fileStamp(parts.clock.now())}`;
+    const aside = `${dataRoot.metadataPath(volumeId)}.corrupt-${fileStamp(deps.clock.now())}`;
     await rename(dataRoot.metadataPath(volumeId), aside).catch(() => undefined);
     log.error(
       { volumeId, movedTo: aside, err: errorMessage(err) },
@@ -88,8 +95,9 @@ async function takeBack(
     return 'skipped';
   }
   // A volume published empty (waiting for its pod) was reported mounted: kubelet will not
-  // publish it again, so it is taken back like an issued one.
-  if (!metadata.nextIssuanceTime && !metadata.pendingRequest && !metadata.waiting) {
+  // publish it again, so it is taken back like an issued one; due ones renew at once.
+  const plan = deps.scheduler.plan('restart', metadata, spec);
+  if (plan.action === 'leave-to-kubelet') {
     // The first publish never got a certificate; kubelet's retry will publish again.
     log.info({ volumeId }, 'volume never issued: waiting for kubelet to publish it');
     return 'skipped';
@@ -97,7 +105,7 @@ async function takeBack(
   // A crash after a renewal wrote data/ and before it mirrored it (direct mode) leaves
   // the target path with the previous certificate until the next renewal, which may be
   // after that certificate expires: mirror again now, before any timer can write.
-  await parts.mounter
+  await deps.mounter
     .refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup)
     .catch((err: unknown) => {
       log.warn(
@@ -105,13 +113,14 @@ async function takeBack(
         'cannot refresh the target path; the next renewal tries again',
       );
     });
-  parts.registry.stateOf(volumeId);
+  // Parsed once, here: its renewals and pod changes work from it.
+  deps.registry.manage(volumeId, spec);
   // Before the refresh below could miss a change: the watch starts now.
-  parts.trustBundles.track(volumeId, spec, metadata.targetPath);
-  parts.scheduler.schedule(volumeId, metadata, spec);
-  parts.telemetry.managed(volumeId, metadata.nextIssuanceTime);
+  deps.trustBundles.track(volumeId, spec, metadata.targetPath);
+  deps.scheduler.arm(volumeId, plan);
+  deps.telemetry.managed(volumeId, metadata.nextIssuanceTime);
   // Its pod may have become ready, or changed IPs, while the plugin was down.
-  if (metadata.waiting || spec.podIPs !== undefined) watchPod(parts, volumeId, spec.pod);
+  if (metadata.waiting || spec.podIPs !== undefined) watchPod(deps.readiness, volumeId, spec.pod);
   return 'managed';
 }
 

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { resolve } from 'node:path';
 import { quoted } from '../../api/echoed-value.js';
 import { stripSecrets, type VolumeCapabilityRecord } from '../../volume/metadata.js';
+import type { PublishRequest } from '../volume-publisher.js';
 
 // Attributes are immutable once a volume is published, as in csi-driver: the certificate on
 // disk was issued for them. A republish that asks for something else is refused rather than
@@ -39,6 +40,19 @@ export class RepublishConflictError extends Error {
       `volume ${volumeId} is already published with other settings (volume attributes are immutable; unpublish it first): ${differences.join('; ')}`,
     );
   }
+}
+
+/** A publish request as the side of a republish comparison (a running publish counts as issued). */
+export function asPublished(request: PublishRequest): PublishedVolume {
+  return {
+    targetPath: request.targetPath,
+    volumeContext: request.volumeContext,
+    volumeMountGroup: request.volumeMountGroup,
+    volumeCapability: request.capability,
+    pkcs12Password: request.spec.files.pkcs12?.password,
+    jksPassword: request.spec.files.jks?.password,
+    issued: true,
+  };
 }
 
 // The keys under which a differing password is named (their legacy aliases mean the same).

@@ -19,24 +19,11 @@ export interface ReadinessOptions {
   gateBackoff: BackoffPolicy;
 }
 
-/** csi-driver's gate backoff: 1 s, ×2, +0-50 % jitter, 10 s cap. */
-export const DEFAULT_GATE_BACKOFF: BackoffPolicy = {
-  initialMs: 1_000,
-  factor: 2,
-  capMs: 10_000,
-  jitter: 0.5,
-};
-
-export const DEFAULT_READINESS: ReadinessOptions = {
-  continueOnNotReady: false,
-  gates: [],
-  gateBackoff: DEFAULT_GATE_BACKOFF,
-};
-
 /** Whether a volume's pod lets it be issued now, and the pod's IPs when the volume uses them. */
 export type ReadinessVerdict =
   | { ready: true; podIPs?: string[] }
-  | { ready: false; reason: string };
+  /** A pod that is not ready has no IPs to issue with. */
+  | { ready: false; reason: string; podIPs?: undefined };
 
 /**
  * Decides whether a volume's issuance may start (its pod passes the readiness gates, and has
@@ -110,6 +97,14 @@ export class PodReadiness {
     const reason = gatesProblem(gates, pod);
     if (reason !== undefined) return { ready: false, reason };
     return usesPodIPs ? { ready: true, podIPs: podIPsOf(pod) } : { ready: true };
+  }
+
+  /** The verdict for a volume now: evaluated when readiness applies to it, else ready. */
+  verdict(
+    spec: Pick<VolumeCertificateSpec, 'podIPs' | 'pod'>,
+    volumeContext: Readonly<Record<string, string>>,
+  ): ReadinessVerdict {
+    return this.applies(spec) ? this.evaluate(spec, volumeContext) : { ready: true };
   }
 
   /** Tells onPodChange about every change of the volume's pod until forget. */

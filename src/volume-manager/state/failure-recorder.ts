@@ -4,7 +4,7 @@ import { errorMessage } from '../../base/error-message.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeFailure, type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
 import type { UnsavedFailure } from '../control/status-socket.js';
-import type { IssuedCertificate } from '../issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../issuance/certificate-files.js';
 import { type BackoffPolicy, backoffDelay, retryAfterIssuance } from '../policy/renewal-policy.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';
 

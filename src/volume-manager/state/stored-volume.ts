@@ -23,20 +23,21 @@ export async function readStoredMetadata(
   }
 }
 
-/** The spec the volume was published with: its stored attributes and keystore passwords. */
+/**
+ * The spec the volume was published with: its stored attributes and keystore passwords, parsed
+ * once at start (rediscovery); throws naming every bad key.
+ */
 export async function storedSpec(
   dataRoot: DataRoot,
   volumeId: string,
   metadata: VolumeMetadata,
-  /** The pod's IPs for ${POD_IP} and ${POD_IPS}, when known. */
-  podIPs?: readonly string[],
 ): Promise<VolumeCertificateSpec> {
   const context = { ...metadata.volumeContext };
   const password = await readPkcs12Password(dataRoot, volumeId);
   if (password !== undefined) context['csi.cert-manager.io/pkcs12-password'] = password;
   const jksPassword = await readJksPassword(dataRoot, volumeId);
   if (jksPassword !== undefined) context['csi.cert-manager.io/jks-password'] = jksPassword;
-  return specFromVolumeContext(context, metadata.volumeMountGroup, podIPs);
+  return specFromVolumeContext(context, metadata.volumeMountGroup);
 }
 
 /** The key on disk, for reuse-private-key; undefined when missing or undecodable. */

@@ -1,11 +1,19 @@
+import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
 import { KeyedMutex } from '../../base/keyed-mutex.js';
-import type { IssuedCertificate } from '../issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../issuance/certificate-files.js';
 import type { PublishRequest, PublishResult } from '../volume-publisher.js';
 
 /** A volume this process manages. */
 export interface VolumeState {
   /** Aborted by unpublish (or stop): stops any wait and forbids further writes. */
   readonly abort: AbortController;
+}
+
+/** A volume managed with its attributes: what its renewals and pod changes work from. */
+export interface ManagedVolume {
+  state: VolumeState;
+  /** The volume's attributes, parsed once: at its publish, or from metadata.json at start. */
+  spec: VolumeCertificateSpec;
 }
 
 /** A publish under way; concurrent publishes of its volume join it. */
@@ -19,8 +27,8 @@ export interface RunningPublish {
 }
 
 /**
- * What this process holds in memory about each volume: its state (abort controller), the
- * publish, renewal and unpublishes running on it, the pod's latest service-account tokens and
+ * What this process holds in memory about each volume: its state (abort controller), its
+ * attributes as parsed once (the typed spec), the publish, renewal and unpublishes running on it, the pod's latest service-account tokens and
  * the volume's lock. Publish and unpublish of a volume never overlap: a publish refuses while
  * an unpublish is registered here, and an unpublish aborts the state and waits for the publish
  * and renewal registered here. Every write to a volume's files happens under its lock. A
@@ -29,6 +37,7 @@ export interface RunningPublish {
  */
 export class VolumeRegistry {
   private readonly states = new Map<string, VolumeState>();
+  private readonly specs = new Map<string, VolumeCertificateSpec>();
   private readonly publishes = new Map<string, RunningPublish>();
   private readonly renewals = new Map<string, Promise<IssuedCertificate | undefined>>();
   /** A count per volume: two unpublishes may overlap. */
@@ -52,6 +61,22 @@ export class VolumeRegistry {
     return state && !state.abort.signal.aborted ? state : undefined;
   }
 
+  /**
+   * Manages the volume with spec (its attributes parsed from metadata.json at start): its
+   * state, fresh unless live already.
+   */
+  manage(volumeId: string, spec: VolumeCertificateSpec): VolumeState {
+    this.specs.set(volumeId, spec);
+    return this.stateOf(volumeId);
+  }
+
+  /** The volume's live state and its spec; undefined unless it is managed with a spec. */
+  managed(volumeId: string): ManagedVolume | undefined {
+    const state = this.liveState(volumeId);
+    const spec = this.specs.get(volumeId);
+    return state && spec ? { state, spec } : undefined;
+  }
+
   /** True when the volume has a state, aborted or not. */
   has(volumeId: string): boolean {
     return this.states.has(volumeId);
@@ -73,11 +98,12 @@ export class VolumeRegistry {
   }
 
   /**
-   * Forgets a volume: its state and its tokens (unpublished, or a first publish that left
-   * nothing on disk; kubelet's retry brings its tokens again).
+   * Forgets a volume: its state, its spec and its tokens (unpublished, or a first publish that
+   * left nothing on disk; kubelet's retry brings them again).
    */
   forget(volumeId: string): void {
     this.states.delete(volumeId);
+    this.specs.delete(volumeId);
     this.tokens.delete(volumeId);
   }
 
@@ -134,12 +160,14 @@ export class VolumeRegistry {
 
   /**
    * Registers the volume of the publish running for it, once that publish passed its checks:
-   * the volume's state, and the newest tokens of the publish and those that joined it.
+   * the volume's state, the spec the publish parsed, and the newest tokens of the publish and
+   * those that joined it (all of one volume's publishes have the same attributes).
    */
   registerPublish(volumeId: string): VolumeState {
     const running = this.publishes.get(volumeId);
     if (running) {
       running.registered = true;
+      this.specs.set(volumeId, running.request.spec);
       if (running.tokens !== undefined) this.tokens.set(volumeId, running.tokens);
     }
     return this.stateOf(volumeId);

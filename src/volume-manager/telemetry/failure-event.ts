@@ -2,7 +2,7 @@ import type { EventType } from '../../api/event.js';
 import type { KubeObject } from '../../api/meta.js';
 import { POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY } from '../../attributes/attribute-keys.js';
 import { errorMessage } from '../../base/error-message.js';
-import { IssuanceError } from '../issuance/obtain-certificate.js';
+import { IssuanceError } from '../issuance/issuance-error.js';
 
 /** An Event to record on a pod. */
 export interface PodEvent {

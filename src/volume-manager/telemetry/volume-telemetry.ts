@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { type IssuanceFailureReason, publishFact } from '../../base/telemetry.js';
-import { IssuanceError, type IssuedCertificate } from '../issuance/obtain-certificate.js';
+import type { IssuedCertificate } from '../issuance/certificate-files.js';
+import { IssuanceError } from '../issuance/issuance-error.js';
 
 /**
  * What the volume manager tells the rest of the process about its volumes (issuances begun

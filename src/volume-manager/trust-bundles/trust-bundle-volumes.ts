@@ -1,18 +1,27 @@
+import type { Logger } from '../../api/logger.js';
 import { describeTrustBundleSource } from '../../api/trust-bundle-source.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import type { Clock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
 import { readAtomically, writeAtomically } from '../../fs/atomic-writer.js';
+import type { DataRoot } from '../../volume/data-root.js';
+import type { Mounter } from '../../volume/mounter.js';
 import { readJksPassword } from '../../volume/volume-secrets.js';
 import { jksFilesForCa } from '../issuance/extra-outputs.js';
-import { IssuanceError } from '../issuance/obtain-certificate.js';
-import type { ManagerParts } from '../manager-parts.js';
+import { IssuanceError } from '../issuance/issuance-error.js';
+import { reissueDecision } from '../policy/reissue-decision.js';
+import type { VolumeRegistry } from '../state/volume-registry.js';
 import type { TrustBundleSources } from './trust-bundle-sources.js';
 
 /** What TrustBundleVolumes works with. */
-export type TrustBundleVolumesParts = Pick<
-  ManagerParts,
-  'dataRoot' | 'mounter' | 'logger' | 'registry'
->;
+export interface TrustBundleVolumesDeps {
+  dataRoot: DataRoot;
+  mounter: Pick<Mounter, 'refresh'>;
+  logger: Logger;
+  registry: Pick<VolumeRegistry, 'lock' | 'liveState'>;
+  /** Dates the JKS stores built with a new bundle. */
+  clock: Clock;
+}
 
 interface TrackedVolume {
   spec: VolumeCertificateSpec;
@@ -33,7 +42,7 @@ export class TrustBundleVolumes {
   private readonly again = new Set<string>();
 
   constructor(
-    private readonly parts: TrustBundleVolumesParts,
+    private readonly deps: TrustBundleVolumesDeps,
     private readonly sources: TrustBundleSources,
   ) {}
 
@@ -88,7 +97,7 @@ export class TrustBundleVolumes {
     if (resolved.ok) {
       ca = Buffer.from(resolved.pem);
     } else {
-      const current = (await readAtomically(this.parts.dataRoot.dataDir(volumeId)))?.get(
+      const current = (await readAtomically(this.deps.dataRoot.dataDir(volumeId)))?.get(
         spec.files.ca,
       );
       if (current === undefined) {
@@ -97,7 +106,7 @@ export class TrustBundleVolumes {
           'failed',
         );
       }
-      this.parts.logger.error(
+      this.deps.logger.error(
         { volumeId, source, problem: resolved.problem },
         'trust bundle unusable: the volume keeps its previous CA file',
       );
@@ -114,7 +123,7 @@ export class TrustBundleVolumes {
           names: spec.files,
           jks,
           caPem,
-          now: new Date(),
+          now: new Date(this.deps.clock.now()),
         });
         for (const [name, data] of stores) out.set(name, data);
       } catch (err) {
@@ -136,7 +145,7 @@ export class TrustBundleVolumes {
       do {
         this.again.delete(volumeId);
         await this.rewrite(volumeId).catch((err: unknown) => {
-          this.parts.logger.error(
+          this.deps.logger.error(
             { volumeId, err: errorMessage(err) },
             'cannot write the new trust bundle; the next change tries again',
           );
@@ -147,7 +156,7 @@ export class TrustBundleVolumes {
   }
 
   private async rewrite(volumeId: string): Promise<void> {
-    const { dataRoot, mounter, registry, logger } = this.parts;
+    const { dataRoot, mounter, registry, logger } = this.deps;
     const release = await registry.lock(volumeId);
     try {
       // Unpublished (or never published by this process): not ours to write.
@@ -164,9 +173,14 @@ export class TrustBundleVolumes {
         return;
       }
       const dataDir = dataRoot.dataDir(volumeId);
-      const current = await readAtomically(dataDir);
+      const onDisk = await readAtomically(dataDir);
+      const hasCertificate = onDisk?.has(spec.files.ca) === true;
       // Nothing issued yet: the issuance writes the bundle with the certificate.
-      if (!current?.has(spec.files.ca)) return;
+      if (reissueDecision({ event: 'trust-bundle-change', hasCertificate }).action === 'nothing') {
+        return;
+      }
+      // Holds the CA file, so it was read.
+      const current = onDisk as Map<string, Buffer>;
       const pem = Buffer.from(resolved.pem);
       if (pem.equals(current.get(spec.files.ca) as Buffer)) return;
       current.set(spec.files.ca, pem);
@@ -208,15 +222,15 @@ export class TrustBundleVolumes {
     caPem: string,
   ): Promise<{ ok: true; files: Map<string, Buffer> } | { ok: false; problem: string }> {
     try {
-      const password = await readJksPassword(this.parts.dataRoot, volumeId);
+      const password = await readJksPassword(this.deps.dataRoot, volumeId);
       if (password === undefined) {
         return {
           ok: false,
-          problem: `no JKS password file ${this.parts.dataRoot.jksPasswordPath(volumeId)}`,
+          problem: `no JKS password file ${this.deps.dataRoot.jksPasswordPath(volumeId)}`,
         };
       }
       const names = spec.files;
-      const now = new Date();
+      const now = new Date(this.deps.clock.now());
       return {
         ok: true,
         files: jksFilesForCa({ files, names, jks: { ...jks, password }, caPem, now }),

@@ -134,24 +134,59 @@ t.test('a mutation answers a base64 JSON Patch; an empty one answers no patch', 
   );
 });
 
-t.test('a handler that fails refuses the request as an internal error', async (t) => {
-  answer = () => {
-    throw new Error('discovery exploded');
-  };
-  const res = JSON.parse((await post('/validate', review(certificateRequestReview))).text);
-  t.same(res.response.status, {
-    status: 'Failure',
-    code: 500,
-    reason: 'InternalError',
-    message: 'internal error: discovery exploded',
-    metadata: {},
-  });
-  t.equal(res.response.allowed, false);
-});
+t.test(
+  'a handler that fails refuses as an internal error; only the log has the cause',
+  async (t) => {
+    logger.records.length = 0;
+    answer = () => {
+      // What a rule tripping over an unexpected value throws: JavaScript's words, not the request's.
+      throw new TypeError(`Cannot read properties of undefined (reading '${'x'.repeat(300)}')`);
+    };
+    const res = JSON.parse((await post('/validate', review(certificateRequestReview))).text);
+    t.same(res.response.status, {
+      status: 'Failure',
+      code: 500,
+      reason: 'InternalError',
+      message: `internal error: the webhook failed to decide review "${certificateRequestReview.uid}"; its log has the cause`,
+      metadata: {},
+    });
+    t.equal(res.response.allowed, false);
+    const failed = logger.records.find(([, , msg]) => msg === 'admission handler failed');
+    t.match(failed, [
+      'error',
+      {
+        endpoint: 'validate',
+        uid: certificateRequestReview.uid,
+        errorType: 'TypeError',
+        error: /^Cannot read properties of undefined \(reading 'x+…\(348 characters\)$/,
+      },
+    ]);
+    t.notMatch(res.response.status.message, /Cannot read|x{10}/, 'the answer names no internals');
+  },
+);
 
 t.test('what is not a usable AdmissionReview v1 gets HTTP 400 saying what is wrong', async (t) => {
   const cases: Array<[string, string, RegExp]> = [
-    ['not JSON', '{"apiVersion":', /^malformed AdmissionReview: the body is not JSON/],
+    ['not JSON', '{"apiVersion":', /^malformed AdmissionReview: the body is not valid JSON\n$/],
+    [
+      'a number and a boolean',
+      JSON.stringify({ apiVersion: 1, kind: true, request: {} }),
+      /got a number and a boolean\n$/,
+    ],
+    [
+      'no apiVersion, a null kind',
+      JSON.stringify({ kind: null, request: {} }),
+      /^malformed AdmissionReview: expected apiVersion admission.k8s.io\/v1 and kind AdmissionReview, got nothing and null\n$/,
+    ],
+    [
+      'a kind that is no string (and cannot be made one)',
+      JSON.stringify({
+        apiVersion: { toString: 1 },
+        kind: ['AdmissionReview'],
+        request: {},
+      }),
+      /^malformed AdmissionReview: expected apiVersion admission.k8s.io\/v1 and kind AdmissionReview, got an object and a list\n$/,
+    ],
     ['an array', '[]', /must be a JSON object/],
     [
       'another version',

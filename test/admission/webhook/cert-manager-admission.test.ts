@@ -14,6 +14,7 @@ import type { Condition } from '../../../src/api/conditions.js';
 import type { KubeObject } from '../../../src/api/meta.js';
 import type { ResourceAttributes } from '../../../src/api/subject-access-review.js';
 import type { UserInfo } from '../../../src/api/user-info.js';
+import { StoreError } from '../../../src/store/errors.js';
 import {
   certificateRequest,
   certificateRequestFrom,
@@ -25,6 +26,7 @@ import {
   withSpec,
 } from '../../support/builders/index.js';
 import { keyAndCsr } from '../../support/issuer-fixtures.js';
+import { importedUrl, moduleFileUrl } from '../../support/project-files.js';
 
 const ALICE: UserInfo = {
   username: 'alice',
@@ -305,12 +307,23 @@ t.test('an unknown issuer kind, a failed discovery and a failed review refuse', 
     ),
   );
   t.same(unknown.reviews, [], 'no review without a resource');
-  const broken = authority({ resource: new Error('list API groups: HTTP 503') });
+  const broken = authority({
+    resource: new StoreError('InternalError', 'list API groups: HTTP 503'),
+  });
   t.same(
     await certManagerAdmission(broken.value).validate(
       review('UPDATE', 'certificaterequests', approving, old, 'status'),
     ),
     refused("failed to look up the issuer's resource: list API groups: HTTP 503"),
+  );
+  // Not the API server's answer but a fault of ours: no message of it reaches the client; the
+  // server answers an internal error (admission-server.test.ts).
+  const faulty = authority({ resource: new TypeError('Cannot read properties of undefined') });
+  await t.rejects(
+    certManagerAdmission(faulty.value).validate(
+      review('UPDATE', 'certificaterequests', approving, old, 'status'),
+    ),
+    TypeError,
   );
   const failing = authority({ allow: () => new Error('create subjectaccessreviews: forbidden') });
   t.match(
@@ -507,14 +520,169 @@ t.test('an object the rules cannot read is a 400, as one cert-manager cannot dec
   const { validate } = certManagerAdmission(authority().value);
   const malformed = {
     ...certificateRequestFrom(web1),
-    spec: { ...web1.spec, usages: 5 },
+    spec: { ...certificateRequestFrom(web1).spec, usages: 5 },
   } as unknown as KubeObject;
-  t.match(await validate(review('CREATE', 'certificaterequests', malformed)), {
+  t.same(await validate(review('CREATE', 'certificaterequests', malformed)), {
     allowed: false,
     code: 400,
     reason: 'BadRequest',
-    message: /^the object cannot be read: /,
+    message: 'request.object.spec.usages must be a list of strings, got a number',
   });
+});
+
+t.test('every field the rules read is checked for its type first, and named', async (t) => {
+  const { validate, mutate } = certManagerAdmission(authority().value);
+  const certificate = (spec: unknown, metadata: unknown = { name: 'web', namespace: 'team' }) =>
+    ({ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata, spec }) as KubeObject;
+  const good = { secretName: 'web-tls', commonName: 'web', issuerRef: { name: 'ca' } };
+  const issuer = (spec: unknown) =>
+    ({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'ca' },
+      spec,
+    }) as KubeObject;
+  const requestWithSpec = (spec: unknown) =>
+    ({ ...certificateRequestFrom(web1), spec }) as unknown as KubeObject;
+  const requestWithStatus = (status: unknown) =>
+    ({ ...certificateRequestFrom(web1), status }) as unknown as KubeObject;
+  const cases: Array<[string, AdmissionRequest, string]> = [
+    [
+      'a Certificate spec that is text',
+      review('CREATE', 'certificates', certificate('web')),
+      'request.object.spec must be an object, got a string',
+    ],
+    [
+      'dnsNames as one string',
+      review('CREATE', 'certificates', certificate({ ...good, dnsNames: 'a,b' })),
+      'request.object.spec.dnsNames must be a list of strings, got a string',
+    ],
+    [
+      'a number among the emailAddresses',
+      review('CREATE', 'certificates', certificate({ ...good, emailAddresses: ['a@b', 'c@d', 7] })),
+      'request.object.spec.emailAddresses[2] must be a string, got a number',
+    ],
+    [
+      'a key size in quotes',
+      review('CREATE', 'certificates', certificate({ ...good, privateKey: { size: '2048' } })),
+      'request.object.spec.privateKey.size must be a whole number, got a string',
+    ],
+    [
+      'a keystore flag as text',
+      review(
+        'CREATE',
+        'certificates',
+        certificate({ ...good, keystores: { jks: { create: 'yes' } } }),
+      ),
+      'request.object.spec.keystores.jks.create must be a boolean, got a string',
+    ],
+    [
+      'annotations of the Secret template that are no strings',
+      review(
+        'CREATE',
+        'certificates',
+        certificate({ ...good, secretTemplate: { annotations: { a: { b: 1 } } } }),
+      ),
+      'request.object.spec.secretTemplate.annotations["a"] must be a string, got an object',
+    ],
+    [
+      'the old object of an update',
+      review('UPDATE', 'certificates', certificate(good), certificate({ ...good, uris: [[]] })),
+      'request.oldObject.spec.uris[0] must be a string, got a list',
+    ],
+    [
+      'metadata labels that are a list',
+      review('CREATE', 'certificates', certificate(good, { name: 'web', labels: ['a'] })),
+      'request.object.metadata.labels must be an object of strings, got a list',
+    ],
+    [
+      'an Issuer whose CA is a list',
+      review('CREATE', 'issuers', issuer({ ca: [] })),
+      'request.object.spec.ca must be an object, got a list',
+    ],
+    [
+      'OCSP servers as text',
+      review(
+        'CREATE',
+        'clusterissuers',
+        issuer({ ca: { secretName: 'x', ocspServers: 'http://o' } }),
+      ),
+      'request.object.spec.ca.ocspServers must be a list of strings, got a string',
+    ],
+    [
+      'an ACME issuer that is true',
+      review('CREATE', 'issuers', issuer({ acme: true })),
+      'request.object.spec.acme must be an object, got a boolean',
+    ],
+    [
+      'extra values that are not lists',
+      review(
+        'CREATE',
+        'certificaterequests',
+        requestWithSpec({ ...certificateRequestFrom(web1).spec, extra: { k: 'v' } }),
+      ),
+      'request.object.spec.extra["k"] must be a list of strings, got a string',
+    ],
+    [
+      'a condition status that is a number',
+      review(
+        'UPDATE',
+        'certificaterequests',
+        requestWithStatus({ conditions: [{ type: 'Approved', status: 1 }] }),
+        certificateRequestFrom(web1),
+        'status',
+      ),
+      'request.object.status.conditions[0].status must be a string, got a number',
+    ],
+    [
+      'an isCA that is text',
+      review(
+        'CREATE',
+        'certificaterequests',
+        requestWithSpec({ ...certificateRequestFrom(web1).spec, isCA: 'true' }),
+      ),
+      'request.object.spec.isCA must be a boolean, got a string',
+    ],
+  ];
+  for (const [what, review, message] of cases) {
+    t.same(
+      await validate(review),
+      { allowed: false, code: 400, reason: 'BadRequest', message },
+      what,
+    );
+  }
+  // The mutating endpoint reads only the identity fields, whatever their type, and replaces them.
+  t.match(await mutate(review('CREATE', 'certificaterequests', requestWithSpec({ username: 5 }))), {
+    allowed: true,
+    patch: [{ op: 'add', path: '/spec/uid' }],
+  });
+});
+
+t.test('a null field is an absent one, as in Go: no crash, the rules as without it', async (t) => {
+  const { validate } = certManagerAdmission(authority().value);
+  const certificate = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'web', namespace: 'team', annotations: null },
+    spec: {
+      secretName: 'web-tls',
+      commonName: 'web',
+      issuerRef: { name: 'ca', kind: null },
+      dnsNames: null,
+      duration: null,
+      privateKey: { rotationPolicy: null, encoding: null, size: null },
+      renewBeforePercentage: null,
+      secretTemplate: null,
+    },
+  } as unknown as KubeObject;
+  t.same(await validate(review('CREATE', 'certificates', certificate)), { allowed: true });
+  const nullType = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Issuer',
+    metadata: { name: 'ca' },
+    spec: { ca: null, selfSigned: {} },
+  } as unknown as KubeObject;
+  t.same(await validate(review('CREATE', 'issuers', nullType)), { allowed: true }, 'ca: null');
 });
 
 t.test('a request without spec still gets the approval check (issuerRef defaulted)', async (t) => {
@@ -607,5 +775,45 @@ t.test(
     t.equal(aggregateMessage(['a: x']), 'a: x');
     t.equal(aggregateMessage(['a: x', 'b: y', 'a: x']), '[a: x, b: y]');
     t.equal(aggregateMessage(['a: x', 'a: x']), 'a: x', 'duplicates of one error are one error');
+    const many = Array.from(
+      { length: 1_000 },
+      (_, i) => `spec.f${i}: Invalid value: ${'v'.repeat(80)}`,
+    );
+    const capped = aggregateMessage(many);
+    t.ok(Buffer.byteLength(capped) <= 16 * 1024, 'cut at 16 KiB');
+    t.match(capped, /^\[spec\.f0: .*…\(\d+ more bytes left out\)$/);
   },
 );
+
+t.test('a rule that fails unexpectedly is thrown on, for the server to answer 500', async (t) => {
+  const validation = await import('../../../src/certificates/certificate-validation.js');
+  const identity = await import('../../../src/admission/requester-identity.js');
+  const { certManagerAdmission: mocked } = await t.mockImport<
+    typeof import('../../../src/admission/webhook/cert-manager-admission.js')
+  >(moduleFileUrl('src/admission/webhook/cert-manager-admission.ts'), {
+    [importedUrl('src/certificates/certificate-validation.ts')]: {
+      ...validation,
+      validateCertificateSpec: () => {
+        throw new TypeError('x.entries is not a function');
+      },
+    },
+    [importedUrl('src/admission/requester-identity.ts')]: {
+      ...identity,
+      requesterIdentityPatch: () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+    },
+  });
+  const { validate, mutate } = mocked(authority().value);
+  const certificate = {
+    apiVersion: 'cert-manager.io/v1',
+    kind: 'Certificate',
+    metadata: { name: 'web' },
+    spec: {},
+  } as KubeObject;
+  await t.rejects(validate(review('CREATE', 'certificates', certificate)), TypeError);
+  await t.rejects(
+    mutate(review('CREATE', 'certificaterequests', certificateRequestFrom(web1))),
+    RangeError,
+  );
+});

@@ -1,9 +1,9 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { ensureTargetDir, removeEmptyDir } from '../../src/volume/target-dir.js';
-import { recordingLogger } from '../support/recording-logger.js';
-import { tempDir } from '../support/temp-dir.js';
+import { ensureTargetDir, removeEmptyDir } from '../../../src/volume/target/target-dir.js';
+import { recordingLogger } from '../../support/recording-logger.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 t.test('ensureTargetDir creates nested dirs and names the path on failure', async (t) => {
   const dir = await tempDir(t);

@@ -1,17 +1,13 @@
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { writeAtomically } from '../../src/fs/atomic-writer.js';
-import { DataRoot } from '../../src/volume/data-root.js';
-import { writeMetadata } from '../../src/volume/metadata.js';
+import { writeAtomically } from '../../../src/fs/atomic-writer.js';
 import {
   checkTarget,
-  overlapsDataRoot,
   refuseSymlinks,
   shownPath,
-  unpublishScope,
-} from '../../src/volume/target-path.js';
-import { tempDir } from '../support/temp-dir.js';
+} from '../../../src/volume/target/target-checks.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 
@@ -22,17 +18,6 @@ t.test('shownPath quotes a path and keeps only its last 100 characters', async (
   const shown = shownPath(long);
   t.ok(shown.length <= 104, `at most ~100 characters (${shown.length})`);
   t.match(shown, /^"…d+\/mount"$/);
-});
-
-t.test('overlapsDataRoot: the root itself, anything in it, and its ancestors', async (t) => {
-  const root = '/var/lib/cert-csi/volumes';
-  for (const target of [root, `${root}/`, `${root}/csi-a/data`, '/var/lib', '/']) {
-    t.ok(overlapsDataRoot(target, root), target);
-  }
-  for (const target of ['/var/lib/cert-csi/volumes-2', '/var/lib/kubelet/pods/x/mount']) {
-    t.notOk(overlapsDataRoot(target, root), target);
-  }
-  t.ok(overlapsDataRoot('/anything', '/'), 'a data root at / overlaps every target');
 });
 
 t.test('refuseSymlinks refuses dangling, looping and file ancestors', async (t) => {
@@ -83,24 +68,4 @@ t.test('checkTarget accepts our own files only at the recorded target', async (t
     name: 'TargetPathError',
     message: /\(4 entries, such as "evil"\)/,
   });
-});
-
-t.test('unpublishScope tells what an unpublish may touch', async (t) => {
-  const dir = await tempDir(t);
-  const root = new DataRoot(join(dir, 'root'));
-  await root.ensure();
-  const target = join(dir, 'pods', 'a', 'mount');
-  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'unknown' }, 'no volume dir');
-  await root.ensureVolume('csi-a');
-  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'unrecorded' }, 'no metadata.json');
-  await writeMetadata(root, { volumeId: 'csi-a', targetPath: target, volumeContext: {} });
-  t.same(await unpublishScope(root, 'csi-a', target), { kind: 'recorded' });
-  t.same(
-    await unpublishScope(root, 'csi-a', `${target}/`),
-    { kind: 'recorded' },
-    'same path, normalized',
-  );
-  const elsewhere = { kind: 'elsewhere', recordedTarget: target };
-  t.same(await unpublishScope(root, 'csi-a', join(dir, 'pods', 'b', 'mount')), elsewhere);
-  t.same(await unpublishScope(root, 'csi-a', root.root), elsewhere, 'naming the recorded target');
 });

@@ -1,7 +1,8 @@
-import type { Logger } from '../api/logger.js';
-import { errorMessage } from '../base/error-message.js';
-import { errnoCode, VolumeError } from '../fs/errors.js';
-import { fileOpsFor } from '../fs/volatile-fs.js';
+import type { Logger } from '../../api/logger.js';
+import { errorMessage } from '../../base/error-message.js';
+import { errnoCode } from '../../fs/errors.js';
+import { fileOpsFor } from '../../fs/volatile-fs.js';
+import { VolumeError } from '../errors.js';
 
 /** mkdir -p of a pod's target path; VolumeError naming it on failure. */
 export async function ensureTargetDir(path: string, mode = 0o750): Promise<void> {

@@ -1,0 +1,20 @@
+/** The error type of the volume layer; its message names the volume or path concerned. */
+export class VolumeError extends Error {
+  override readonly name: string = 'VolumeError';
+  /** The volume the error is about, when one is known. */
+  declare readonly volumeId?: string;
+
+  constructor(message: string, options: { volumeId?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    if (options.volumeId !== undefined) this.volumeId = options.volumeId;
+  }
+}
+
+/**
+ * A target path the node's state forbids publishing to or unpublishing from (a symlink, a mount
+ * or files of something else): nothing was changed; the operator fixes the node, then kubelet's
+ * retry succeeds.
+ */
+export class TargetPathError extends VolumeError {
+  override readonly name: string = 'TargetPathError';
+}

@@ -4,7 +4,7 @@ import type { ResourceAttributes } from '../api/subject-access-review.js';
 import { forbiddenField } from '../base/field-error.js';
 import { goQuote } from '../base/go-text.js';
 
-// cert-manager's approval admission plugin (reference §2.4,
+// cert-manager's approval admission plugin (its
 // internal/webhook/admission/certificaterequest/approval): whoever adds an Approved or Denied
 // condition to a CertificateRequest's status must hold `approve` on the issuer's signer name.
 

@@ -8,7 +8,7 @@ import {
   type Shape,
 } from './object-shape.js';
 
-// The types of the cert-manager.io/v1 fields the webhook's rules read (reference crds/),
+// The types of the cert-manager.io/v1 fields the webhook's rules read (cert-manager's CRDs),
 // checked before the rules run. Fields no rule reads are left unchecked.
 
 const strings = listOf(aString, 'a list of strings');

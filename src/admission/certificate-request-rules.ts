@@ -17,7 +17,7 @@ import {
 } from '../pki/usages.js';
 import { jsonEqual } from '../store/json-value.js';
 
-// cert-manager's webhook validation of CertificateRequests (reference §2.4,
+// cert-manager's webhook validation of CertificateRequests (its
 // internal/apis/certmanager/validation/certificaterequest.go), with its messages and paths.
 
 const CONDITIONS = 'status.conditions';
@@ -138,7 +138,7 @@ function approvalConditionErrors(request: CertificateRequest, errors: FieldError
 }
 
 /**
- * cert-manager's create validation of a CertificateRequest (reference §2.4 "On Create"):
+ * cert-manager's create validation of a CertificateRequest:
  * issuerRef, request (known usages; the CSR parses, its signature verifies, its
  * BasicConstraints and key usages agree with isCA and usages) and the approval conditions.
  * Returns field errors, empty when valid. Synchronous: the embedded store runs it in one step.
@@ -208,7 +208,7 @@ function decodedSpec(spec: CertificateRequestSpec | undefined): unknown {
 }
 
 /**
- * cert-manager's update validation of a CertificateRequest (reference §2.4 "On Update"), for
+ * cert-manager's update validation of a CertificateRequest, for
  * updates and status writes alike: cert-manager.io and acme.cert-manager.io annotations
  * unchanged, Approved and Denied unchanged once set, the approval rules of create, and the
  * spec unchanged. Returns field errors, empty when valid.

@@ -9,7 +9,7 @@ import { readCertificateFields } from '../pki/certificate-fields.js';
 import { decodeBasicConstraints, ExtensionOid } from '../pki/extensions.js';
 import { decodeGoPemBlocks } from '../pki/pem.js';
 
-// kube-apiserver's rules for ClusterTrustBundles (reference pod-certificates.md §5.2;
+// kube-apiserver's rules for ClusterTrustBundles (k8s.io/kubernetes
 // pkg/apis/certificates/validation ValidateClusterTrustBundle), with its messages.
 
 /** MaxTrustBundleSize: 1 MiB. */

@@ -2,7 +2,7 @@ import { type CAIssuerSpec, ISSUER_TYPE_KEYS, type IssuerSpec } from '../api/iss
 import { forbiddenField, invalidField, requiredField } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
 
-// cert-manager's webhook validation of Issuers and ClusterIssuers (reference §3.1,
+// cert-manager's webhook validation of Issuers and ClusterIssuers (its
 // internal/apis/certmanager/validation/issuer.go ValidateIssuerConfig), with its messages and
 // paths. The same function serves both kinds, on create and update.
 

@@ -1,4 +1,5 @@
 import { quoted } from '../api/echoed-value.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 
 // The rules read objects as typed values. A review's object was not necessarily checked against
 // its CRD's schema (mutating webhooks see it before the API server does, and anyone who can
@@ -9,6 +10,10 @@ import { quoted } from '../api/echoed-value.js';
 /** A field of an object the rules cannot read: not of its type. The message names it. */
 export class ObjectShapeError extends Error {
   override readonly name = 'ObjectShapeError';
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_OBJECT_FIELD_WRONG_TYPE';
+  }
 }
 
 /**

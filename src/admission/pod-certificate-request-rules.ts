@@ -42,7 +42,7 @@ import {
 import { decodeSubjectAltNames } from '../pki/san.js';
 import { parseKubeTime, RFC3339_DETAIL, validateConditions } from './kube-validation.js';
 
-// kube-apiserver's rules for PodCertificateRequests (reference pod-certificates.md §1.2-§1.6;
+// kube-apiserver's rules for PodCertificateRequests (KEP-4317;
 // pkg/apis/certificates/validation in 1.35, plus the 1.36 stub request). Messages are the API
 // server's where it has one; the few it lacks (the 1.36 stub request, malformed JSON the API
 // server could not even decode) are marked as ours.
@@ -80,8 +80,8 @@ export function withPodCertificateRequestDefaults(
 }
 
 /**
- * kube-apiserver's create validation of a (defaulted) request, in its order (reference §1.2,
- * §1.3, §1.4): signer name, user annotations, the seven identity fields, maxExpirationSeconds,
+ * kube-apiserver's ValidatePodCertificateRequestCreate of a (defaulted) request, in its
+ * order: signer name, user annotations, the seven identity fields, maxExpirationSeconds,
  * then the key: exactly one encoding, sizes, a supported key type, and the proof of
  * possession or the stub request's signature. Field errors; none admits the request.
  * Metadata (the name) is left to the store.
@@ -138,12 +138,12 @@ export function validatePodCertificateRequestUpdate(
 }
 
 /**
- * kube-apiserver's validation of a status write (reference §1.6 items 2-6, in that order; the
+ * kube-apiserver's ValidatePodCertificateRequestStatusUpdate (in its order; the
  * first failing group returns): conditions, immutability once terminal, empty fields with
  * Denied or Failed, the issued chain and its times against now (the API server's clock), and
  * no change without a terminal transition. next is the written object after the status
  * strategy (stored metadata and spec, written status); old is the stored object, whose spec
- * gives the requested key and maxExpirationSeconds. The sign check (item 7) is not here: it
+ * gives the requested key and maxExpirationSeconds. The strategy's sign check is not here: it
  * needs the authorizer, see podCertificateRequestStatusChanged.
  */
 export function validatePodCertificateRequestStatusUpdate(
@@ -220,7 +220,7 @@ export function validatePodCertificateRequestStatusUpdate(
 
 /**
  * True when a status write changes the status (semantically: times compared as instants,
- * absent and empty alike). Any change needs verb `sign` on the request's signer (§1.6 item 7).
+ * absent and empty alike). Any change needs verb `sign` on the request's signer (status strategy).
  */
 export function podCertificateRequestStatusChanged(
   next: PodCertificateRequest,
@@ -404,7 +404,7 @@ function parseCertificate(der: Uint8Array): ParsedCertificate | undefined {
 
 const instant = (ms: number): FieldValue => ({ text: goTimeString(new Date(ms)) });
 
-/** §1.6 item 5: the chain, the leaf's key and names, and the three times. */
+/** The rules of an Issued status: the chain, the leaf's key and names, and the three times. */
 function issuedStatusErrors(
   status: PodCertificateRequestStatus,
   old: PodCertificateRequest,
@@ -561,7 +561,7 @@ function issuedStatusErrors(
       ),
     ];
   }
-  // The rest of the chain is parsed, not verified (§1.6): Go's x509 cannot verify a partial chain.
+  // The rest of the chain is parsed, not verified: Go's x509 cannot verify a partial chain.
   for (const block of rest) {
     // Upstream spells this one "CERTFICATE"; the leaf's message has the right spelling.
     if (block.label !== 'CERTIFICATE') return [invalidField(CHAIN, chain, notCertificates)];

@@ -4,7 +4,7 @@ import { forbiddenField } from '../base/field-error.js';
 import { sameUnordered } from '../base/unordered-lists.js';
 import { jsonEqual } from '../store/json-value.js';
 
-// cert-manager's identity admission plugin (reference §2.4,
+// cert-manager's identity admission plugin (its
 // internal/webhook/admission/certificaterequest/identity): a CertificateRequest records who
 // created it, and nobody can forge or change that record.
 

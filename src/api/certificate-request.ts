@@ -63,7 +63,7 @@ export function readyReason(cr: CertificateRequest): string | undefined {
 export type FinalState = 'Issued' | 'Failed' | 'Denied' | 'InvalidRequest';
 
 /**
- * The final state of a request (reference §2.1): Denied=True, InvalidRequest=True,
+ * The final state of a cert-manager CertificateRequest: Denied=True, InvalidRequest=True,
  * Ready=False/Failed or Ready=True/Issued. Pending is not final.
  * Denied and InvalidRequest win over Ready because they are set by other actors
  * and the CR controller may not have reacted yet.

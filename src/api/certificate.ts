@@ -92,7 +92,7 @@ export type SignatureAlgorithm =
   | 'ECDSAWithSHA512'
   | 'PureEd25519';
 
-/** Every field of cert-manager.io/v1 Certificate's spec (reference crds/). */
+/** Every field of cert-manager.io/v1 Certificate's spec (cert-manager's CRD). */
 export interface CertificateSpec {
   secretName: string;
   issuerRef: IssuerReference;

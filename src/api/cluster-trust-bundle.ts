@@ -1,6 +1,6 @@
 import type { KubeObject, ResourceKind } from './meta.js';
 
-/** Kubernetes' ClusterTrustBundle as served in 1.35 and 1.36 (reference pod-certificates.md §5.2). */
+/** Kubernetes' ClusterTrustBundle as served in 1.35 and 1.36 (k8s.io/api certificates/v1beta1). */
 export const ClusterTrustBundleKind: ResourceKind = {
   group: 'certificates.k8s.io',
   version: 'v1beta1',

@@ -18,8 +18,8 @@ export interface SignerRef {
 }
 
 /**
- * Takes a signer name apart as cert-manager's signername.go does (reference cert-manager.md
- * §4): exactly one `/`; the domain splits at its first dot into type and group; the path's
+ * Takes a signer name apart as cert-manager's certificatesigningrequests/util/signername.go
+ * does: exactly one `/`; the domain splits at its first dot into type and group; the path's
  * first dot-segment must not be empty. For `clusterissuers` the whole path is the name;
  * otherwise the first segment is the namespace and the rest (joined by dots) the name, and a
  * path without a dot is a name with namespace ''. Undefined for a malformed name.

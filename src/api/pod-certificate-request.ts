@@ -1,7 +1,7 @@
 import type { Condition } from './conditions.js';
 import type { KubeObject, ResourceKind } from './meta.js';
 
-/** Kubernetes' PodCertificateRequest as served in 1.35 and 1.36 (reference pod-certificates.md §1). */
+/** Kubernetes' PodCertificateRequest as served in 1.35 and 1.36 (KEP-4317). */
 export const PodCertificateRequestKind: ResourceKind = {
   group: 'certificates.k8s.io',
   version: 'v1beta1',

@@ -1,3 +1,4 @@
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { goQuoteValue, goTrimSpace } from '../base/go-text.js';
 
 /** Splits a comma-separated attribute on `,` and trims each element with Go's TrimSpace. */
@@ -25,7 +26,8 @@ const ERR_BARE_QUOTE = 'bare " in non-quoted-field';
 const ERR_QUOTE = 'extraneous or missing " in quoted-field';
 const ERR_FIELD_COUNT = 'wrong number of fields';
 
-class CsvParseError extends Error {
+/** A record that is not valid CSV, where Go's encoding/csv says (its ParseError). */
+export class CsvParseError extends Error {
   constructor(
     readonly startLine: number,
     readonly line: number,
@@ -42,6 +44,10 @@ class CsvParseError extends Error {
       return `record on line ${this.startLine}; parse error on line ${this.line}, column ${this.column}: ${this.reason}`;
     }
     return `parse error on line ${this.line}, column ${this.column}: ${this.reason}`;
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_CSV_MALFORMED';
   }
 }
 

@@ -18,7 +18,7 @@ export interface RenewalWindowProblem {
 /**
  * Checks that a certificate of durationMs with renewBeforeMs (when set) is due for renewal
  * no sooner than MIN_RENEWAL_WINDOW_MS after issuance. A renew-before at or above the
- * duration is ignored for a third of the lifetime (reference/csi-driver.md §4.6), so only
+ * duration is ignored for a third of the lifetime (csi-driver's calculateNextIssuanceTime), so only
  * a shorter one is checked.
  */
 export function renewalWindowProblem(

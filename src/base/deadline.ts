@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from './clock.js';
+import type { ErrorKind } from './error-catalogue.js';
 
 /** The reason a Deadline's signal carries when its time ran out. */
 export class DeadlineExceededError extends Error {
@@ -6,6 +7,10 @@ export class DeadlineExceededError extends Error {
     super(`deadline of ${ms} ms exceeded`);
     // The name AbortSignal.timeout uses, so code that tells timeouts from aborts by name works.
     this.name = 'TimeoutError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_DEADLINE_EXCEEDED';
   }
 }
 

@@ -21,7 +21,7 @@ export function isKubernetesSignerName(signerName: string): boolean {
 }
 
 /**
- * kube-apiserver's ValidateSignerName (reference pod-certificates.md §2.1): `<domain>/<path>`,
+ * kube-apiserver's ValidateSignerName (pkg/apis/core/validation): `<domain>/<path>`,
  * the domain two or more DNS labels, the path dot-separated DNS subdomains, 571 characters at
  * most. Field errors at path; none when valid.
  */

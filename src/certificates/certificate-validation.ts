@@ -203,8 +203,8 @@ function refuseUnimplemented(spec: CertificateSpec, errors: FieldErrorList): voi
 }
 
 /**
- * Checks a Certificate spec as cert-manager's webhook does (ValidateCertificateSpec, reference
- * §6.1), in its order and with its messages; returns the field errors, empty when valid.
+ * Checks a Certificate spec as cert-manager's webhook does (ValidateCertificateSpec), in its
+ * order and with its messages; returns the field errors, empty when valid.
  */
 export function validateCertificateSpec(spec: CertificateSpec): string[] {
   const errors = new FieldErrorList();

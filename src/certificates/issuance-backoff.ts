@@ -20,7 +20,7 @@ export interface BackoffInput {
 
 /**
  * The delay after the last failure: minimum * 2^(attempts-1), the maximum when that leaves
- * [minimum, maximum], the minimum for no or non-positive attempts (reference §1.3).
+ * [minimum, maximum], the minimum for no or non-positive attempts (as cert-manager's trigger).
  */
 export function backoffDelayMs(
   failedIssuanceAttempts: number | undefined,

@@ -21,7 +21,7 @@ export const COMBINED_PEM_KEY = 'tls-combined.pem';
 /** additionalOutputFormats: the private key's DER. */
 export const KEY_DER_KEY = 'key.der';
 
-/** What the issuing controller writes into spec.secretName (reference §1.7.1), keystores aside. */
+/** What cert-manager's issuing controller writes into spec.secretName, keystores aside. */
 export interface IssuedSecretContent {
   labels: Record<string, string>;
   annotations: Record<string, string>;

@@ -135,7 +135,7 @@ function issuerOfSecret(secret: Secret): IssuerReference {
 }
 
 /**
- * cert-manager's issuing controller (reference §1.7): once the next revision's request ends,
+ * cert-manager's issuing controller: once the next revision's request ends,
  * writes the Secret and raises status.revision, or records the failure for the trigger's
  * backoff; between issuances, puts back what the Secret lost (labels, annotations, formats).
  */

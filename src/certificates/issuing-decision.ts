@@ -30,7 +30,7 @@ export const INVALID_CERTIFICATE_REASON = 'InvalidCertificate';
 /** The message of the Normal Issuing event once the Secret holds the new certificate. */
 export const ISSUED_MESSAGE = 'The certificate has been successfully issued';
 
-/** What the issuing controller does with an issuing Certificate (reference §1.7). */
+/** What cert-manager's issuing controller does with an issuing Certificate. */
 export type IssuingDecision =
   | { action: 'wait' }
   | { action: 'fail'; reason: string; message: string }

@@ -67,7 +67,7 @@ function nextKeySecret(certificate: Certificate, key: KeyObject): Secret {
 }
 
 /**
- * cert-manager's keymanager (reference §1.5): while a Certificate is issuing, exactly one
+ * cert-manager's keymanager controller: while a Certificate is issuing, exactly one
  * next-private-key Secret, named in status.nextPrivateKeySecretName; none otherwise.
  */
 export const keyManagerController = defineController<CertificateControllersConfig>({

@@ -6,6 +6,7 @@ import {
 } from '../api/certificate.js';
 import { isConditionTrue, observedGenerationOf, setCondition } from '../api/conditions.js';
 import { formatNamespacedName, type NamespacedName } from '../api/namespaced-name.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { errorMessage } from '../base/error-message.js';
 import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
@@ -46,6 +47,10 @@ export class CertificateNotFoundError extends Error {
   constructor(ref: NamespacedName) {
     super(`Certificate ${formatNamespacedName(ref)} not found`);
     this.name = 'CertificateNotFoundError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_CERTIFICATE_NOT_FOUND';
   }
 }
 

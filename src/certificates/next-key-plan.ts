@@ -24,7 +24,7 @@ export interface KeyManagerEvent {
   message: string;
 }
 
-/** What the keymanager does in one sync (reference §1.5). */
+/** What cert-manager's keymanager controller does in one sync. */
 export type NextKeyPlan =
   /** Nothing to change. */
   | { action: 'none'; events?: KeyManagerEvent[] }

@@ -26,7 +26,7 @@ export interface OwnedRequest {
   csr: ParsedCsr | Error;
 }
 
-/** What the requestmanager does in one sync (reference §1.6). */
+/** What cert-manager's requestmanager controller does in one sync. */
 export interface NextRequestPlan {
   /** Requests to delete: no readable revision; of the next revision but stale or failed before. */
   remove: CertificateRequest[];

@@ -19,7 +19,7 @@ export function invalidSpecMessage(errors: readonly string[]): string {
 }
 
 /**
- * cert-manager's readiness controller (reference §1.8): the Ready condition from the readiness
+ * cert-manager's readiness controller: the Ready condition from the readiness
  * chain and notBefore, notAfter and renewalTime from the Secret's certificate. A Certificate
  * whose spec the webhook would refuse (none runs in front of cert-csi's controllers yet) is
  * Ready=False with every field error, and a Warning event says so once.

@@ -14,7 +14,7 @@ export const READY_REASON = 'Ready';
 export const READY_MESSAGE = 'Certificate is up to date and has not expired';
 
 /**
- * The status the readiness controller writes (reference §1.8): the Ready condition from the
+ * The status cert-manager's readiness controller writes: the Ready condition from the
  * readiness chain, and notBefore, notAfter and renewalTime from the Secret's certificate,
  * cleared when there is no readable one. Everything else in the status is kept.
  */

@@ -1,14 +1,19 @@
 import { CERTIFICATE_REVISION_ANNOTATION, type Certificate } from '../api/certificate.js';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { isControlledBy } from '../api/meta.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 
-/** Two or more owned requests for one revision: the sync stops and is retried (reference §0). */
+/** Two or more owned requests for one revision: the sync stops and retries, like cert-manager's. */
 export class DuplicateRequestsError extends Error {
   constructor(which: 'current' | 'next', revision: number) {
     super(
       `multiple CertificateRequests were found for the '${which}' revision ${revision}, issuance is skipped until there are no more duplicates`,
     );
     this.name = 'DuplicateRequestsError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_DUPLICATE_REQUESTS';
   }
 }
 

@@ -30,7 +30,7 @@ export async function deleteRequests(
 }
 
 /**
- * cert-manager's requestmanager (reference §1.6): while a Certificate is issuing and its next
+ * cert-manager's requestmanager controller: while a Certificate is issuing and its next
  * private key exists, exactly one CertificateRequest for the next revision, for that key.
  */
 export const requestManagerController = defineController<CertificateControllersConfig>({

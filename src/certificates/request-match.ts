@@ -21,7 +21,7 @@ function sameBytes(a: ArrayBuffer, b: ArrayBuffer): boolean {
 
 /**
  * The Certificate spec fields a CertificateRequest (its spec and its decoded CSR) no longer
- * matches, in cert-manager's RequestMatchesSpec order and names (reference §1.2): an empty
+ * matches, in cert-manager's RequestMatchesSpec order and names (pkg/util/pki/match.go): an empty
  * list means the request is still the one the spec asks for. Usages are compared as written
  * (no defaulting), duration only when both are set, the issuer with kind and group defaulted.
  */

@@ -7,7 +7,7 @@ import {
 import { deleteRequests } from './request-manager-controller.js';
 import { requestsToPrune } from './revision-pruning.js';
 
-/** cert-manager's revisionmanager (reference §1.9): a Ready Certificate keeps revisionHistoryLimit requests. */
+/** cert-manager's revisionmanager: a Ready Certificate keeps revisionHistoryLimit requests. */
 export const revisionManagerController = defineController<CertificateControllersConfig>({
   name: 'certificates-revision-manager',
   retry: CERTIFICATE_RETRY,

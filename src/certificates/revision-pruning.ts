@@ -4,7 +4,7 @@ import { isConditionTrue } from '../api/conditions.js';
 import { requestRevision } from './request-revision.js';
 
 /**
- * The owned requests the revisionmanager deletes (reference §1.9): none unless the Certificate
+ * The owned requests cert-manager's revisionmanager deletes: none unless the Certificate
  * is Ready; otherwise the oldest revisions beyond spec.revisionHistoryLimit (default 1).
  * Requests without a readable revision are never deleted here.
  */

@@ -11,7 +11,7 @@ import { policyInputOf } from './policy-input.js';
 import { triggerDecision } from './trigger-decision.js';
 
 /**
- * cert-manager's trigger (reference §1.1): sets Issuing=True when the trigger chain finds a
+ * cert-manager's trigger controller: sets Issuing=True when the trigger chain finds a
  * reason, unless another Certificate owns the Secret or failures hold it back; looks again
  * at the renewal time or the end of the backoff through the work queue (no polling).
  */

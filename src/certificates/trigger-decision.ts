@@ -32,7 +32,7 @@ export function secretOwner(
   return oldest?.metadata.name;
 }
 
-/** What the trigger does in one sync (reference §1.1). */
+/** What cert-manager's trigger controller does in one sync. */
 export type TriggerDecision =
   /** Already issuing (by the trigger or by hand): nothing. */
   | { action: 'none' }

@@ -1,5 +1,7 @@
 /** The `cert-csi` subcommands: dispatch by name; each subcommand wires its own parts. */
+import { commandFailure } from './common/command-failure.js';
 import { packageVersion } from './common/package-version.js';
+import { UsageError } from './common/usage-error.js';
 
 /** The top-level help: the commands only; each command's --help lists its flags. */
 export const USAGE = `Usage: cert-csi <command> [flags]
@@ -51,8 +53,10 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     case '-h':
       process.stdout.write(USAGE);
       return 0;
-    default:
-      process.stderr.write(`cert-csi: unknown command "${command}"\n\n${USAGE}`);
-      return 2;
+    default: {
+      const failure = commandFailure(new UsageError(`unknown command "${command}"`));
+      process.stderr.write(`${failure.line}\n\n${USAGE}`);
+      return failure.exitCode;
+    }
   }
 }

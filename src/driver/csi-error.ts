@@ -1,17 +1,18 @@
-import { status } from '@grpc/grpc-js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 
-/** An error that reaches the CSI client with a chosen gRPC status code. */
+/** A CSI request the driver refuses before acting on it: a field missing or invalid. */
 export class CsiError extends Error {
-  constructor(
-    readonly code: status,
-    message: string,
-  ) {
+  constructor(message: string) {
     super(message);
     this.name = 'CsiError';
   }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_INVALID_CSI_REQUEST';
+  }
 }
 
-/** Shorthand for an InvalidArgument error. */
+/** The error of a request with a missing or invalid field: InvalidArgument to the client. */
 export function invalidArgument(message: string): CsiError {
-  return new CsiError(status.INVALID_ARGUMENT, message);
+  return new CsiError(message);
 }

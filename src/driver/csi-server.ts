@@ -9,9 +9,9 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
-import { CsiError } from './csi-error.js';
 import { loadCsiPackage } from './csi-proto.js';
 import { type Endpoint, freeUnixEndpoint, grpcAddress } from './endpoint.js';
+import { grpcStatusOf } from './grpc-status.js';
 import { statusMessage } from './status-message.js';
 
 /** One RPC's logic: the request message in, the response message out (or a thrown error). */
@@ -39,13 +39,11 @@ export interface CsiServer {
 }
 
 /**
- * Maps any error to the gRPC status a CSI client sees, its message capped so that it always
- * fits the trailers (see statusMessage).
+ * Maps any error to the gRPC status a CSI client sees (grpcStatusOf, from its kind), its
+ * message capped so that it always fits the trailers (see statusMessage).
  */
 export function toGrpcError(err: unknown): { code: status; details: string } {
-  if (err instanceof CsiError) return { code: err.code, details: statusMessage(err.message) };
-  const message = errorMessage(err);
-  return { code: status.INTERNAL, details: statusMessage(message) };
+  return { code: grpcStatusOf(err), details: statusMessage(errorMessage(err)) };
 }
 
 function adapt(service: string, method: string, handler: RpcHandler | undefined, logger: Logger) {

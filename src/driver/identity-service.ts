@@ -12,7 +12,7 @@ export function pluginInfo(options: IdentityOptions): { name: string; vendor_ver
 
 /**
  * GetPluginCapabilities: none. There is no Controller service (inline ephemeral volumes
- * never need one), so unlike the reference CONTROLLER_SERVICE is not advertised.
+ * never need one), so, unlike csi-lib, it does not advertise CONTROLLER_SERVICE.
  */
 export function pluginCapabilities(): { capabilities: never[] } {
   return { capabilities: [] };

@@ -1,10 +1,6 @@
-import { status } from '@grpc/grpc-js';
 import type { Logger } from '../api/logger.js';
-import { TargetPathError } from '../volume/errors.js';
-import { IssuanceError } from '../volume-manager/issuance/issuance-error.js';
-import { RepublishConflictError } from '../volume-manager/policy/republish-check.js';
-import type { UnpublishOutcome, VolumePublisher } from '../volume-manager/volume-publisher.js';
-import { CsiError, invalidArgument } from './csi-error.js';
+import type { VolumePublisher } from '../volume-manager/volume-publisher.js';
+import { invalidArgument } from './csi-error.js';
 import type { NodePublishVolumeRequest, NodeUnpublishVolumeRequest } from './csi-messages.js';
 import { AnswerWithTrailers, type ServiceHandlers } from './csi-server.js';
 import { checkPublishRequest, volumeAndTargetProblems } from './publish-request.js';
@@ -38,12 +34,8 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
           'volume attributes use the deprecated prefix csi.certmanager.k8s.io/; use csi.cert-manager.io/',
         );
       }
-      let result: Awaited<ReturnType<VolumePublisher['publish']>>;
-      try {
-        result = await publisher.publish(request);
-      } catch (err) {
-        throw toCsiError(err);
-      }
+      // A failed publish's error reaches the client with the gRPC status of its kind.
+      const result = await publisher.publish(request);
       log.info(
         {
           issued: result.issued,
@@ -58,12 +50,7 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
     NodeUnpublishVolume: async (call: NodeUnpublishVolumeRequest) => {
       const problems = volumeAndTargetProblems(call.volume_id, call.target_path);
       if (problems.length > 0) throw invalidArgument(problems.join('; '));
-      let outcome: UnpublishOutcome;
-      try {
-        outcome = await publisher.unpublish(call.volume_id, call.target_path);
-      } catch (err) {
-        throw toCsiError(err);
-      }
+      const outcome = await publisher.unpublish(call.volume_id, call.target_path);
       if (outcome.kind === 'unpublished') {
         logger.info({ volumeId: call.volume_id }, 'volume unpublished');
       } else if (outcome.kind === 'not-published') {
@@ -73,25 +60,4 @@ export function nodeServiceHandlers(options: NodeServiceOptions): ServiceHandler
       return new AnswerWithTrailers({}, unpublishOutcomeTrailers(outcome));
     },
   };
-}
-
-const issuanceCodes: Record<IssuanceError['reason'], status> = {
-  timeout: status.DEADLINE_EXCEEDED,
-  denied: status.PERMISSION_DENIED,
-  failed: status.FAILED_PRECONDITION,
-  aborted: status.ABORTED,
-  'invalid-certificate': status.INTERNAL,
-};
-
-/**
- * The gRPC status of a failed publish or unpublish: why the certificate is not there, or
- * FailedPrecondition for a target the node's state forbids (the operator fixes the node first).
- */
-export function toCsiError(err: unknown): unknown {
-  if (err instanceof IssuanceError) return new CsiError(issuanceCodes[err.reason], err.message);
-  // CSI spec, NodePublishVolume: "Volume published but is incompatible".
-  if (err instanceof RepublishConflictError)
-    return new CsiError(status.ALREADY_EXISTS, err.message);
-  if (err instanceof TargetPathError) return new CsiError(status.FAILED_PRECONDITION, err.message);
-  return err;
 }

@@ -9,6 +9,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { errorMessage } from '../base/error-message.js';
 import { FsError } from './errors.js';
 
@@ -46,6 +47,10 @@ export class LockHeldError extends FsError {
       `${what} is in use by another cert-csi process (${holderPid === undefined ? 'pid unknown' : `pid ${holderPid}`}; lock file ${path}): refusing to start a second instance on it`,
       { path },
     );
+  }
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_LOCK_HELD';
   }
 }
 

@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../base/error-catalogue.js';
+
 /**
  * The error of a durable-file primitive (src/fs); its message names the file, directory or
  * command concerned. The thin wrappers of system calls (volatile-fs, atomic-file) let Node's own
@@ -11,6 +13,10 @@ export class FsError extends Error {
   constructor(message: string, options: { path?: string; cause?: unknown } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     if (options.path !== undefined) this.path = options.path;
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_FILE_OPERATION_FAILED';
   }
 }
 

@@ -1,6 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import { ECHO_LIMIT } from '../api/echoed-value.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { errnoCode, FsError } from './errors.js';
 
 // Why every file another party may have placed is opened this way: open(2) of a FIFO without
@@ -34,6 +35,10 @@ export class RefusedFileError extends FsError {
     readonly problem: string,
   ) {
     super(`file ${pathText(path)} ${problem}`, { path });
+  }
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_FILE_REFUSED';
   }
 }
 

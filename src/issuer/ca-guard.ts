@@ -9,6 +9,7 @@ import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import type { Logger } from '../api/logger.js';
 import { formatNamespacedName, type NamespacedName } from '../api/namespaced-name.js';
 import { type Secret, SecretKind } from '../api/secret.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { errorMessage } from '../base/error-message.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { readCAKeyPair } from './ca-issuer.js';
@@ -29,6 +30,10 @@ import {
  */
 export class EmbeddedCaLostError extends Error {
   override readonly name = 'EmbeddedCaLostError';
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_EMBEDDED_CA_LOST';
+  }
 }
 
 /** What the guard found about one CA Secret and who would make a new one. */

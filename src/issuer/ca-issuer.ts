@@ -52,7 +52,7 @@ interface PreparedPair {
 const MAX_CACHED_SIGNERS = 64;
 
 /**
- * The CA issuer's signer (reference §3.2). Each CA Secret is parsed and its key imported
+ * The signer of cert-manager's CA issuer. Each CA Secret is parsed and its key imported
  * once per resourceVersion, not once per request: that work cost more than the signature.
  */
 export function createCASigner(): IssuerSigner {

@@ -16,7 +16,7 @@ const GET_KEY_PAIR_ERROR = 'Error getting keypair for CA issuer: ';
 export const KEY_PAIR_VERIFIED_MESSAGE = 'Signing CA verified';
 
 /**
- * Checks an issuer of a type this stack runs (reference §3.1-§3.3). `secret` is the CA
+ * Checks an issuer of a type this stack runs as cert-manager's Setup does. `secret` is the CA
  * Secret from the resource namespace, or undefined when it does not exist.
  * Returns undefined for issuer types this stack does not run.
  */

@@ -2,6 +2,7 @@ import { observedGenerationOf, setCondition } from '../api/conditions.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import { objectKey, type ResourceKind } from '../api/meta.js';
 import { type Secret, SecretKind } from '../api/secret.js';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import {
   type ControllerDefinition,
   defineController,
@@ -15,7 +16,11 @@ import { issuerReadiness } from './issuer-readiness.js';
 import type { IssuerStackConfig } from './stack-config.js';
 
 /** Thrown to have the work queue retry an issuer with backoff. */
-export class IssuerNotReadyError extends Error {}
+export class IssuerNotReadyError extends Error {
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_ISSUER_NOT_READY';
+  }
+}
 
 /**
  * The readiness controller of one issuer kind (cert-manager's `issuers` and `clusterissuers`):

@@ -9,7 +9,7 @@ import type { SigningWarning } from './signing-outcome.js';
 import type { SigningRequest } from './signing-request.js';
 
 /**
- * The SelfSigned issuer's signer (reference §3.3), in cert-manager's order: the key the request
+ * The SelfSigned issuer's signer, in cert-manager's order: the key the request
  * names (none, Secret missing, unusable), the request, the key match, the signature. The
  * certificate is its own CA. An empty subject is signed with a warning, as cert-manager does.
  */

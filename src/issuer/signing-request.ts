@@ -27,7 +27,7 @@ export interface SigningRequest {
   /**
    * Whether the certificate must not outlive the CA that signs it (pod certificates: a
    * PodCertificateRequest's times are checked by the API server). cert-manager's APIs do not
-   * clamp (reference cert-manager.md §8).
+   * clamp (cert-manager/cert-manager#5864).
    */
   boundedByIssuer?: boolean;
 }

@@ -235,7 +235,7 @@ export type CertificateSubject = Pick<
   'subjectDer' | 'publicKey' | 'sanExtension' | 'nameConstraints'
 >;
 
-/** Signs a leaf like cert-manager's CA and SelfSigned issuers (reference §3.2, §3.3); returns the leaf PEM. */
+/** Signs a leaf like cert-manager's CA and SelfSigned issuers; returns the leaf PEM. */
 export async function signCertificate(
   csr: CertificateSubject,
   template: CertificateTemplate,

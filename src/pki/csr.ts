@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import {
   csrSignatureProblem,
   type SignedRequest,
@@ -80,6 +81,10 @@ export class CsrSignatureError extends PkiError {
     readonly reason: string,
   ) {
     super(message);
+  }
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_CSR_SIGNATURE_INVALID';
   }
 }
 

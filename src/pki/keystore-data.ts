@@ -7,7 +7,7 @@ import { encodePkcs12, encodePkcs12TrustStore, type Pkcs12Profile } from './pkcs
 // The files an application reads its key and certificate from besides PEM: keystores and the
 // combined PEM, built alike for a Certificate's Secret and for a CSI volume.
 
-/** The keystore files of a Certificate Secret (reference §1.7.1). */
+/** The keystore files of a Certificate Secret, under cert-manager's names. */
 export const KeystoreKey = {
   pkcs12: 'keystore.p12',
   pkcs12TrustStore: 'truststore.p12',

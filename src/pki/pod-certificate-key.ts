@@ -1,11 +1,12 @@
 import { constants, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import type { ErrorKind } from '../base/error-catalogue.js';
 import { createCsr, parseCsrSync } from './csr.js';
 import { childrenOf, rawOf, readSingle, Tag } from './der.js';
 import { PkiError } from './errors.js';
 import { keySpecOf } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
 
-/** The key types kubelet generates for a podCertificate projection (reference pod-certificates.md §1.2). */
+/** The key types kubelet generates for a podCertificate projection (its keyType, KEP-4317). */
 export const POD_CERTIFICATE_KEY_TYPES = [
   'RSA3072',
   'RSA4096',
@@ -32,6 +33,10 @@ export class PodKeyError extends PkiError {
     message: string,
   ) {
     super(message);
+  }
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_POD_KEY_UNUSABLE';
   }
 }
 
@@ -201,7 +206,7 @@ function verifyPodUidSignature(publicKey: KeyObject, podUID: string, proof: Buff
 }
 
 /**
- * kubelet's proof of possession for 1.34/1.35 requests (reference §1.3): the pod UID signed
+ * kubelet's proof of possession for 1.34/1.35 requests (KEP-4317): the pod UID signed
  * with the new key, as kubelet's generateKeyAndProof does (Go's SignPSS with nil options uses
  * the longest salt). For test clients and benchmarks that play kubelet.
  */

@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../base/error-catalogue.js';
+
 /** The Kubernetes Status reasons the store reports; the Kubernetes backend maps HTTP codes onto them. */
 export type StoreErrorReason =
   | 'BadRequest'
@@ -31,6 +33,10 @@ export class StoreError extends Error {
     this.name = 'StoreError';
     this.reason = reason;
     this.code = httpCodes[reason];
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_API_REQUEST_FAILED';
   }
 }
 

@@ -1,5 +1,4 @@
-import type { RenewOutcome, RenewTarget } from './control/renew-protocol.js';
-import type { UnsavedFailure } from './control/status-socket.js';
+import type { RenewOutcome, RenewTarget, UnsavedFailure } from './control/control-protocol.js';
 import type { IssuedCertificate } from './issuance/certificate-files.js';
 import {
   type VolumeManagerOptions,
@@ -83,6 +82,11 @@ export class VolumeManager implements VolumePublisher {
   /** The last failure of each volume whose metadata.json could not record it, by volume id. */
   unsavedFailures(): UnsavedFailure[] {
     return this.parts.failures.unsavedFailures();
+  }
+
+  /** The volumes whose renewal on request (renewNow) is asked for and not finished yet. */
+  renewalsAsked(): string[] {
+    return this.parts.manual.asked.volumeIds();
   }
 
   /**

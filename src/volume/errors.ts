@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../base/error-catalogue.js';
+
 /** The error type of the volume layer; its message names the volume or path concerned. */
 export class VolumeError extends Error {
   override readonly name: string = 'VolumeError';
@@ -8,6 +10,10 @@ export class VolumeError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     if (options.volumeId !== undefined) this.volumeId = options.volumeId;
   }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_VOLUME_FAILED';
+  }
 }
 
 /**
@@ -17,4 +23,8 @@ export class VolumeError extends Error {
  */
 export class TargetPathError extends VolumeError {
   override readonly name: string = 'TargetPathError';
+
+  override get errorKind(): ErrorKind {
+    return 'CERT_CSI_TARGET_PATH_REFUSED';
+  }
 }

@@ -88,7 +88,7 @@ export function isRecordedTarget(metadata: VolumeMetadata, targetPath: string): 
   return resolve(metadata.targetPath) === resolve(targetPath);
 }
 
-/** Volume-context keys that hold secrets and never reach metadata.json (reference appendix 11). */
+/** Volume-context keys that hold secrets and never reach metadata.json, unlike csi-lib's. */
 export const SECRET_CONTEXT_KEYS: readonly string[] = [
   'csi.storage.k8s.io/serviceAccount.tokens',
   'csi.cert-manager.io/pkcs12-password',

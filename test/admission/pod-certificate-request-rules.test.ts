@@ -452,7 +452,7 @@ t.test('create: key material (exactly one encoding, sizes, key types, proofs)', 
     'spec.podUID: Invalid value: "": must not be empty',
     'spec.proofOfPossession: Invalid value: could not verify proof-of-possession signature',
   ]);
-  // The stub request is not bound to the pod (reference §1.4): any pod UID goes.
+  // The stub request is not bound to the pod (KEP-4317): any pod UID goes.
   t.same(validatePodCertificateRequestCreate(bare({ ...stub, podUID: 'another-pod' })), []);
 });
 
@@ -500,7 +500,7 @@ t.test('update of the main resource: the spec is immutable', async (t) => {
   );
 });
 
-t.test('status update (reference §1.6)', async (t) => {
+t.test('status update (ValidatePodCertificateRequestStatusUpdate)', async (t) => {
   const now = wholeSeconds(new Date());
   const notBefore = new Date(now.getTime() - 2 * MINUTE_MS);
   const pkixRequest = withPodCertificateRequestDefaults(await kubeletRequest(p256, 'pkix'));

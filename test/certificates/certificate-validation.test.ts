@@ -23,7 +23,7 @@ t.test('a minimal Certificate is valid', async (t) => {
   );
 });
 
-t.test('each rule with cert-manager’s message (reference §6.1)', async (t) => {
+t.test('each rule with cert-manager’s message (ValidateCertificateSpec)', async (t) => {
   const cases: Array<[string, CertificateSpec, string[]]> = [
     [
       'no secretName',
@@ -348,7 +348,7 @@ t.test('a literal subject no certificate reader can read is refused', async (t) 
 });
 
 t.test(
-  'each list reports its first 10 errors and counts the rest (reference §6.1 lists all)',
+  'each list reports its first 10 errors and counts the rest (cert-manager lists all)',
   async (t) => {
     const many = (n: number, item: (i: number) => string) =>
       Array.from({ length: n }, (_, i) => item(i));

@@ -43,7 +43,7 @@ const certificate: Certificate = {
   },
 };
 
-t.test('when issuing fails, waits or issues (reference §1.7)', async (t) => {
+t.test('when issuing fails, waits or issues (cert-manager’s issuing controller)', async (t) => {
   const csrPem = await createCsr({ key, dnsNames: ['web.example.com'] });
   const csr = await parseCsr(csrPem);
   const sign = (signingKey = key, at = now) =>

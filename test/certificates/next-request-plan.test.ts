@@ -36,7 +36,7 @@ const certificate: Certificate = {
   },
 };
 
-t.test('keep exactly one valid request for the next revision (reference §1.6)', async (t) => {
+t.test('keep exactly one valid request for the next revision (as in cert-manager)', async (t) => {
   const csrPem = await createCsr({ key, dnsNames: ['web.example.com'] });
   const csr = await parseCsr(csrPem);
   const otherCsr = await parseCsr(

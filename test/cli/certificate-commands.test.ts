@@ -12,16 +12,19 @@ import { SecretKind } from '../../src/api/secret.js';
 import type { CertificateStatusReport } from '../../src/certificates/certificate-status-report.js';
 import { runRenew } from '../../src/cli/renew/renew-command.js';
 import { runStatus } from '../../src/cli/status/status-command.js';
+import { LOCK_FILE } from '../../src/fs/directory-lock.js';
 import { createCsr } from '../../src/pki/csr.js';
 import { decodePrivateKey } from '../../src/pki/keys.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
-import { DataRoot } from '../../src/volume/data-root.js';
-import { renewDirOf } from '../../src/volume-manager/control/renew-protocol.js';
+import {
+  CONTROL_SOCKET_NAME,
+  controlSocketOf,
+} from '../../src/volume-manager/control/control-protocol.js';
 import { type IssuedLeaf, issuedLeaf, revisionRequest } from '../certificates/fixtures.js';
+import { tlsSecret } from '../support/builders/index.js';
 import { runCli } from '../support/cli-process.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
 import { startPlugin } from '../support/plugin-harness.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -288,7 +291,11 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
     message: 'Certificate re-issuance manually triggered',
     observedGeneration: before.metadata.generation,
   });
-  t.same(await readdir(renewDirOf(plugin.dataRoot)), [], 'request and result files are gone');
+  t.same(
+    (await readdir(plugin.dataRoot.root)).sort(),
+    [LOCK_FILE, CONTROL_SOCKET_NAME],
+    "nothing written there but the plugin's lock and socket",
+  );
 
   const again = await runInProcess(runRenew, ['--certificate', 'sandbox/web', '--data-root', root]);
   t.equal(again.code, 0);
@@ -360,15 +367,19 @@ t.test('embedded: renew through the plugin, status from its state dir', async (t
   t.equal(noAnswer.code, 1);
   t.equal(
     noAnswer.stderr,
-    `no answer from the plugin within 1s: is cert-csi node running with --data-root ${root}?\n`,
+    `cert-csi renew: no plugin answers at ${controlSocketOf(plugin.dataRoot)} (no socket there): is cert-csi node running with --data-root ${root}?\n`,
   );
-  t.same(await readdir(renewDirOf(plugin.dataRoot)), [], 'the unanswered request is removed');
+  t.same(
+    await readdir(root),
+    [LOCK_FILE],
+    'nothing written: the stopped plugin took its socket along',
+  );
 });
 
 t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
   const dir = await tempDir(t);
   const root = join(dir, 'volumes');
-  await mkdir(renewDirOf(new DataRoot(root)), { recursive: true });
+  await mkdir(root, { recursive: true });
   const stateDir = join(dir, 'state');
   await mkdir(stateDir);
   const kubeconfig = join(dir, 'kubeconfig');
@@ -416,7 +427,7 @@ t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
     ],
     [
       ['--certificate', 'a/b', '--data-root', join(dir, 'elsewhere')],
-      /\.\.renew does not exist: is cert-csi node running/,
+      /data root \S+elsewhere does not exist or is not a directory: is cert-csi node running/,
     ],
   ];
   for (const [args, message] of renewCases) {
@@ -425,7 +436,7 @@ t.test('bad flags exit 2 with what is wrong, and touch nothing', async (t) => {
     t.match(result.stderr, message, args.join(' '));
     t.match(result.stderr, /Usage: cert-csi renew/);
   }
-  t.same(await readdir(renewDirOf(new DataRoot(root))), [], 'no request was written');
+  t.same(await readdir(root), [], 'nothing was written');
   const statusCases: Array<[string[], RegExp]> = [
     [['--certificate', 'web', '--state-dir', stateDir], /--certificate: expected NAMESPACE\/NAME/],
     [['--certificate', 'a/b'], /--certificate needs --state-dir DIR .* or --kubeconfig FILE/],

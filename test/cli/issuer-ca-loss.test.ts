@@ -20,7 +20,7 @@ import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
 import { type LogRecord, recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
 
-// Issue 23, class 6: the lost-CA guard covers every CA an Issuer or ClusterIssuer signs with,
+// The lost-CA guard covers every CA an Issuer or ClusterIssuer signs with,
 // not only embedded-ca. The bootstrap pattern (deploy/daemonset/bootstrap-ca.yaml: SelfSigned
 // ClusterIssuer -> CA Certificate -> CA ClusterIssuer) loaded with --manifests; its CA Secret's
 // file lost while what it signed exists must refuse to start, before any Certificate

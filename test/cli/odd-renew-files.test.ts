@@ -1,56 +1,53 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { RENEW_DIR_NAME } from '../../src/volume-manager/control/renew-protocol.js';
+import { CONTROL_SOCKET_NAME } from '../../src/volume-manager/control/control-protocol.js';
+import {
+  LEGACY_RENEW_DIR_NAME,
+  LEGACY_STATUS_SOCKET_NAME,
+} from '../../src/volume-manager/control/legacy-control-files.js';
 import { runCli, startNode } from '../support/cli-process.js';
-import { within } from '../support/eventually.js';
+import { rejectionMessage, within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
 
-// Issue 23, item 8: FIFOs named *.request in the renew dir took libuv's four threads (each
+// FIFOs named *.request in the renew dir took libuv's four threads (each
 // blocking open of a FIFO without a writer parks one), and then nothing answered: publish,
-// status (even with the plugin stopped), renew, SIGTERM. Here a real `cert-csi node` and the
-// real CLI, with more FIFOs than threads, there before the start and made while it runs.
+// status (even with the plugin stopped), renew, SIGTERM. The renew dir is gone (one control
+// socket serves renew and status); here a real `cert-csi node` and the real CLI with odd files
+// where the channel lives: the renew dir an older version left (more FIFOs than threads), the
+// old status socket's name, the control socket's name, and beside the volumes.
 
 // Each CLI run includes a process start, slow on a busy machine: generous, and only there so
 // that a hang fails its check instead of the whole file.
 const CLI_DEADLINE_MS = 30_000;
 const STOP_DEADLINE_MS = 20_000;
 
-t.test('odd files in the renew dir: publish, status, renew and SIGTERM all answer', async (t) => {
+t.test('odd files in the data root: publish, status, renew and SIGTERM all answer', async (t) => {
   const dir = await tempDir(t, 'cert-csi-odd-renew-');
   const dataRoot = join(dir, 'volumes');
-  const renewDir = join(dataRoot, RENEW_DIR_NAME);
+  const renewDir = join(dataRoot, LEGACY_RENEW_DIR_NAME);
+  const controlSocket = join(dataRoot, CONTROL_SOCKET_NAME);
   await mkdir(renewDir, { recursive: true, mode: 0o700 });
   const make = await oddFileMaker(t);
-  const plant = async (prefix: string) => {
-    // Six FIFOs (more than the thread pool has) and one of every other kind.
-    for (const n of [1, 2, 3, 4, 5, 6])
-      await make(join(renewDir, `${prefix}-fifo-${n}.request`), 'fifo');
-    for (const kind of ODD_KINDS) {
-      // A link's target is a valid request for every volume: following it would renew them.
-      await make(join(renewDir, `${prefix}-${kind}.request`), kind, '{"all":true}');
-    }
-  };
-  const planted = 6 + ODD_KINDS.length;
-  await plant('early');
+  // Six FIFOs (more than the thread pool has) and one of every other kind; a link's target is
+  // a request for every volume, which following it would renew.
+  for (const n of [1, 2, 3, 4, 5, 6]) await make(join(renewDir, `fifo-${n}.request`), 'fifo');
+  for (const kind of ODD_KINDS) {
+    await make(join(renewDir, `${kind}.request`), kind, '{"all":true}');
+  }
+  await make(join(dataRoot, LEGACY_STATUS_SOCKET_NAME), 'fifo');
+  await make(controlSocket, 'fifo');
 
-  // No plugin ever ran: status reads the files alone.
+  // No plugin ever ran: status reads the files alone, and opens none of those.
   const before = await runCli(['status', '--data-root', dataRoot], { timeoutMs: CLI_DEADLINE_MS });
   t.equal(before.code, 0, `status with no plugin answers: ${before.stderr}`);
   t.equal(before.stdout, `no volumes in ${dataRoot}\n`);
-  const warned = before.stderr.split('\n').filter((l) => l.includes('renewal request skipped'));
-  t.equal(warned.length, 6, 'five skipped files named, then a count');
-  t.match(
-    warned[0],
-    /^cert-csi status: warning: renewal request skipped: file "\S+\.request" is not a regular file but a /,
-  );
-  t.equal(warned[5], `cert-csi status: warning: renewal request skipped: ${planted - 5} more`);
+  t.equal(before.stderr, '', 'nothing to skip: the old renew dir is not read');
 
-  const endpoint = `unix://${join(dir, 'csi.sock')}`;
-  const node = await startNode([
+  const args = [
     '--endpoint',
-    endpoint,
+    `unix://${join(dir, 'csi.sock')}`,
     '--data-root',
     dataRoot,
     '--state-dir',
@@ -59,18 +56,30 @@ t.test('odd files in the renew dir: publish, status, renew and SIGTERM all answe
     'direct',
     '--node-id',
     'odd-renew',
-  ]);
+  ];
+  // A FIFO at the control socket's name: the plugin says so and stops, it does not hang.
+  const refused = await rejectionMessage(startNode(args));
+  t.match(
+    refused,
+    `${controlSocket} is a FIFO, not a socket: cert-csi renew and status are served there; remove it`,
+  );
+  t.ok((await lstat(controlSocket)).isFIFO(), 'left as it is');
+  await rm(controlSocket);
+
+  const node = await startNode(args);
   let stopped = false;
   t.teardown(() => {
     if (!stopped) node.child.kill('SIGKILL');
   });
-  await plant('late');
+  // Beside the volumes, while it runs: none is a volume dir.
+  await make(join(dataRoot, 'csi-fifo'), 'fifo');
+  await symlink(dir, join(dataRoot, 'csi-link'));
 
   const publish = await runCli(
     [
       'publish',
       '--endpoint',
-      endpoint,
+      `unix://${join(dir, 'csi.sock')}`,
       '--volume-id',
       'csi-odd-1',
       '--target',
@@ -90,34 +99,43 @@ t.test('odd files in the renew dir: publish, status, renew and SIGTERM all answe
     runCli(['renew', '--data-root', dataRoot, '--all'], { timeoutMs: CLI_DEADLINE_MS }),
   ]);
   t.equal(status.code, 0, `status with the plugin running answers: ${status.stderr}`);
+  t.equal(status.stdout.split('\n').filter((l) => l.startsWith('csi-')).length, 1, status.stdout);
   t.match(status.stdout, /^csi-odd-1 /m);
   t.equal(renew.code, 0, `renew --all answers: ${renew.stderr}`);
+  t.equal(
+    renew.stdout.split('\n').filter((l) => l !== '').length,
+    1,
+    'one volume renewed: no link was followed into a second request',
+  );
   t.match(renew.stdout, /^renewed csi-odd-1: not after /m);
-  t.equal(renew.stdout.split('\n').length, 2, 'no link was followed into a second request');
 
-  // Every odd request was answered with why and taken away; a directory cannot be.
-  const refused = node
-    .output()
-    .split('\n')
-    .filter((l) => l.includes('"renewal request refused"'));
-  t.equal(refused.length, 2 * planted, 'one warning per odd entry');
-  t.same((await readdir(renewDir)).filter((n) => n.endsWith('.request')).sort(), [
-    'early-directory.request',
-    'late-directory.request',
-  ]);
+  // The old renew dir is emptied of what an older version could have made; a directory is not
+  // that, so it and the dir stay. The FIFO at the old socket's name is no socket: left.
+  t.same(await readdir(renewDir), ['directory.request']);
+  t.ok((await lstat(join(dataRoot, LEGACY_STATUS_SOCKET_NAME))).isFIFO());
+  const log = node.output();
+  t.match(log, '"cannot remove the renew request dir of an older version; nothing uses it"');
+  t.match(log, '"not the status socket of an older version: left as it is"');
 
   const stopping = Date.now();
   const code = await within(STOP_DEADLINE_MS, node.stop());
   stopped = code !== 'timed out';
   t.equal(code, 0, `SIGTERM stops the plugin (${Date.now() - stopping} ms)`);
+  await t.rejects(lstat(controlSocket), { code: 'ENOENT' }, 'the socket went with it');
 
-  // Stopped, with new odd files: status still answers.
-  await plant('after');
-  const after = await runCli(['status', '--data-root', dataRoot], { timeoutMs: CLI_DEADLINE_MS });
+  // Stopped, with a FIFO at the socket's name: status answers from the files, renew at once.
+  await make(controlSocket, 'fifo');
+  const [after, renewAfter] = await Promise.all([
+    runCli(['status', '--data-root', dataRoot], { timeoutMs: CLI_DEADLINE_MS }),
+    runCli(['renew', '--data-root', dataRoot, '--all', '--timeout', '10m'], {
+      timeoutMs: CLI_DEADLINE_MS,
+    }),
+  ]);
   t.equal(after.code, 0, `status with the plugin stopped answers: ${after.stderr}`);
   t.match(after.stdout, /^csi-odd-1 /m);
-  t.match(
-    after.stderr,
-    /renewal request skipped: file "\S+after-\S+\.request" is not a regular file/,
+  t.equal(renewAfter.code, 1, 'renew with the plugin stopped fails at once');
+  t.equal(
+    renewAfter.stderr,
+    `cert-csi renew: no plugin answers at ${controlSocket} (a FIFO is there, not a socket): is cert-csi node running with --data-root ${dataRoot}?\n`,
   );
 });

@@ -7,7 +7,7 @@ import { rejectionMessage, within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
 
-// Issue 23, item 8, beyond the renew dir: FIFOs, links, sockets and directories where the
+// Beyond the renew dir: FIFOs, links, sockets and directories where the
 // plugin and the CLI read a file of their own (metadata.json, pending.key, the state dir's
 // objects and counter) or the operator's (--manifests). Start-up and status answer and say what
 // they skipped; nothing is followed out of its dir.

@@ -1,4 +1,5 @@
-import { createServer } from 'node:net';
+import { readdir } from 'node:fs/promises';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { silentLogger } from '../../src/api/logger.js';
@@ -8,6 +9,9 @@ import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
+import { DataRoot } from '../../src/volume/data-root.js';
+import { askStatus } from '../../src/volume-manager/control/control-client.js';
+import { CONTROL_SOCKET_NAME } from '../../src/volume-manager/control/control-protocol.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { rejectionMessage } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -64,3 +68,51 @@ t.test('in process: a refused start releases the data root it claimed', async (t
   t.same(await probe(t, socket), { ready: { value: true } }, 'locks and socket were released');
   await plugin.stop();
 });
+
+t.test(
+  'a CSI endpoint refused after the control socket was served: the socket goes too',
+  async (t) => {
+    const dir = await tempDir(t, 'cert-csi-single-');
+    // A TCP port another process listens on: the plugin finds out only when its CSI server binds,
+    // after the volume manager started and the control socket was served.
+    const taken = createServer((connection) => connection.destroy());
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise((resolve) => taken.close(resolve)));
+    const { port } = taken.address() as AddressInfo;
+    const dataRoot = join(dir, 'volumes');
+    const options = {
+      endpoint: { kind: 'tcp' as const, address: `127.0.0.1:${port}` },
+      settings: volumeManagerSettings({ nodeId: 'control-refused' }),
+      driverName: 'csi.cert-manager.io',
+      version: 'test',
+      dataRoot,
+      mounter: createMounter({ mode: 'direct' }),
+      logger: silentLogger,
+    };
+    t.match(
+      await rejectionMessage(startNodeServices(options, nodeParts(new MemoryStore()))),
+      `cannot listen on 127.0.0.1:${port}`,
+    );
+    t.notOk(
+      (await readdir(dataRoot)).includes(CONTROL_SOCKET_NAME),
+      'no control socket left in the data root',
+    );
+    const root = new DataRoot(dataRoot);
+    await t.rejects(
+      askStatus(root, { timeoutMs: 30_000 }),
+      { name: 'ControlError', failure: 'no-plugin' },
+      'a status call hears that no plugin runs there',
+    );
+    const socket = join(dir, 'csi.sock');
+    const services = await startNodeServices(
+      { ...options, endpoint: { kind: 'unix', path: socket } },
+      nodeParts(new MemoryStore()),
+    );
+    t.same(
+      await askStatus(root, { timeoutMs: 30_000 }),
+      { unsaved: [], renewalsAsked: [] },
+      'the data root was released: served again',
+    );
+    await services.stop();
+  },
+);

@@ -1,27 +1,35 @@
-import * as crypto from 'node:crypto';
-import { watch } from 'node:fs';
-import { mkdir, readdir, rename, writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
+import { createServer, type Socket } from 'node:net';
 import { join, relative } from 'node:path';
 import t, { type Test } from 'tap';
 import { runRenew } from '../../src/cli/renew/renew-command.js';
 import { formatTable, runStatus } from '../../src/cli/status/status-command.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
-import { renewDirOf } from '../../src/volume-manager/control/renew-protocol.js';
+import type { ControlHandlers } from '../../src/volume-manager/control/control-connection.js';
 import {
-  type RenewHandler,
+  CONTROL_SOCKET_NAME,
+  controlSocketOf,
   type RenewOutcome,
   type RenewTarget,
-  watchRenewRequests,
-} from '../../src/volume-manager/control/renew-requests.js';
+} from '../../src/volume-manager/control/control-protocol.js';
+import {
+  type ControlServer,
+  serveControl,
+} from '../../src/volume-manager/control/control-server.js';
 import type { VolumeStatus } from '../../src/volume-manager/control/volume-status.js';
-import { runCli } from '../support/cli-process.js';
-import { until } from '../support/eventually.js';
+import { runCli, startCommand } from '../support/cli-process.js';
+import { until, within } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
-import { moduleFileUrl } from '../support/project-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import {
+  heldIssuance,
+  manage,
+  managerControlHandlers,
+  testParts,
+} from '../volume-manager/parts-fixture.js';
 import { makeVolume } from '../volume-manager/renew-fixtures.js';
 
 // Child processes start slowly on a busy 2-core machine; the in-process cases stay fast.
@@ -37,10 +45,40 @@ async function dataRoot(t: Test): Promise<DataRoot> {
 }
 
 /** Runs the plugin's side in this process with handle standing in for the volume manager. */
-async function plugin(t: Test, root: DataRoot, handle: RenewHandler): Promise<void> {
-  const watcher = await watchRenewRequests(root, handle, recordingLogger());
-  t.teardown(() => watcher.close());
+async function plugin(
+  t: Test,
+  root: DataRoot,
+  handle: ControlHandlers['renew'],
+): Promise<ControlServer> {
+  const server = await serveControl(
+    root,
+    { renew: handle, unsavedFailures: () => [], renewalsAsked: () => [] },
+    recordingLogger(),
+  );
+  t.teardown(() => server.close());
+  return server;
 }
+
+/** A plugin of the test's making at the data root's socket: answer gets each connection. */
+async function fakePlugin(t: Test, root: DataRoot, answer: (socket: Socket) => void) {
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    answer(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(controlSocketOf(root), resolve));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  );
+}
+
+/** What `renew` says when no plugin listens at the data root, and why. */
+const noPlugin = (root: DataRoot, why: string) =>
+  `cert-csi renew: no plugin answers at ${controlSocketOf(root)} (${why}): is cert-csi node running with --data-root ${root.root}?\n`;
 
 /** Like the manager: issue again whatever the renewal time, save the new times, report them. */
 function renewer(root: DataRoot, id: string) {
@@ -60,64 +98,77 @@ function renewer(root: DataRoot, id: string) {
   return { renewedAt, handle };
 }
 
-t.test('from a child process: renew, failure, timeout, bad flags, status --json', async (t) => {
-  const id = 'csi-0123';
-  const good = await dataRoot(t);
-  await makeVolume(good, id, { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
-  const { renewedAt, handle } = renewer(good, id);
-  await plugin(t, good, handle);
-  const failing = await dataRoot(t);
-  await plugin(t, failing, async () => ({
-    renewed: [{ volumeId: 'csi-a', notAfter: '2030-01-01T00:00:00.000Z' }],
-    failed: [{ volumeId: 'csi-b', error: 'issuer embedded-ca not ready' }],
-  }));
-  const idle = await dataRoot(t);
-  await mkdir(renewDirOf(idle));
+t.test(
+  'from a child process: renew, failure, timeout, no plugin, bad flags, status --json',
+  async (t) => {
+    const id = 'csi-0123';
+    const good = await dataRoot(t);
+    await makeVolume(good, id, { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+    const { renewedAt, handle } = renewer(good, id);
+    await plugin(t, good, handle);
+    const failing = await dataRoot(t);
+    await plugin(t, failing, async () => ({
+      renewed: [{ volumeId: 'csi-a', notAfter: '2030-01-01T00:00:00.000Z' }],
+      failed: [{ volumeId: 'csi-b', error: 'issuer embedded-ca not ready' }],
+    }));
+    // A plugin that takes connections and never answers.
+    const silent = await dataRoot(t);
+    await fakePlugin(t, silent, () => undefined);
+    const idle = await dataRoot(t);
 
-  // Spawned together: each child starts slowly, and they do not share a data root.
-  const [renew, failed, timedOut, badFlags, help] = await Promise.all([
-    runCli(['renew', '--data-root', good.root, '--volume-id', id]),
-    runCli(['renew', '--data-root', failing.root, '--all']),
-    runCli(['renew', '--data-root', idle.root, '--volume-id', 'csi-a', '--timeout', '1s']),
-    runCli(['renew', '--data-root', good.root]),
-    runCli(['--help']),
-  ]);
+    // Spawned together: each child starts slowly, and they do not share a data root.
+    const [renew, failed, timedOut, none, badFlags, help] = await Promise.all([
+      runCli(['renew', '--data-root', good.root, '--volume-id', id]),
+      runCli(['renew', '--data-root', failing.root, '--all']),
+      runCli(['renew', '--data-root', silent.root, '--volume-id', 'csi-a', '--timeout', '1s']),
+      runCli(['renew', '--data-root', idle.root, '--volume-id', 'csi-a']),
+      runCli(['renew', '--data-root', good.root]),
+      runCli(['--help']),
+    ]);
 
-  t.equal(renew.code, 0, renew.stderr);
-  t.match(
-    renew.stdout,
-    new RegExp(`^renewed ${id}: not after \\S+Z, next renewal \\S+Z\\n$`),
-    'one line for the volume',
-  );
-  t.equal(renewedAt.length, 1, 'renewed once');
-  t.same(await readdir(renewDirOf(good)), [], 'request and result files are gone');
-  const meta = await readMetadata(good, id);
-  t.ok(renew.stdout.includes(meta.notAfter ?? '?'), 'renew printed the new not-after');
+    t.equal(renew.code, 0, renew.stderr);
+    t.match(
+      renew.stdout,
+      new RegExp(`^renewed ${id}: not after \\S+Z, next renewal \\S+Z\\n$`),
+      'one line for the volume',
+    );
+    t.equal(renewedAt.length, 1, 'renewed once');
+    t.same(
+      (await readdir(good.root)).sort(),
+      [CONTROL_SOCKET_NAME, id],
+      'nothing written but the renewal',
+    );
+    const meta = await readMetadata(good, id);
+    t.ok(renew.stdout.includes(meta.notAfter ?? '?'), 'renew printed the new not-after');
 
-  t.equal(failed.code, 1, 'a failed volume exits 1');
-  t.equal(
-    failed.stdout,
-    'renewed csi-a: not after 2030-01-01T00:00:00.000Z\nfailed csi-b: issuer embedded-ca not ready\n',
-  );
+    t.equal(failed.code, 1, 'a failed volume exits 1');
+    t.equal(
+      failed.stdout,
+      'renewed csi-a: not after 2030-01-01T00:00:00.000Z\nfailed csi-b: issuer embedded-ca not ready\n',
+    );
 
-  t.equal(timedOut.code, 1, 'no plugin: exit 1');
-  t.equal(
-    timedOut.stderr,
-    `no answer from the plugin within 1s: is cert-csi node running with --data-root ${idle.root}?\n`,
-  );
-  t.same(await readdir(renewDirOf(idle)), [], 'the request file is removed');
+    t.equal(timedOut.code, 1, 'no answer: exit 1');
+    t.equal(
+      timedOut.stderr,
+      `no answer from the plugin within 1s: is cert-csi node running with --data-root ${silent.root}?\n`,
+    );
 
-  t.equal(badFlags.code, 2);
-  t.match(badFlags.stderr, /give either --volume-id ID or --all/);
+    t.equal(none.code, 1, 'no plugin: exit 1, without waiting for --timeout');
+    t.equal(none.stderr, noPlugin(idle, 'no socket there'));
+    t.same(await readdir(idle.root), [], 'nothing written');
 
-  t.match(help.stdout, /renew +make a running plugin renew/);
-  t.match(help.stdout, /status +list this node's volumes/);
+    t.equal(badFlags.code, 2);
+    t.match(badFlags.stderr, /give either --volume-id ID or --all/);
 
-  const status = await runCli(['status', '--data-root', good.root, '--json']);
-  t.equal(status.code, 0, status.stderr);
-  const rows = JSON.parse(status.stdout) as VolumeStatus[];
-  t.match(rows, [{ volumeId: id, state: 'ok', notAfter: meta.notAfter, renewalPending: false }]);
-});
+    t.match(help.stdout, /renew +make a running plugin renew/);
+    t.match(help.stdout, /status +list this node's volumes/);
+
+    const status = await runCli(['status', '--data-root', good.root, '--json']);
+    t.equal(status.code, 0, status.stderr);
+    const rows = JSON.parse(status.stdout) as VolumeStatus[];
+    t.match(rows, [{ volumeId: id, state: 'ok', notAfter: meta.notAfter, renewalPending: false }]);
+  },
+);
 
 t.test('renew: the new certificate is reported well within 2 s', async (t) => {
   const root = await dataRoot(t);
@@ -144,7 +195,7 @@ t.test('renew --all prints each volume as soon as it is done', async (t) => {
     releaseLast = resolve;
   });
   let seenBeforeTheEnd = false;
-  await plugin(t, root, async (_target, progress) => {
+  const server = await plugin(t, root, async (_target, progress) => {
     const outcome: RenewOutcome = { renewed: [], failed: [] };
     outcome.renewed.push({ volumeId: 'csi-fast', notAfter: '2030-01-01T00:00:00.000Z' });
     progress(outcome);
@@ -178,9 +229,63 @@ t.test('renew --all prints each volume as soon as it is done', async (t) => {
     ].join('\n'),
     'each volume once',
   );
-  await until(async () => (await readdir(renewDirOf(root))).length === 0, {
-    what: 'request, progress and result files to be gone',
+  await until(() => server.connections === 0, { what: 'the connection to be closed' });
+  t.same(await readdir(root.root), [CONTROL_SOCKET_NAME], 'nothing written');
+});
+
+t.test('two renew commands at once are each answered', async (t) => {
+  const root = await dataRoot(t);
+  const targets: RenewTarget[] = [];
+  let bothTaken: () => void = () => {};
+  const taken = new Promise<void>((resolve) => {
+    bothTaken = resolve;
   });
+  await plugin(t, root, async (target) => {
+    targets.push(target);
+    if (targets.length === 2) bothTaken();
+    // Each waits for the other: both are served at the same time.
+    await taken;
+    const id = 'volumeId' in target ? target.volumeId : 'csi-all';
+    return { renewed: [{ volumeId: id, notAfter: '2030-01-01T00:00:00.000Z' }], failed: [] };
+  });
+  const [one, all] = await Promise.all([
+    runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-one']),
+    runInProcess(runRenew, ['--data-root', root.root, '--all']),
+  ]);
+  t.same([one.code, one.stdout], [0, 'renewed csi-one: not after 2030-01-01T00:00:00.000Z\n']);
+  t.same([all.code, all.stdout], [0, 'renewed csi-all: not after 2030-01-01T00:00:00.000Z\n']);
+});
+
+t.test('a renew command killed mid-renewal leaves nothing behind', async (t) => {
+  const root = await dataRoot(t);
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let finished = false;
+  const server = await plugin(t, root, async (_target, progress) => {
+    const outcome: RenewOutcome = { renewed: [], failed: [] };
+    outcome.renewed.push({ volumeId: 'csi-first', notAfter: '2030-01-01T00:00:00.000Z' });
+    progress(outcome);
+    await held;
+    outcome.renewed.push({ volumeId: 'csi-second', notAfter: '2030-01-01T00:00:00.000Z' });
+    progress(outcome);
+    finished = true;
+    return outcome;
+  });
+  const renew = await startCommand(
+    ['renew', '--data-root', root.root, '--all'],
+    'renewed csi-first',
+  );
+  const exited = new Promise((resolve) => renew.child.once('exit', resolve));
+  renew.child.kill('SIGKILL');
+  await exited;
+  await until(() => server.connections === 0, { what: 'the connection released' });
+  release();
+  await until(() => finished, { what: 'the renewal to finish' });
+  t.same(await readdir(root.root), [CONTROL_SOCKET_NAME], 'nothing left in the data root');
+  const again = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
+  t.equal(again.code, 0, 'the next command is served');
 });
 
 t.test('renew --all with no volumes says so and succeeds', async (t) => {
@@ -203,22 +308,28 @@ t.test('an unknown volume id is refused by the plugin: exit 1 with its message',
 
 t.test('an answer that cannot be parsed exits 1', async (t) => {
   const root = await dataRoot(t);
-  const dir = renewDirOf(root);
-  await mkdir(dir);
   // A plugin of another version: it answers with something this CLI does not understand.
-  const watcher = watch(dir, (_event, name) => {
-    if (name?.endsWith('.request') && !name.startsWith('.')) {
-      // Written aside and renamed, as the plugin does: the CLI must never read half a file.
-      const result = name.replace(/\.request$/, '.result');
-      void writeFile(join(dir, `.${result}.tmp`), '{"ok":"maybe"}').then(() =>
-        rename(join(dir, `.${result}.tmp`), join(dir, result)),
-      );
-    }
-  });
-  t.teardown(() => watcher.close());
+  await fakePlugin(t, root, (socket) => socket.end('{"type":"accepted"}\n{"ok":"maybe"}\n'));
   const renew = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
   t.equal(renew.code, 1);
-  t.match(renew.stderr, /unreadable answer from the plugin: result ok must be true or false/);
+  t.equal(
+    renew.stderr,
+    'cert-csi renew: unreadable answer from the plugin: type missing or not a string: not an answer\n',
+  );
+});
+
+t.test('a plugin that stops before its answer is complete exits 1', async (t) => {
+  const root = await dataRoot(t);
+  await fakePlugin(t, root, (socket) =>
+    socket.end('{"type":"accepted"}\n{"type":"renewed","volumeId":"csi-a","notAfter":"x"}\n'),
+  );
+  const renew = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
+  t.equal(renew.code, 1);
+  t.equal(renew.stdout, 'renewed csi-a: not after x\n', 'what came is printed');
+  t.equal(
+    renew.stderr,
+    'cert-csi renew: no complete answer from the plugin (the plugin closed the connection before its answer was complete); the renewal may still complete (see cert-csi status)\n',
+  );
 });
 
 t.test('a plugin that takes the request but answers too late', async (t) => {
@@ -228,9 +339,11 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
     release = resolve;
   });
   let taken = false;
-  await plugin(t, root, async () => {
+  let finished = false;
+  const server = await plugin(t, root, async () => {
     taken = true;
     await slow;
+    finished = true;
     return { renewed: [], failed: [] };
   });
   const renew = await runInProcess(runRenew, [
@@ -243,59 +356,44 @@ t.test('a plugin that takes the request but answers too late', async (t) => {
   t.ok(taken, 'the plugin took the request');
   t.equal(renew.code, 1);
   t.match(renew.stderr, /the plugin took the request but did not answer within 2s/);
-  // The late answer lands with nobody waiting; it is left for the stale-result sweep.
+  // The command is gone: the renewal finishes all the same, and its answer goes nowhere.
+  await until(() => server.connections === 0, { what: 'the connection released' });
   release();
-  const dir = renewDirOf(root);
-  const late = await new Promise<string[]>((resolve) => {
-    const look = async () => {
-      const names = (await readdir(dir)).filter((n) => n.endsWith('.result'));
-      if (names.length > 0) resolve(names);
-      else setTimeout(look, 10);
-    };
-    void look();
-  });
-  t.equal(late.length, 1);
+  await until(() => finished, { what: 'the renewal to finish' });
+  t.same(await readdir(root.root), [CONTROL_SOCKET_NAME], 'nothing left in the data root');
 });
 
-t.test('a request or result that cannot be handled is an error, not a wait', async (t) => {
-  const { runRenew: runMocked } = await t.mockImport<
-    typeof import('../../src/cli/renew/renew-command.js')
-  >(moduleFileUrl('src/cli/renew/renew-command.ts'), {
-    // The rest of node:crypto stays real: the mock also reaches the modules renew-command
-    // imports (atomic-file.ts needs randomBytes).
-    'node:crypto': { ...crypto, randomUUID: () => 'fixed' },
-  });
-  // A dir where the request should go: the rename onto it fails.
-  const unwritable = await dataRoot(t);
-  await mkdir(join(renewDirOf(unwritable), 'fixed.request'), { recursive: true });
-  await t.rejects(runInProcess(runMocked, ['--data-root', unwritable.root, '--all']), {
-    code: 'EISDIR',
-  });
-  // A dir where the result should be: reading it fails at once.
-  const unreadable = await dataRoot(t);
-  await mkdir(join(renewDirOf(unreadable), 'fixed.result'), { recursive: true });
-  await t.rejects(runInProcess(runMocked, ['--data-root', unreadable.root, '--all']), {
-    name: 'RefusedFileError',
-    message: /fixed\.result" is not a regular file but a directory: only regular files are read$/,
-  });
-  // Nor does anything else that is not a regular file: a FIFO is never waited on, and a link
-  // to a well-formed answer elsewhere is not taken for the plugin's.
-  const make = await oddFileMaker(t);
-  for (const kind of ODD_KINDS) {
+t.test(
+  'something at the socket name that is no listening socket is an error, not a wait',
+  async (t) => {
+    const make = await oddFileMaker(t);
+    const what = {
+      fifo: 'a FIFO is there, not a socket',
+      'link-to-fifo': 'a symbolic link is there, not a socket',
+      // What a killed plugin leaves.
+      socket: 'nothing listens on the socket (left by a plugin that stopped)',
+      directory: 'a directory is there, not a socket',
+      'link-to-file': 'a symbolic link is there, not a socket',
+    } as const;
+    for (const kind of ODD_KINDS) {
+      const root = await dataRoot(t);
+      // A link's target is a well-formed answer: only following the link would take it.
+      await make(controlSocketOf(root), kind, '{"type":"accepted"}\n{"type":"done"}\n');
+      const renew = await within(
+        30_000,
+        runInProcess(runRenew, ['--data-root', root.root, '--all', '--timeout', '10m']),
+      );
+      t.not(renew, 'timed out', `${kind}: answered at once`);
+      if (renew === 'timed out') continue;
+      t.equal(renew.code, 1, kind);
+      t.equal(renew.stderr, noPlugin(root, what[kind]), kind);
+    }
     const root = await dataRoot(t);
-    await mkdir(renewDirOf(root));
-    await make(
-      join(renewDirOf(root), 'fixed.result'),
-      kind,
-      '{"ok":true,"renewed":[],"failed":[]}',
-    );
-    await t.rejects(
-      runInProcess(runMocked, ['--data-root', root.root, '--all']),
-      { name: 'RefusedFileError', message: /fixed\.result" is not a regular file but a/ },
-      kind,
-    );
-  }
-});
+    await writeFile(controlSocketOf(root), '{"type":"done"}\n');
+    const file = await runInProcess(runRenew, ['--data-root', root.root, '--all']);
+    t.equal(file.stderr, noPlugin(root, 'a regular file is there, not a socket'));
+  },
+);
 
 t.test('renew flag errors exit 2 with a clear message', async (t) => {
   const root = await dataRoot(t);
@@ -309,7 +407,10 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
     [['--data-root', r, '--all', '--timeout', '0s'], /--timeout: must be positive/],
     [['--data-root', r, '--all', '--timeout', '600h'], /at most 596h/],
     [['--data-root', r, '--all', '--frob'], /Unknown option '--frob'/],
-    [['--data-root', r, '--all'], /\.\.renew does not exist: is cert-csi node running/],
+    [
+      ['--data-root', join(r, 'absent'), '--all'],
+      /data root \S+absent does not exist or is not a directory: is cert-csi node running/,
+    ],
   ];
   for (const [args, message] of cases) {
     const result = await runInProcess(runRenew, args);
@@ -361,6 +462,78 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
   );
   t.equal(rows[1]?.lastError?.message.length, 'issuer not ready: '.length + 100, 'JSON is whole');
 });
+
+t.test(
+  'status: a volume whose cert-csi renew is not finished is pending, until it is',
+  async (t) => {
+    // The plugin's side as the node plugin wires it, over the manager's manual renewal; each
+    // issuance waits for the test.
+    const issuance = heldIssuance();
+    const { parts } = await testParts(t, issuance.issue);
+    const root = parts.dataRoot;
+    await makeVolume(root, 'csi-a', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+    await makeVolume(root, 'csi-b', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+    await makeVolume(root, 'csi-x', { notAfter: inDays(-1) });
+    for (const id of ['csi-a', 'csi-b', 'csi-x']) await manage(parts, id);
+    const server = await serveControl(root, managerControlHandlers(parts), recordingLogger());
+    t.teardown(() => server.close());
+    const states = async () => {
+      const table = await runInProcess(runStatus, ['--data-root', root.root]);
+      t.equal(table.code, 0, table.stderr);
+      return table.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/ {2,}/).slice(0, 4).join(' '));
+    };
+
+    const renews = [
+      runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-a']),
+      runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-x']),
+    ];
+    await until(() => issuance.held().length === 2, { what: 'both renewals issuing' });
+    t.same(
+      await states(),
+      [
+        'csi-a shop/web-0 ClusterIssuer/embedded-ca pending',
+        'csi-b shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-x shop/web-0 ClusterIssuer/embedded-ca expired+pending',
+      ],
+      'the table: pending, or the state with +pending',
+    );
+    const json = await runInProcess(runStatus, ['--data-root', root.root, '--json']);
+    t.same(
+      (JSON.parse(json.stdout) as VolumeStatus[]).map((r) => [
+        r.volumeId,
+        r.state,
+        r.renewalPending,
+      ]),
+      [
+        ['csi-a', 'pending', true],
+        ['csi-b', 'ok', false],
+        ['csi-x', 'expired', true],
+      ],
+      '--json: renewalPending',
+    );
+
+    issuance.release('csi-a');
+    issuance.release('csi-x');
+    for (const renew of await Promise.all(renews)) {
+      t.equal(renew.code, 0, renew.stderr);
+      t.match(renew.stdout, /^renewed csi-[ax]: not after \S+Z, next renewal \S+Z\n$/);
+    }
+    // The stand-in issuance writes no files: csi-x is still expired, no longer pending.
+    t.same(
+      await states(),
+      [
+        'csi-a shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-b shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-x shop/web-0 ClusterIssuer/embedded-ca expired',
+      ],
+      'nothing pending once the renewals are done',
+    );
+  },
+);
 
 t.test('status: empty and missing data roots, bad flags', async (t) => {
   const root = await dataRoot(t);

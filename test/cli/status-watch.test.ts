@@ -1,12 +1,11 @@
-import { mkdir, rm, symlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, readlink, rm, symlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { runStatus } from '../../src/cli/status/status-command.js';
 import { watchStatus } from '../../src/cli/status/status-watch.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata, writeMetadata } from '../../src/volume/metadata.js';
-import { RENEW_DIR_NAME } from '../../src/volume-manager/control/renew-protocol.js';
 import { until, within } from '../support/eventually.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { oddFileMaker } from '../support/odd-files.js';
@@ -78,27 +77,34 @@ t.test('status --watch prints again as volumes come, change and go', async (t) =
 
 t.test('status --watch names a skipped file once, and again only when they change', async (t) => {
   const root = await dataRoot(t);
-  await makeVolume(root, 'csi-first');
-  const renewDir = join(root.root, RENEW_DIR_NAME);
-  await mkdir(renewDir);
   const make = await oddFileMaker(t);
-  await make(join(renewDir, 'a.request'), 'fifo');
+  // A volume whose certificate file is a FIFO: status never opens it in a way that blocks.
+  const withFifoCertificate = async (id: string): Promise<string> => {
+    await makeVolume(root, id, {}, { 'tls.crt': 'x' });
+    const generation = await readlink(join(root.dataDir(id), '..data'));
+    const path = join(root.dataDir(id), generation, 'tls.crt');
+    await chmod(dirname(path), 0o700);
+    await rm(path);
+    await make(path, 'fifo');
+    return path;
+  };
+  const a = await withFifoCertificate('csi-first');
   const watch = startWatch(['--data-root', root.root]);
   await until(() => watch.stdout().includes('csi-first'), { what: 'the first table' });
-  const warning = (name: string) =>
-    `cert-csi status: warning: renewal request skipped: file ${JSON.stringify(join(renewDir, name))} is not a regular file but a FIFO: only regular files are read\n`;
-  t.equal(watch.stderr(), warning('a.request'), 'named with the first table');
+  const warning = (path: string) =>
+    `cert-csi status: warning: certificate files not read: cannot read files from ${dirname(dirname(path))}: file ${JSON.stringify(path)} is not a regular file but a FIFO: only regular files are read\n`;
+  t.equal(watch.stderr(), warning(a), 'named with the first table');
 
   await makeVolume(root, 'csi-second');
   await until(() => watch.last().includes('csi-second'), { what: 'the next table' });
-  t.equal(watch.stderr(), warning('a.request'), 'not repeated with the next table');
+  t.equal(watch.stderr(), warning(a), 'not repeated with the next table');
 
-  await make(join(renewDir, 'b.request'), 'fifo');
-  await makeVolume(root, 'csi-third');
-  await until(() => watch.last().includes('csi-third'), { what: 'a table after the change' });
+  // A table may be read between the volume's files and its FIFO: it names nothing new.
+  const b = await withFifoCertificate('csi-third');
+  await until(() => watch.stderr().includes(warning(b)), { what: 'a table after the change' });
   t.equal(
     watch.stderr(),
-    warning('a.request') + warning('a.request') + warning('b.request'),
+    warning(a) + warning(a) + warning(b),
     'the skipped files again once they changed',
   );
   t.equal(await watch.stop(), 0);

@@ -25,7 +25,7 @@ import type { KindStrategy, WriteContext } from './kinds.js';
 import { admissionForbidden, invalidFields } from './status.js';
 
 // kube-apiserver's registry strategies and admission plugins for the certificates.k8s.io kinds
-// of pod certificates (reference pod-certificates.md §1.6, §1.7, §5.2), over the pure rules of
+// of pod certificates (pkg/registry/certificates, KEP-4317), over the pure rules of
 // src/admission.
 
 /** Throws the API server's 422 for errors, if there are any. */

@@ -239,7 +239,7 @@ t.test('the signer issues: accepted once, then the status is immutable', async (
   }
 });
 
-t.test('each status rule (reference §1.6) answers 422 at its field', async (t) => {
+t.test('each status rule (kube-apiserver’s) answers 422 at its field', async (t) => {
   const { kubelet, signer } = await start(t);
   const created = await createRequest(kubelet.custom, await kubeletRequest(key, 'pkix'));
   const now = Date.now();

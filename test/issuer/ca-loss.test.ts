@@ -9,7 +9,7 @@ import {
   type SignedObject,
 } from '../../src/issuer/ca-loss.js';
 
-// Issue 23, class 6: which CA Secret may be made anew quietly (a first start) and which is a
+// Which CA Secret may be made anew quietly (a first start) and which is a
 // lost CA that pods still trust. The plugin tests (test/cli/*-ca-loss.test.ts) run it for real.
 
 const bootstrap: CaIssuer = { kind: 'ClusterIssuer', name: 'cert-csi-ca' };

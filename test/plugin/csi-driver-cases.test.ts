@@ -1,4 +1,4 @@
-// The csi-driver e2e cases that need no cluster (reference csi-driver §8.1), through the
+// The csi-driver e2e cases that need no cluster (its test/e2e/suite/cases), through the
 // real unix socket with a real gRPC client.
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';

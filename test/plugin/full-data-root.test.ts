@@ -3,7 +3,7 @@ import { runNamespaceScenario } from '../support/mount-namespace.js';
 import { scriptBeside } from '../support/project-files.js';
 
 t.test(
-  'on a full tmpfs data root, a failure metadata.json cannot take is shown by status from memory',
+  'on a full tmpfs data root, renew is answered and status shows from memory a failure metadata.json cannot take',
   (t) =>
     runNamespaceScenario(t, {
       script: scriptBeside(import.meta.url, './fixtures/full-data-root-plugin.ts'),

@@ -88,7 +88,7 @@ const refusals: Refusal[] = [
     key: attr('literal-subject'),
     attributes: { [attr('literal-subject')]: `CN=${'l'.repeat(10_000)}` },
   },
-  // Issue 23: each of these was signed and then failed "unreadable certificate" forever.
+  // Each of these was signed and then failed "unreadable certificate" forever.
   ...['1.2.3=#0101ff', 'CN=#0101ff', 'UID=#0101ff', '1.2.3=#0500', 'CN=#130140', 'CN=#1e0161'].map(
     (value): Refusal => ({
       name: `literal subject ${value}`,
@@ -97,7 +97,7 @@ const refusals: Refusal[] = [
       says: /the hex value for "[^"]+" is /,
     }),
   ),
-  // Issue 23: valid with the placeholder 192.0.2.1, invalid for an IPv6 or a long IPv4 pod.
+  // Valid with the placeholder 192.0.2.1, invalid for an IPv6 or a long IPv4 pod.
   {
     name: 'the pod IP in a DNS name',
     key: attr('dns-names'),
@@ -245,7 +245,7 @@ t.test('a 100,000-character bad value gets a short message naming its key', asyn
   );
 });
 
-// Issue 23, item 10: in embedded mode the node reads the issuer, so a CA volume its issuer does
+// In embedded mode the node reads the issuer, so a CA volume its issuer does
 // not allow is refused at publish (PermissionDenied, as the approver's denial in Kubernetes
 // mode), before any key, request or file.
 t.test('is-ca without the issuer’s consent is PermissionDenied before any work', async (t) => {

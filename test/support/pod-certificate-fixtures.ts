@@ -13,7 +13,7 @@ import { createStubPkcs10Request, signPodUid } from '../../src/pki/pod-certifica
 import { encodeSubjectAltNames } from '../../src/pki/san.js';
 import { subjectToDer } from '../../src/pki/subject.js';
 
-// What kubelet and a signer write for a pod certificate (reference pod-certificates.md §6),
+// What kubelet and a signer write for a pod certificate (KEP-4317),
 // for the admission rules' tests and the fake API server's.
 
 export const SIGNER_NAME = 'example.com/spiffe';

@@ -88,8 +88,8 @@ export function namespaceObject(name: string, labels: Record<string, string> = {
 }
 
 /**
- * A PodCertificateRequest exactly as kubelet creates it (reference pod-certificates.md §3.3,
- * §6.3): generateName `req-`, an owner reference to the pod, the seven identity fields,
+ * A PodCertificateRequest exactly as kubelet creates it (pkg/kubelet/podcertificate):
+ * generateName `req-`, an owner reference to the pod, the seven identity fields,
  * maxExpirationSeconds, and the key in the given form: options.key (of keyType), or the key
  * kubeletKey shares among requests.
  */

@@ -7,20 +7,14 @@ import t, { type Test } from 'tap';
 import { errorMessage } from '../../src/base/error-message.js';
 import { runStatus } from '../../src/cli/status/status-command.js';
 import { CsiClient } from '../../src/driver/csi-client.js';
-import { isAtomicTempFile, writeFileAtomic } from '../../src/fs/atomic-file.js';
+import { isAtomicTempFile } from '../../src/fs/atomic-file.js';
 import { DATA_LINK, isGenerationName, readAtomically } from '../../src/fs/atomic-writer.js';
 import { errnoCode } from '../../src/fs/errors.js';
 import { DataRoot, REMOVING_PREFIX, VolumeFile } from '../../src/volume/data-root.js';
 import { readMetadata, type VolumeMetadata } from '../../src/volume/metadata.js';
 import { isValidVolumeId } from '../../src/volume/volume-id.js';
-import {
-  formatRenewRequest,
-  parseRenewResult,
-  REQUEST_SUFFIX,
-  RESULT_SUFFIX,
-  type RenewTarget,
-  renewDirOf,
-} from '../../src/volume-manager/control/renew-protocol.js';
+import { askRenew } from '../../src/volume-manager/control/control-client.js';
+import type { RenewTarget } from '../../src/volume-manager/control/control-protocol.js';
 import {
   readVolumeStatuses,
   type VolumeStatus,
@@ -30,8 +24,6 @@ import { runInProcess } from '../support/in-process-command.js';
 import { NodeLog } from '../support/node-log.js';
 import { type SeededRandom, seededRandom } from '../support/seeded-random.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
-
-import { waitForFile } from './renew-fixtures.js';
 
 // The acceptance: "30 kill -9 trials at random moments of a publish-and-renew storm: after each
 // restart every published volume has a matching key and certificate and a scheduled renewal;
@@ -643,10 +635,10 @@ async function crashTrials(t: Test, part: number): Promise<void> {
         if (!killed) unexpected.push(`unpublish ${vol.id}: ${errorMessage(err)}`);
       }
     };
+    // `cert-csi renew`'s request over the control socket; the kill may cut its answer short.
     const renewRequest = async (target: RenewTarget): Promise<void> => {
       counts.renewRequests++;
-      const path = join(renewDirOf(dataRoot), `${randomUUID()}${REQUEST_SUFFIX}`);
-      await writeFileAtomic(path, formatRenewRequest(target, new Date()), 0o600);
+      await askRenew(dataRoot, target, { timeoutMs: RENEWAL_DEADLINE_MS }).catch(() => undefined);
     };
     const track =
       (run: () => Promise<void>): (() => Promise<void>) =>
@@ -813,17 +805,8 @@ async function finalRound(
   t.ok(onTime, `every ${SHORT_DURATION} volume renewed on its timer (${where})`);
 
   // A manual renewal of all: the plugin answers for every volume it manages.
-  const renewDir = renewDirOf(dataRoot);
-  const requestId = randomUUID();
-  await writeFileAtomic(
-    join(renewDir, `${requestId}${REQUEST_SUFFIX}`),
-    formatRenewRequest({ all: true }, new Date()),
-    0o600,
-  );
-  const result = parseRenewResult(
-    await waitForFile(join(renewDir, `${requestId}${RESULT_SUFFIX}`), RENEWAL_DEADLINE_MS),
-  );
-  const renewedIds = new Set(result.ok ? result.renewed.map((r) => r.volumeId) : []);
+  const result = await askRenew(dataRoot, { all: true }, { timeoutMs: RENEWAL_DEADLINE_MS });
+  const renewedIds = new Set(result.renewed.map((r) => r.volumeId));
   t.same(
     published.map((v) => v.id).filter((id) => !renewedIds.has(id)),
     [],

@@ -1,6 +1,3 @@
-import { watch } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
 import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { generatePrivateKey } from '../../src/pki/keys.js';
@@ -8,34 +5,6 @@ import type { DataRoot } from '../../src/volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../../src/volume/metadata.js';
 
 const DAY_MS = 24 * 3600 * 1000;
-
-/** Resolves with path's text once it exists (fs.watch on its dir, plus one look at the start). */
-export function waitForFile(path: string, timeoutMs = 5000): Promise<string> {
-  const name = basename(path);
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const look = () =>
-      readFile(path, 'utf8').then(
-        (text) => {
-          if (done) return;
-          done = true;
-          watcher.close();
-          clearTimeout(timer);
-          resolve(text);
-        },
-        () => undefined,
-      );
-    const watcher = watch(dirname(path), (_event, changed) => {
-      if (changed === name) void look();
-    });
-    const timer = setTimeout(() => {
-      done = true;
-      watcher.close();
-      reject(new Error(`${path} did not appear within ${timeoutMs} ms`));
-    }, timeoutMs);
-    void look();
-  });
-}
 
 /** A self-signed certificate valid for days from notBefore (in the past for an expired one). */
 export async function certificatePem(days: number, notBefore = new Date()): Promise<string> {

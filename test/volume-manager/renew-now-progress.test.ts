@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import t from 'tap';
-import type { RenewOutcome } from '../../src/volume-manager/control/renew-protocol.js';
+import type { RenewOutcome } from '../../src/volume-manager/control/control-protocol.js';
 import { until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 

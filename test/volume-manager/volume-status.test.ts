@@ -3,17 +3,20 @@ import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
-import {
-  RENEW_REQUEST_MAX_BYTES,
-  renewDirOf,
-} from '../../src/volume-manager/control/renew-protocol.js';
+import { askRenew } from '../../src/volume-manager/control/control-client.js';
+import type { ControlHandlers } from '../../src/volume-manager/control/control-connection.js';
+import { serveControl } from '../../src/volume-manager/control/control-server.js';
+import { LEGACY_RENEW_DIR_NAME } from '../../src/volume-manager/control/legacy-control-files.js';
 import {
   readVolumeStatuses,
   type VolumeStatus,
 } from '../../src/volume-manager/control/volume-status.js';
+import { until } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { importedUrl, moduleFileUrl } from '../support/project-files.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { heldIssuance, manage, managerControlHandlers, testParts } from './parts-fixture.js';
 import { certificatePem, makeVolume } from './renew-fixtures.js';
 
 const NOW = new Date();
@@ -29,6 +32,14 @@ async function dataRoot(t: Test): Promise<DataRoot> {
 async function statusOf(root: DataRoot, id: string): Promise<VolumeStatus | undefined> {
   return (await readVolumeStatuses(root, NOW)).find((s) => s.volumeId === id);
 }
+
+/** Serves the control socket of root with handlers, until the test ends. */
+async function servePlugin(t: Test, root: DataRoot, handlers: ControlHandlers): Promise<void> {
+  const server = await serveControl(root, handlers, recordingLogger());
+  t.teardown(() => server.close());
+}
+
+const CALL = { timeoutMs: 60_000 };
 
 t.test('a healthy volume: pod, issuer, times, state ok', async (t) => {
   const root = await dataRoot(t);
@@ -169,37 +180,104 @@ t.test('a volume dir without metadata is incomplete', async (t) => {
   ]);
 });
 
-t.test('request files waiting in ..renew mark their volumes pending', async (t) => {
+t.test('sorted by id; what is no volume dir is no row', async (t) => {
   const root = await dataRoot(t);
   const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
-  await makeVolume(root, 'csi-a', fields);
   await makeVolume(root, 'csi-b', fields);
+  await makeVolume(root, 'csi-a', fields);
   await mkdir(join(root.root, 'csi-c'));
-  const dir = renewDirOf(root);
+  // The request dir of an older version, with a request in it: no volume, and no renewal
+  // pending: no plugin of this version answers it.
+  const dir = join(root.root, LEGACY_RENEW_DIR_NAME);
   await mkdir(dir);
-  await writeFile(join(dir, 'one.request'), JSON.stringify({ volumeId: 'csi-a' }));
-  await writeFile(join(dir, 'junk.request'), '{');
-  await writeFile(join(dir, 'x.result'), '{}');
-  // A Certificate of the store is no volume of this node.
-  await writeFile(
-    join(dir, 'cert.request'),
-    JSON.stringify({ certificate: { namespace: 'sandbox', name: 'csi-b' } }),
-  );
-  let statuses = await readVolumeStatuses(root, NOW);
+  await writeFile(join(dir, 'one.request'), JSON.stringify({ all: true }));
+  const statuses = await readVolumeStatuses(root, NOW);
   t.same(
     statuses.map((s) => [s.volumeId, s.state, s.renewalPending]),
     [
-      ['csi-a', 'pending', true],
+      ['csi-a', 'ok', false],
       ['csi-b', 'ok', false],
       ['csi-c', 'incomplete', false],
     ],
-    'sorted by id; ..renew is not a volume',
   );
-  await writeFile(join(dir, 'two.request'), JSON.stringify({ all: true }));
-  statuses = await readVolumeStatuses(root, NOW);
+});
+
+t.test(
+  'cert-csi renew asked of the plugin and not finished marks its volumes pending',
+  async (t) => {
+    const issuance = heldIssuance();
+    const { parts } = await testParts(t, issuance.issue);
+    const root = parts.dataRoot;
+    const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
+    await makeVolume(root, 'csi-a', fields);
+    await makeVolume(root, 'csi-b', fields);
+    await mkdir(join(root.root, 'csi-c'));
+    await manage(parts, 'csi-a');
+    await manage(parts, 'csi-b');
+    await servePlugin(t, root, managerControlHandlers(parts));
+    const rows = async () =>
+      (await readVolumeStatuses(root, NOW)).map((s) => [s.volumeId, s.state, s.renewalPending]);
+
+    const one = askRenew(root, { volumeId: 'csi-a' }, CALL);
+    await until(() => issuance.held().length === 1, { what: 'the renewal of csi-a issuing' });
+    t.same(
+      await rows(),
+      [
+        ['csi-a', 'pending', true],
+        ['csi-b', 'ok', false],
+        ['csi-c', 'incomplete', false],
+      ],
+      'sorted by id; the control socket is no volume',
+    );
+
+    // csi-a waits for the renewal under way, then renews again; csi-b issues at once.
+    const all = askRenew(root, { all: true }, CALL);
+    await until(() => issuance.held().length === 2, { what: 'the renewal of csi-b issuing' });
+    t.same(
+      (await readVolumeStatuses(root, NOW)).map((s) => s.renewalPending),
+      [true, true, false],
+      'every volume of the plugin; csi-c has no metadata: no volume --all renews',
+    );
+
+    issuance.release('csi-a');
+    t.same(
+      (await one).renewed.map((r) => r.volumeId),
+      ['csi-a'],
+    );
+    t.equal((await statusOf(root, 'csi-a'))?.state, 'pending', 'csi-a: --all is not done with it');
+    issuance.release('csi-b');
+    await until(() => issuance.held().includes('csi-a'), { what: '--all renewing csi-a' });
+    issuance.release('csi-a');
+    t.same((await all).renewed.map((r) => r.volumeId).sort(), ['csi-a', 'csi-b']);
+    t.same(
+      await rows(),
+      [
+        ['csi-a', 'ok', false],
+        ['csi-b', 'ok', false],
+        ['csi-c', 'incomplete', false],
+      ],
+      'nothing pending once every renewal is done',
+    );
+  },
+);
+
+t.test('a volume the plugin names is pending whatever its state; others add no row', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-expired', { notAfter: inDays(-1) });
+  await makeVolume(root, 'csi-ok', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+  await mkdir(join(root.root, 'csi-empty'));
+  await servePlugin(t, root, {
+    renew: () => Promise.reject(new Error('no renewal in this test')),
+    unsavedFailures: () => [],
+    renewalsAsked: () => ['csi-empty', 'csi-expired', 'csi-gone'],
+  });
   t.same(
-    statuses.map((s) => s.renewalPending),
-    [true, true, true],
+    (await readVolumeStatuses(root, NOW)).map((s) => [s.volumeId, s.state, s.renewalPending]),
+    [
+      ['csi-empty', 'incomplete', true],
+      ['csi-expired', 'expired', true],
+      ['csi-ok', 'ok', false],
+    ],
   );
 });
 
@@ -208,21 +286,27 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
   const make = await oddFileMaker(t);
   const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
   await makeVolume(root, 'csi-a', fields);
-  const dir = renewDirOf(root);
+  // The request dir of an older version, full of odd entries: never opened.
+  const dir = join(root.root, LEGACY_RENEW_DIR_NAME);
   await mkdir(dir);
-  // Three of each kind: more blocking opens than libuv has threads; a link's target is a
-  // request for every volume, which following it would count.
   for (const kind of ODD_KINDS) {
     for (const n of [1, 2, 3]) await make(join(dir, `${kind}-${n}.request`), kind, '{"all":true}');
   }
-  await writeFile(join(dir, 'large.request'), `{"all":true${' '.repeat(RENEW_REQUEST_MAX_BYTES)}}`);
-  // A certificate the pod sees that is a FIFO, and a metadata.json that is a FIFO.
-  await makeVolume(root, 'csi-fifo-cert', {}, { 'tls.crt': 'x' });
-  const generation = await readlink(join(root.dataDir('csi-fifo-cert'), '..data'));
-  const certPath = join(root.dataDir('csi-fifo-cert'), generation, 'tls.crt');
-  await chmod(dirname(certPath), 0o700);
-  await rm(certPath);
-  await make(certPath, 'fifo');
+  // Certificates the pods see that are odd, more than a kind's named warnings, and a
+  // metadata.json that is a FIFO. Three FIFOs and more: more blocking opens than libuv has
+  // threads.
+  const certPaths: string[] = [];
+  const oddCertificates = [...ODD_KINDS, 'fifo', 'fifo'] as const;
+  for (const [n, kind] of oddCertificates.entries()) {
+    const id = `csi-odd-cert-${n}`;
+    await makeVolume(root, id, {}, { 'tls.crt': 'x' });
+    const generation = await readlink(join(root.dataDir(id), '..data'));
+    const certPath = join(root.dataDir(id), generation, 'tls.crt');
+    await chmod(dirname(certPath), 0o700);
+    await rm(certPath);
+    await make(certPath, kind);
+    certPaths.push(certPath);
+  }
   await makeVolume(root, 'csi-fifo-meta');
   await rm(root.metadataPath('csi-fifo-meta'));
   await make(root.metadataPath('csi-fifo-meta'), 'fifo');
@@ -233,34 +317,38 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
     statuses.map((s) => [s.volumeId, s.state, s.renewalPending, s.detail]),
     [
       ['csi-a', 'ok', false, undefined],
-      ['csi-fifo-cert', 'pending', false, 'no certificate issued yet'],
       [
         'csi-fifo-meta',
         'corrupt',
         false,
         'metadata file metadata.json is not a regular file but a FIFO: only regular files are read',
       ],
+      ...oddCertificates.map((_, n) => [
+        `csi-odd-cert-${n}`,
+        'pending',
+        false,
+        'no certificate issued yet',
+      ]),
     ],
-    'no odd request counted; the odd metadata.json is its volume row',
+    'no odd certificate read; the odd metadata.json is its volume row',
   );
-  const skipped = warnings.filter((w) => w.startsWith('renewal request skipped: '));
-  t.equal(skipped.length, 6, 'five named, then a count');
-  t.match(
-    skipped.slice(0, 5),
-    Array(5).fill(
-      /^renewal request skipped: file "\S+\.request" is not a regular file but a|is larger than 4 KiB/,
-    ),
-  );
-  t.equal(skipped[5], `renewal request skipped: ${3 * ODD_KINDS.length + 1 - 5} more`);
+  const named = (path: string, kind: string) =>
+    `certificate files not read: cannot read files from ${dirname(dirname(path))}: file ${JSON.stringify(path)} is not a regular file but ${kind}: only regular files are read`;
   t.same(
-    warnings.filter((w) => !w.startsWith('renewal request skipped: ')),
+    warnings,
     [
-      `certificate files not read: cannot read files from ${root.dataDir('csi-fifo-cert')}: file ${JSON.stringify(certPath)} is not a regular file but a FIFO: only regular files are read`,
+      named(certPaths[0] ?? '', 'a FIFO'),
+      named(certPaths[1] ?? '', 'a symbolic link'),
+      named(certPaths[2] ?? '', 'a socket'),
+      named(certPaths[3] ?? '', 'a directory'),
+      named(certPaths[4] ?? '', 'a symbolic link'),
+      `certificate files not read: ${oddCertificates.length - 5} more`,
     ],
+    'five named, then a count; nothing of the old request dir',
   );
   t.same(
     (await readVolumeStatuses(root, NOW)).map((s) => s.volumeId),
-    ['csi-a', 'csi-fifo-cert', 'csi-fifo-meta'],
+    ['csi-a', 'csi-fifo-meta', ...oddCertificates.map((_, n) => `csi-odd-cert-${n}`)],
     'without a listener, the same rows',
   );
 });
@@ -268,7 +356,7 @@ t.test('odd files are skipped at once, each named in a warning, at most five a k
 t.test('a missing data root has no volumes; a ..renew that is a file is ignored', async (t) => {
   t.same(await readVolumeStatuses(new DataRoot(join(await tempDir(t), 'absent'))), []);
   const root = await dataRoot(t);
-  await writeFile(renewDirOf(root), 'not a dir');
+  await writeFile(join(root.root, LEGACY_RENEW_DIR_NAME), 'not a dir');
   await makeVolume(root, 'csi-a', { notAfter: inDays(1) });
   t.equal((await statusOf(root, 'csi-a'))?.state, 'ok');
 });
@@ -288,4 +376,14 @@ t.test('an unexpected error for one volume becomes its row', async (t) => {
   t.same(await readMocked(root, NOW), [
     { volumeId: 'csi-a', state: 'corrupt', renewalPending: false, detail: 'boom' },
   ]);
+  await servePlugin(t, root, {
+    renew: () => Promise.reject(new Error('no renewal in this test')),
+    unsavedFailures: () => [],
+    renewalsAsked: () => ['csi-a'],
+  });
+  t.same(
+    await readMocked(root, NOW),
+    [{ volumeId: 'csi-a', state: 'corrupt', renewalPending: true, detail: 'boom' }],
+    'its renewal asked of the plugin is still shown',
+  );
 });

@@ -17,10 +17,11 @@ import {
 import { quoted, shortened } from '../../api/echoed-value.js';
 import type { Logger } from '../../api/logger.js';
 import { cappedText } from '../../base/capped-text.js';
-import { asError } from '../../base/error-message.js';
+import { asError, errorMessage } from '../../base/error-message.js';
 import { requestPath } from '../../base/request-path.js';
 import { SerialTurns } from '../../base/serial-turns.js';
 import { ByteBudget } from './byte-budget.js';
+import { FAILURE_STATUS, httpStatusOf, isRefusalStatus } from './http-status.js';
 import { type HeldBytes, HttpRefusal, parseReviewBody, readReviewBody } from './review-body.js';
 import { type AdmissionServerLimits, DEFAULT_SERVER_LIMITS } from './server-limits.js';
 
@@ -160,7 +161,12 @@ export class AdmissionWebhookServer {
       'admission request failed',
     );
     if (res.headersSent) res.destroy();
-    else sendText(res, 500, 'internal error: the webhook failed to answer; its log has the cause');
+    else
+      sendText(
+        res,
+        FAILURE_STATUS,
+        'internal error: the webhook failed to answer; its log has the cause',
+      );
   }
 
   /** Logs that connections are being dropped at maxConnections, at most once per interval. */
@@ -178,10 +184,20 @@ export class AdmissionWebhookServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = requestPath(req.url);
-    if (path === undefined) return sendText(res, 400, 'malformed request target');
+    if (path === undefined) {
+      return sendRefusal(
+        res,
+        new HttpRefusal('CERT_CSI_REQUEST_TARGET_MALFORMED', 'malformed request target'),
+      );
+    }
     if (path === '/livez' || path === '/readyz') return this.probe(path, req, res);
     const endpoint = ENDPOINTS.find((e) => path === `/${e}`);
-    if (!endpoint) return sendText(res, 404, `no such endpoint: ${shortened(path)}`);
+    if (!endpoint) {
+      return sendRefusal(
+        res,
+        new HttpRefusal('CERT_CSI_ENDPOINT_NOT_FOUND', `no such endpoint: ${shortened(path)}`),
+      );
+    }
     const held: HeldBytes = { bytes: 0 };
     try {
       await this.review(endpoint, req, res, held);
@@ -203,15 +219,15 @@ export class AdmissionWebhookServer {
       const body = readReviewBody(req, this.limits, this.budget, held);
       request = readAdmissionReview(await this.parsed(body, held));
     } catch (err) {
-      const refusal = asRefusal(err);
-      if (refusal.code === 405) res.setHeader('Allow', 'POST');
-      if (refusal.code === 503) res.setHeader('Retry-After', '1');
-      if (refusal.close) res.setHeader('Connection', 'close');
-      this.options.logger.warn(
-        { endpoint, code: refusal.code, error: refusal.message },
-        'admission review refused',
-      );
-      return sendText(res, refusal.code, refusal.message);
+      const code = httpStatusOf(err);
+      // Anything but a refusal is no fault of the request: thrown on, answered as a failure.
+      if (!isRefusalStatus(code)) throw err;
+      const message =
+        err instanceof MalformedReviewError
+          ? `malformed AdmissionReview: ${err.message}`
+          : errorMessage(err);
+      this.options.logger.warn({ endpoint, code, error: message }, 'admission review refused');
+      return sendRefusal(res, err, message);
     }
     const decision = await this.decide(endpoint, request);
     sendJson(res, 200, reviewAnswer(request.uid, decision));
@@ -248,7 +264,7 @@ export class AdmissionWebhookServer {
       );
       return {
         allowed: false,
-        code: 500,
+        code: FAILURE_STATUS,
         reason: 'InternalError',
         message: `internal error: the webhook failed to decide review ${quoted(request.uid)}; its log has the cause`,
       };
@@ -285,8 +301,8 @@ export class AdmissionWebhookServer {
   private probe(path: string, req: IncomingMessage, res: ServerResponse): void {
     req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      sendText(res, 405, `${path} answers GET`);
+      const refusal = new HttpRefusal('CERT_CSI_HTTP_METHOD_NOT_ALLOWED', `${path} answers GET`);
+      sendRefusal(res, refusal, refusal.message, 'GET, HEAD');
       return;
     }
     const readiness =
@@ -317,14 +333,21 @@ export function reviewAnswer(uid: string, decision: AdmissionDecision): Admissio
 }
 
 /**
- * What answers a body that cannot be read as a review: its HttpRefusal, or a 400 naming what
- * is wrong with a MalformedReviewError. Anything else is no fault of the request: thrown on.
+ * Answers a refused request: the status of err's kind with message, the methods allowed
+ * after a 405, a retry hint after a 503, and the connection closed when the refusal left its
+ * body unread.
  */
-function asRefusal(err: unknown): HttpRefusal {
-  if (err instanceof HttpRefusal) return err;
-  if (err instanceof MalformedReviewError)
-    return new HttpRefusal(400, `malformed AdmissionReview: ${err.message}`);
-  throw err;
+function sendRefusal(
+  res: ServerResponse,
+  err: unknown,
+  message = errorMessage(err),
+  allow = 'POST',
+): void {
+  const code = httpStatusOf(err);
+  if (code === 405) res.setHeader('Allow', allow);
+  if (code === 503) res.setHeader('Retry-After', '1');
+  if (err instanceof HttpRefusal && err.close) res.setHeader('Connection', 'close');
+  sendText(res, code, message);
 }
 
 function sendText(res: ServerResponse, code: number, text: string): void {

@@ -7,6 +7,8 @@ import { CERT_MANAGER_GROUP, defaultIssuerRef } from '../../api/issuer-ref.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { UserInfo } from '../../api/user-info.js';
 import { cappedText } from '../../base/capped-text.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
+import { errorMessage } from '../../base/error-message.js';
 import { validateCertificateSpec } from '../../certificates/certificate-validation.js';
 import type { AccessReviewer } from '../../controller/access-reviewer.js';
 import { StoreError } from '../../store/errors.js';
@@ -23,13 +25,13 @@ import {
   validateCertificateRequestUpdate,
 } from '../certificate-request-rules.js';
 import { validateIssuerSpec } from '../issuer-rules.js';
-import { ObjectShapeError } from '../object-shape.js';
 import {
   requesterIdentityPatch,
   validateRequesterIdentity,
   validateRequesterIdentityUpdate,
 } from '../requester-identity.js';
 import type { AdmissionDecision, AdmissionHandlers } from './admission-server.js';
+import { httpStatusOf } from './http-status.js';
 import type { SignerResourceResolver } from './signer-resources.js';
 
 /** What the approval check asks the cluster. */
@@ -69,6 +71,10 @@ export interface ValidationPlan {
 /** A review without the object its operation needs: answered 400 BadRequest, as cert-manager does. */
 export class MissingObjectError extends Error {
   override readonly name = 'MissingObjectError';
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_REVIEW_OBJECT_MISSING';
+  }
 }
 
 function objectOf(request: AdmissionRequest): KubeObject {
@@ -146,7 +152,7 @@ export function validationPlan(request: AdmissionRequest): ValidationPlan {
 }
 
 /**
- * The approval plugin's answer (reference §2.4): the issuer kind's resource through discovery
+ * The answer of cert-manager's approval plugin: the issuer kind's resource through discovery
  * (unknown: Forbidden spec.issuerRef), then SubjectAccessReviews of the requester for `approve`
  * on the wildcard signer name, then the issuer's own; any allow admits, a failed review counts
  * as a deny. Returns the field errors, empty when allowed.
@@ -235,6 +241,7 @@ export function certManagerAdmission(authority: ApprovalAuthority): AdmissionHan
  * request: it is thrown on, for the server to answer as an internal error.
  */
 function badRequest(err: unknown): AdmissionDecision {
-  if (!(err instanceof MissingObjectError || err instanceof ObjectShapeError)) throw err;
-  return { allowed: false, code: 400, reason: 'BadRequest', message: err.message };
+  const code = httpStatusOf(err);
+  if (code !== 400) throw err;
+  return { allowed: false, code, reason: 'BadRequest', message: errorMessage(err) };
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { MalformedReviewError } from '../../api/admission-review.js';
 import { quoted } from '../../api/echoed-value.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { JsonShapeScan } from '../../base/json-shape-scan.js';
 import type { ByteBudget } from './byte-budget.js';
 import type { AdmissionServerLimits } from './server-limits.js';
@@ -11,7 +12,8 @@ import type { AdmissionServerLimits } from './server-limits.js';
  */
 export class HttpRefusal extends Error {
   constructor(
-    readonly code: number,
+    /** Its HTTP status comes from its kind (see http-status.ts). */
+    readonly errorKind: ErrorKind,
     message: string,
     readonly close = false,
   ) {
@@ -42,7 +44,10 @@ export async function readReviewBody(
 ): Promise<Buffer> {
   if (req.method !== 'POST') {
     req.resume();
-    throw new HttpRefusal(405, `${req.method} is not allowed: POST an AdmissionReview`);
+    throw new HttpRefusal(
+      'CERT_CSI_HTTP_METHOD_NOT_ALLOWED',
+      `${req.method} is not allowed: POST an AdmissionReview`,
+    );
   }
   const type = String(req.headers['content-type'] ?? '')
     .replace(/;.*$/, '')
@@ -51,7 +56,7 @@ export async function readReviewBody(
   if (type !== 'application/json') {
     req.resume();
     throw new HttpRefusal(
-      415,
+      'CERT_CSI_CONTENT_TYPE_UNSUPPORTED',
       `content type ${quoted(type)} is not supported: send application/json`,
     );
   }
@@ -71,7 +76,11 @@ export function parseReviewBody(body: Buffer): unknown {
 }
 
 function tooLarge(max: number): HttpRefusal {
-  return new HttpRefusal(413, `the review is larger than ${max} bytes`, true);
+  return new HttpRefusal(
+    'CERT_CSI_REVIEW_TOO_LARGE',
+    `the review is larger than ${max} bytes`,
+    true,
+  );
 }
 
 /** The body's bytes, read under the limits of readReviewBody. */
@@ -105,7 +114,7 @@ function readBody(
         if (!budget.take(beyond)) {
           return refuse(
             new HttpRefusal(
-              503,
+              'CERT_CSI_WEBHOOK_BUSY',
               'the webhook holds as many large reviews as it can at once: retry',
               true,
             ),
@@ -115,14 +124,28 @@ function readBody(
       }
       const problem = scan.feed(chunk);
       if (problem !== undefined)
-        return refuse(new HttpRefusal(400, `the body ${problem}: refused unparsed`, true));
+        return refuse(
+          new HttpRefusal(
+            'CERT_CSI_REVIEW_PAST_JSON_LIMITS',
+            `the body ${problem}: refused unparsed`,
+            true,
+          ),
+        );
       chunks.push(chunk);
     };
     req.on('data', onData);
     req.once('end', () => finish(() => resolve(Buffer.concat(chunks, size))));
     // A client that goes away, or the request timeout, ends the request without 'end'.
     const cut = () =>
-      finish(() => reject(new HttpRefusal(400, 'the request ended before its body did', true)));
+      finish(() =>
+        reject(
+          new HttpRefusal(
+            'CERT_CSI_REVIEW_BODY_INCOMPLETE',
+            'the request ended before its body did',
+            true,
+          ),
+        ),
+      );
     req.once('close', cut);
     req.once('error', cut);
   });

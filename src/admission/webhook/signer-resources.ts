@@ -22,7 +22,7 @@ export interface SignerResource {
   namespaced: boolean;
 }
 
-/** How long "the group exists but has no such kind" is remembered (reference §2.4). */
+/** How long "the group exists but has no such kind" is remembered (cert-manager's webhook). */
 export const NEGATIVE_CACHE_MS = 30_000;
 
 /**

@@ -1,5 +1,6 @@
+import { commandFailure } from './command-failure.js';
+
 /** The parts of `process` that decide how a command exits. */
-import { errorMessage } from '../../base/error-message.js';
 export interface ExitingProcess {
   exitCode?: number | string | null | undefined;
   once(event: 'beforeExit', listener: () => void): unknown;
@@ -7,9 +8,10 @@ export interface ExitingProcess {
 }
 
 /**
- * Makes the process exit with the command's status: the number it resolves with, 1 when it
- * rejects (the message goes to stderr), and 1 when the event loop empties while it is still
- * unsettled. Node exits 0 in that last case: a call whose answer can never come (its
+ * Makes the process exit with the command's status: the number it resolves with; when it
+ * rejects, the exit status of the error's kind (commandFailure: 1 unless the command line
+ * cannot be used), the message going to stderr; and 1 when the event loop empties while it is
+ * still unsettled. Node exits 0 in that last case: a call whose answer can never come (its
  * connection dropped without a word) would otherwise look like a success.
  */
 export function exitWithOutcome(
@@ -17,10 +19,13 @@ export function exitWithOutcome(
   proc: ExitingProcess = process,
   stderr: { write(text: string): unknown } = process.stderr,
 ): void {
-  const unsettled = () => {
-    stderr.write('cert-csi: the command ended without an outcome: no answer will come\n');
-    proc.exitCode = 1;
+  const fail = (err: unknown) => {
+    const failure = commandFailure(err);
+    stderr.write(`${failure.line}\n`);
+    proc.exitCode = failure.exitCode;
   };
+  const unsettled = () =>
+    fail(new Error('the command ended without an outcome: no answer will come'));
   proc.once('beforeExit', unsettled);
   outcome.then(
     (code) => {
@@ -29,8 +34,7 @@ export function exitWithOutcome(
     },
     (err: unknown) => {
       proc.off('beforeExit', unsettled);
-      stderr.write(`cert-csi: ${errorMessage(err)}\n`);
-      proc.exitCode = 1;
+      fail(err);
     },
   );
 }

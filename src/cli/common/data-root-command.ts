@@ -1,5 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { errorMessage } from '../../base/error-message.js';
+import { commandFailure } from './command-failure.js';
+import { UsageError } from './usage-error.js';
 
 /** Where a command writes; the process streams, or a test's buffers. */
 export interface CommandOutput {
@@ -24,8 +26,9 @@ export function usageError(
   command: DataRootCommand<unknown>,
   message: string,
 ): number {
-  out.stderr.write(`cert-csi ${command.name}: ${message}\n\n${command.help}`);
-  return 2;
+  const failure = commandFailure(new UsageError(message), `cert-csi ${command.name}`);
+  out.stderr.write(`${failure.line}\n\n${command.help}`);
+  return failure.exitCode;
 }
 
 /**

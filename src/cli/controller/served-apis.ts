@@ -9,7 +9,7 @@ import { resourceNameOf } from '../../store/object-rules.js';
 import type { ResourceStore } from '../../store/resource-store.js';
 
 // Controllers of APIs a cluster may not serve: PodCertificateRequests and ClusterTrustBundles
-// are beta and off by default in 1.35 and 1.36 (reference pod-certificates.md §0).
+// are beta and off by default in 1.35 and 1.36 (gates PodCertificateRequest, ClusterTrustBundle).
 const OPTIONAL_APIS: ReadonlyArray<{ controller: string; kind: ResourceKind }> = [
   { controller: POD_CERTIFICATE_SIGNER, kind: PodCertificateRequestKind },
   { controller: TRUST_BUNDLE_PUBLISHER, kind: ClusterTrustBundleKind },

@@ -59,7 +59,7 @@ const issuerRules: Validator = (object, _old, write) =>
 
 // The API server's own PodCertificateRequest strategy: create validation (identity fields,
 // key material and its proof of possession), spec immutable, status checked against the
-// request (reference pod-certificates.md §1.6).
+// request (ValidatePodCertificateRequestStatusUpdate).
 const podCertificateRequestRules: Validator = (object, old, write) => {
   if (!old || write === 'create') {
     return validatePodCertificateRequestCreate(

@@ -7,6 +7,7 @@ import { quoted } from '../../api/echoed-value.js';
 import { ClusterIssuerKind, IssuerKind } from '../../api/issuer.js';
 import type { KubeObject, ResourceKind } from '../../api/meta.js';
 import { SecretKind } from '../../api/secret.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { errorMessage } from '../../base/error-message.js';
 import { RefusedFileError, readRegularFile } from '../../fs/regular-file.js';
 import type { AdmissionHook } from '../../store/admission.js';
@@ -42,6 +43,10 @@ export class ManifestError extends Error {
   constructor(where: string, problem: string) {
     super(`${where}: ${problem}`);
     this.name = 'ManifestError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_MANIFEST_INVALID';
   }
 }
 

@@ -8,11 +8,8 @@ import type { HeldLock } from '../../fs/directory-lock.js';
 import { DataRoot } from '../../volume/data-root.js';
 import { claimDataRoot } from '../../volume/data-root-lock.js';
 import type { Mounter } from '../../volume/mounter.js';
-import {
-  type CertificateRenewHandler,
-  watchRenewRequests,
-} from '../../volume-manager/control/renew-requests.js';
-import { serveUnsavedFailures } from '../../volume-manager/control/status-socket.js';
+import type { CertificateRenewHandler } from '../../volume-manager/control/control-connection.js';
+import { type ControlServer, serveControl } from '../../volume-manager/control/control-server.js';
 import type { VolumeManagerSettings } from '../../volume-manager/settings.js';
 import { VolumeManager, type VolumeManagerOptions } from '../../volume-manager/volume-manager.js';
 
@@ -41,8 +38,9 @@ export interface NodeServices {
 
 /**
  * Starts what both modes share over a store: the data root's lock (unless the caller holds it),
- * the volume manager (rediscovery, renewal), the `cert-csi renew` request watcher and the CSI
- * server, in that order, so the socket answers only once every volume on disk is managed again.
+ * the volume manager (rediscovery, renewal), the control socket (`cert-csi renew` and `status`)
+ * and the CSI server, in that order, so the sockets answer only once every volume on disk is
+ * managed again.
  * A failed start stops what it started and releases the lock.
  */
 export async function startNodeServices(
@@ -69,8 +67,7 @@ export async function startNodeServices(
   // The data root first: a second instance is refused before it touches the first one's socket.
   const lock = dataRootLock ?? (await claimDataRoot(dataRoot, options.mounter));
   let manager: VolumeManager | undefined;
-  let renewWatcher: { close(): void } | undefined;
-  let statusSocket: { close(): Promise<void> } | undefined;
+  let control: ControlServer | undefined;
   try {
     // Checked again right before listening; refusing here spares a rediscovery of every volume.
     if (options.endpoint.kind === 'unix') await freeUnixEndpoint(options.endpoint.path, logger);
@@ -85,15 +82,17 @@ export async function startNodeServices(
     });
     manager = running;
     await running.start(options.signal);
-    const watcher = await watchRenewRequests(
+    const served = await serveControl(
       dataRoot,
-      (target, progress) => running.renewNow(target, progress),
+      {
+        renew: (target, progress) => running.renewNow(target, progress),
+        unsavedFailures: () => running.unsavedFailures(),
+        renewalsAsked: () => running.renewalsAsked(),
+        renewCertificate,
+      },
       logger,
-      renewCertificate,
     );
-    renewWatcher = watcher;
-    const failures = await serveUnsavedFailures(dataRoot, () => running.unsavedFailures(), logger);
-    statusSocket = failures;
+    control = served;
     const identity = {
       driverName: options.driverName,
       version: options.version,
@@ -118,15 +117,13 @@ export async function startNodeServices(
       dataRoot,
       async stop() {
         await server.close();
-        watcher.close();
-        await failures.close();
+        await served.close();
         running.stop();
         lock.release();
       },
     };
   } catch (err) {
-    renewWatcher?.close();
-    await statusSocket?.close();
+    await control?.close();
     manager?.stop();
     lock.release();
     throw err;

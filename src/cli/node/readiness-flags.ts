@@ -4,7 +4,7 @@ import type { ReadinessOptions } from '../../volume-manager/readiness/pod-readin
 import { parseReadinessGates } from '../../volume-manager/readiness/readiness-gate.js';
 import { DEFAULT_GATE_BACKOFF } from '../../volume-manager/settings.js';
 
-/** The readiness flags of `cert-csi node`, csi-driver's names and defaults (reference §4.9, §6.3). */
+/** The readiness flags of `cert-csi node`, csi-driver's names and defaults (cmd/app/options). */
 export const READINESS_OPTIONS = {
   'continue-on-not-ready': { type: 'boolean', default: false },
   'pod-readiness-gate': { type: 'string', multiple: true },

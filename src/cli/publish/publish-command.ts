@@ -12,8 +12,10 @@ import { readUnpublishOutcome } from '../../driver/unpublish-outcome.js';
 import { readAtomically } from '../../fs/atomic-writer.js';
 import { renewalTime } from '../../pki/renewal-time.js';
 import type { UnpublishOutcome } from '../../volume-manager/volume-publisher.js';
+import { commandFailure } from '../common/command-failure.js';
 import { type CommandOutput, processOutput } from '../common/data-root-command.js';
 import { flagTimeout } from '../common/flag-values.js';
+import { PluginCallError } from './plugin-call-error.js';
 
 /** How long publish and unpublish wait for the plugin's answer by default: kubelet's 2m. */
 export const DEFAULT_CALL_TIMEOUT = '2m';
@@ -235,8 +237,9 @@ function reportRpcError(out: CommandOutput, err: unknown, timedOutAfter?: string
     timedOutAfter !== undefined && code === status.DEADLINE_EXCEEDED
       ? ` (no answer within --timeout ${timedOutAfter})`
       : '';
-  out.stderr.write(`error: ${name}: ${details}${hint}\n`);
-  return 1;
+  const failure = commandFailure(new PluginCallError(`${name}: ${details}${hint}`), 'error');
+  out.stderr.write(`${failure.line}\n`);
+  return failure.exitCode;
 }
 
 /** Prints what the volume now holds, read back from the target directory. */

@@ -1,30 +1,20 @@
-import { randomUUID } from 'node:crypto';
-import { watch } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type NamespacedName, parseNamespacedName } from '../../api/namespaced-name.js';
 import { errorMessage } from '../../base/error-message.js';
 import { triggerManualIssuance } from '../../certificates/manual-trigger.js';
-import { removeFileDurably, writeFileAtomic } from '../../fs/atomic-file.js';
-import { errnoCode } from '../../fs/errors.js';
-import { readRegularFile } from '../../fs/regular-file.js';
 import { DataRoot } from '../../volume/data-root.js';
 import { validateVolumeId } from '../../volume/volume-id.js';
 import {
-  type CertificateTarget,
-  type CertificateTriggered,
-  formatRenewRequest,
-  PROGRESS_SUFFIX,
-  parseCertificateResult,
-  parseRenewProgress,
-  parseRenewResult,
-  RENEW_RESULT_MAX_BYTES,
-  REQUEST_SUFFIX,
-  RESULT_SUFFIX,
-  type RenewOutcome,
-  type RenewTarget,
-  renewDirOf,
-} from '../../volume-manager/control/renew-protocol.js';
+  askCertificateRenew,
+  askRenew,
+  ControlError,
+} from '../../volume-manager/control/control-client.js';
+import type {
+  CertificateTriggered,
+  RenewOutcome,
+  RenewTarget,
+} from '../../volume-manager/control/control-protocol.js';
 import {
   type CommandOutput,
   isDirectory,
@@ -43,9 +33,9 @@ export const RENEW_HELP = `Usage: cert-csi renew --data-root DIR (--volume-id ID
        cert-csi renew --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME]
 
 Makes a running plugin renew now, whatever the renewal time, and waits until the new
-certificate is written. The request is a file in DIR/..renew that the plugin watches;
-the plugin answers with a result file. One line is printed per volume, as soon as that
-volume is done (with --all, while the others are still renewing).
+certificate is written. The request goes over the unix socket DIR/..control.sock, which
+the plugin serves; no plugin answering there fails at once. One line is printed per
+volume, as soon as that volume is done (with --all, while the others are still renewing).
 
 With --certificate, marks a cert-manager Certificate for issuance now, as "cmctl renew"
 does: its Issuing condition becomes True with reason ManuallyTriggered and message
@@ -57,13 +47,15 @@ A Certificate already issuing goes on with the issuance in progress (none is add
 condition keeps its transition time, takes the new reason and message, and a note says so
 on stderr.
   with --data-root DIR: a Certificate of the embedded plugin running with that data root;
-    the request goes through DIR/..renew and the plugin, which owns the store, writes it.
+    the request goes through DIR/..control.sock and the plugin, which owns the store,
+    writes it.
   with --kubeconfig FILE or --context NAME: a Certificate in that cluster, written directly.
 
 Exit codes: 0 every volume renewed, or the Certificate marked; 1 a renewal failed, the
-Certificate does not exist or could not be written, or the plugin did not answer;
-2 bad flags (a malformed NAMESPACE/NAME, an unusable kubeconfig), or no plugin ever ran
-with this data root.
+Certificate does not exist or could not be written, or no plugin answered (none runs with
+this data root, or it did not answer within --timeout); 2 bad flags (a malformed
+NAMESPACE/NAME, an unusable kubeconfig), or the data root does not exist (no plugin ever
+ran with it).
 
 Flags:
   --data-root DIR                the plugin's --data-root
@@ -77,7 +69,7 @@ Flags:
 Cluster, with --certificate:
 ${KUBE_CLIENT_HELP}`;
 
-/** `cert-csi renew`: asks the plugin watching the data root to renew now, and reports the outcome. */
+/** `cert-csi renew`: asks the plugin serving the data root to renew now, and reports the outcome. */
 export async function runRenew(
   args: string[],
   out: CommandOutput = processOutput,
@@ -112,12 +104,19 @@ export async function runRenew(
   }
   const plugin = await pluginOf(out, root, values.timeout);
   if (typeof plugin === 'number') return plugin;
-  const printed = new Set<string>();
-  const text = await plugin.ask(target, (progress) =>
-    printOutcome(out, parseRenewProgress(progress), printed),
-  );
-  if (text === undefined) return 1;
-  return report(out, text, printed);
+  let outcome: RenewOutcome;
+  try {
+    outcome = await askRenew(plugin.dataRoot, target, {
+      timeoutMs: plugin.timeoutMs,
+      onProgress: (done) => printOutcome(out, done),
+    });
+  } catch (err) {
+    return failed(out, err, plugin, 'the renewal may still complete (see cert-csi status)');
+  }
+  if (outcome.renewed.length === 0 && outcome.failed.length === 0) {
+    out.stdout.write('no volumes to renew\n');
+  }
+  return outcome.failed.length === 0 ? 0 : 1;
 }
 
 // The flags that say how to reach a cluster; only `--certificate` goes to one.
@@ -177,12 +176,19 @@ async function renewCertificate(values: RenewFlags, out: CommandOutput): Promise
   }
   const plugin = await pluginOf(out, resolve(dataRoot), values.timeout);
   if (typeof plugin === 'number') return plugin;
-  const target: CertificateTarget = { certificate: ref };
-  // No progress file for a Certificate: the answer comes in one piece.
-  const text = await plugin.ask(target, () => undefined);
-  if (text === undefined) return 1;
-  const result = readAnswer(out, text, parseCertificateResult);
-  return typeof result === 'number' ? result : printTriggered(out, result.triggered);
+  try {
+    return printTriggered(
+      out,
+      await askCertificateRenew(plugin.dataRoot, ref, { timeoutMs: plugin.timeoutMs }),
+    );
+  } catch (err) {
+    return failed(
+      out,
+      err,
+      plugin,
+      'the Certificate may yet be marked (see cert-csi status --certificate)',
+    );
+  }
 }
 
 // client-node costs ~0.6 s to load: only the cluster form pays for it.
@@ -202,72 +208,54 @@ function printTriggered(out: CommandOutput, triggered: CertificateTriggered): nu
   return 0;
 }
 
-/**
- * The running plugin of a data root, as a function that sends it one request and resolves with
- * the answer (undefined, with the reason on stderr, when none came within --timeout); or the
- * exit status when the flags or the data root rule it out.
- */
+/** The data root of a running plugin, and how long to wait for its answer. */
+interface PluginCall {
+  root: string;
+  dataRoot: DataRoot;
+  timeoutMs: number;
+  timeoutText: string;
+}
+
+/** The call to the plugin of a data root; the exit status when the flags or the data root rule it out. */
 async function pluginOf(
   out: CommandOutput,
   root: string,
   timeoutText: string,
-): Promise<
-  | {
-      ask: (
-        target: RenewTarget | CertificateTarget,
-        onProgress: (text: string) => void,
-      ) => Promise<string | undefined>;
-    }
-  | number
-> {
+): Promise<PluginCall | number> {
   let timeoutMs: number;
   try {
     timeoutMs = flagTimeout('--timeout', timeoutText);
   } catch (err) {
     return usageError(out, renewCommand, errorMessage(err));
   }
-  const dir = renewDirOf(new DataRoot(root));
-  if (!(await isDirectory(dir))) {
-    // The plugin creates the dir at start: without it, no plugin ever used this data root.
+  if (!(await isDirectory(root))) {
+    // The plugin creates it at start: without it, no plugin ever used this data root.
     return usageError(
       out,
       renewCommand,
-      `${dir} does not exist: is cert-csi node running with --data-root ${root}?`,
+      `data root ${root} does not exist or is not a directory: is cert-csi node running with --data-root ${root}?`,
     );
   }
-  return {
-    async ask(target, onProgress) {
-      const id = randomUUID();
-      const requestPath = join(dir, `${id}${REQUEST_SUFFIX}`);
-      const resultPath = join(dir, `${id}${RESULT_SUFFIX}`);
-      const text = await requestAndWait(
-        dir,
-        {
-          request: requestPath,
-          result: resultPath,
-          progress: join(dir, `${id}${PROGRESS_SUFFIX}`),
-        },
-        target,
-        timeoutMs,
-        onProgress,
-      );
-      if (text === undefined) {
-        // Still there: nobody took it. Gone: the plugin is working on it and may yet finish.
-        if (await removeFileDurably(requestPath)) {
-          out.stderr.write(
-            `no answer from the plugin within ${timeoutText}: is cert-csi node running with --data-root ${root}?\n`,
-          );
-        } else {
-          out.stderr.write(
-            `the plugin took the request but did not answer within ${timeoutText}; ${'certificate' in target ? 'the Certificate may yet be marked (see cert-csi status --certificate)' : 'the renewal may still complete (see cert-csi status)'}\n`,
-          );
-        }
-        return undefined;
-      }
-      await removeFileDurably(resultPath);
-      return text;
-    },
-  };
+  return { root, dataRoot: new DataRoot(root), timeoutMs, timeoutText };
+}
+
+/**
+ * Says why the plugin gave no answer, or the error it answered with; exit status 1. stillRunning
+ * tells what may yet happen when the plugin took the request. Anything else is thrown again.
+ */
+function failed(out: CommandOutput, err: unknown, call: PluginCall, stillRunning: string): number {
+  if (!(err instanceof ControlError)) throw err;
+  const running = `is cert-csi node running with --data-root ${call.root}?`;
+  const line = {
+    'no-plugin': `cert-csi renew: no plugin answers at ${err.socketPath} (${err.detail}): ${running}`,
+    'no-answer': `no answer from the plugin within ${call.timeoutText}: ${running}`,
+    late: `the plugin took the request but did not answer within ${call.timeoutText}; ${stillRunning}`,
+    lost: `cert-csi renew: no complete answer from the plugin (${err.detail}); ${stillRunning}`,
+    refused: `cert-csi renew: ${err.detail}`,
+    unreadable: `cert-csi renew: unreadable answer from the plugin: ${err.detail}`,
+  }[err.failure];
+  out.stderr.write(`${line}\n`);
+  return 1;
 }
 
 function parseFlags(args: string[]) {
@@ -291,110 +279,11 @@ function parseFlags(args: string[]) {
 
 const renewCommand = { name: 'renew', help: RENEW_HELP, parse: parseFlags };
 
-/**
- * Writes the request and resolves with the result file's text, or undefined after timeoutMs;
- * each version of the progress file seen meanwhile goes to onProgress.
- * The dir is watched before the request exists, and the result is looked for once the request is
- * written, so an answer can never slip between the two; there is no polling.
- */
-function requestAndWait(
-  dir: string,
-  paths: { request: string; result: string; progress: string },
-  target: RenewTarget | CertificateTarget,
-  timeoutMs: number,
-  onProgress: (text: string) => void,
-): Promise<string | undefined> {
-  const { request: requestPath, result: resultPath, progress: progressPath } = paths;
-  return new Promise((resolve, reject) => {
-    let done = false;
-    const finish = (outcome: { text?: string; err?: unknown }) => {
-      if (done) return;
-      done = true;
-      watcher.close();
-      clearTimeout(timer);
-      if (outcome.err !== undefined) reject(outcome.err);
-      else resolve(outcome.text);
-    };
-    // Regular files only, never a blocking open (see regular-file.ts): anything else at the
-    // result's name is an error, not an answer.
-    const read = (path: string) =>
-      readRegularFile(path, { maxBytes: RENEW_RESULT_MAX_BYTES }).then((data) =>
-        data.toString('utf8'),
-      );
-    const look = () =>
-      read(resultPath).then(
-        (text) => finish({ text }),
-        (err: unknown) => {
-          // Not written yet; the next event tells.
-          if (errnoCode(err) !== 'ENOENT') finish({ err });
-        },
-      );
-    // Progress is a courtesy: a file gone (the result is there) or unreadable is skipped.
-    const lookProgress = () =>
-      read(progressPath).then(
-        (text) => {
-          if (!done) onProgress(text);
-        },
-        () => undefined,
-      );
-    const resultName = resultPath.slice(dir.length + 1);
-    const progressName = progressPath.slice(dir.length + 1);
-    const watcher = watch(dir, (_event, name) => {
-      if (name === null || name === progressName) void lookProgress();
-      if (name === null || name === resultName) void look();
-    });
-    watcher.on('error', (err) => finish({ err }));
-    const timer = setTimeout(() => finish({}), timeoutMs);
-    writeFileAtomic(requestPath, formatRenewRequest(target, new Date()), 0o600).then(
-      () => look(),
-      (err: unknown) => finish({ err }),
-    );
-  });
-}
-
-// One line per volume not printed yet (printed holds the lines already written).
-function printOutcome(out: CommandOutput, outcome: RenewOutcome, printed: Set<string>): void {
-  const lines = [
-    ...outcome.renewed.map((r) => {
-      const next = r.nextIssuanceTime === undefined ? '' : `, next renewal ${r.nextIssuanceTime}`;
-      return `renewed ${r.volumeId}: not after ${r.notAfter}${next}\n`;
-    }),
-    ...outcome.failed.map((f) => `failed ${f.volumeId}: ${f.error}\n`),
-  ];
-  for (const line of lines) {
-    if (printed.has(line)) continue;
-    printed.add(line);
-    out.stdout.write(line);
+// One line per volume.
+function printOutcome(out: CommandOutput, outcome: RenewOutcome): void {
+  for (const r of outcome.renewed) {
+    const next = r.nextIssuanceTime === undefined ? '' : `, next renewal ${r.nextIssuanceTime}`;
+    out.stdout.write(`renewed ${r.volumeId}: not after ${r.notAfter}${next}\n`);
   }
-}
-
-// The plugin's answer when it says ok; otherwise what is wrong is printed and 1 returned.
-function readAnswer<Ok extends { ok: true }>(
-  out: CommandOutput,
-  text: string,
-  parse: (text: string) => Ok | { ok: false; error: string },
-): Ok | 1 {
-  let result: Ok | { ok: false; error: string };
-  try {
-    result = parse(text);
-  } catch (err) {
-    out.stderr.write(`cert-csi renew: unreadable answer from the plugin: ${errorMessage(err)}\n`);
-    return 1;
-  }
-  if (!result.ok) {
-    out.stderr.write(`cert-csi renew: ${result.error}\n`);
-    return 1;
-  }
-  return result;
-}
-
-// Prints one line per volume; 0 only when the plugin renewed everything it was asked to.
-function report(out: CommandOutput, text: string, printed: Set<string>): number {
-  const result = readAnswer(out, text, parseRenewResult);
-  if (typeof result === 'number') return result;
-  printOutcome(out, result, printed);
-  if (result.renewed.length === 0 && result.failed.length === 0) {
-    out.stdout.write('no volumes to renew\n');
-  }
-  return result.failed.length === 0 ? 0 : 1;
+  for (const f of outcome.failed) out.stdout.write(`failed ${f.volumeId}: ${f.error}\n`);
 }

@@ -40,7 +40,7 @@ export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--watch] [--
 
 Lists the volumes of this node: volume id, pod, issuer, state, certificate expiry,
 next renewal and last error. It reads the files under the data root, so it works
-whether the plugin runs or not; a running plugin adds, through <data-root>/..status.sock,
+whether the plugin runs or not; a running plugin adds, through <data-root>/..control.sock,
 the last errors it could not write to metadata.json (a full data root).
 
 Long values are shortened with "…" to keep each row to one readable line; --json has

@@ -7,7 +7,7 @@ import { approvalSettled, conditionTypeFor, volumeCaDecision } from './approval-
 import { requestIssuers } from './request-issuers.js';
 
 /**
- * cert-manager's `certificaterequests-approver` (reference §2.3): records the approval
+ * cert-manager's `certificaterequests-approver`: records the approval
  * policy's decision once per request, after cert-csi's own rule for CA certificates of CSI
  * volumes (volumeCaDecision). Beside other issuers (ownIssuerTypesOnly) it decides
  * only for requests whose issuer exists and is a CA or SelfSigned one; an issuer that appears

@@ -12,8 +12,8 @@ export const EMPTY_ISSUER_DN_WARNING =
   'Certificate will be issued with an empty Issuer DN, which contravenes RFC 5280 and could break some strict clients';
 
 /**
- * cert-manager's CertificateRequest reasons and messages for every signing outcome (reference
- * §3.2 for CA issuers, §3.3 for SelfSigned): the only place they are written. Problems with a
+ * cert-manager's CertificateRequest reasons and messages for every signing outcome (its
+ * certificaterequests ca.go and selfsigned.go): the only place they are written. Problems with a
  * Secret are Pending (it may appear or be fixed); problems with the request are Failed.
  */
 export function requestResult(issuerType: IssuerType, outcome: SigningOutcome): RequestResult {

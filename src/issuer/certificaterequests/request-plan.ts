@@ -33,7 +33,7 @@ export interface SignerScope {
 }
 
 /**
- * The sync order of cert-manager's generic CertificateRequest controller (reference §2.2),
+ * The sync order of cert-manager's generic CertificateRequest controller (its sync.go),
  * as one pure function: the answer to "why did this request do that".
  */
 export function planRequestSync(

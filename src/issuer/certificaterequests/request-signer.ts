@@ -31,7 +31,7 @@ const REQUEST_SIGNERS: ReadonlyArray<{ name: string; issuerType: IssuerType }> =
 ];
 
 /**
- * cert-manager's generic CertificateRequest controller for one issuer type (reference §2.2):
+ * cert-manager's generic CertificateRequest controller for one issuer type:
  * watches requests, the issuers they name (an issuer change requeues its requests, found
  * through an index) and, for SelfSigned, the key Secrets they name.
  */

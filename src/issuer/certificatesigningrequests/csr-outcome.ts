@@ -14,8 +14,8 @@ export type CsrResult =
   | { outcome: 'failed'; reason: string; message: string };
 
 /**
- * cert-manager's CSR reasons and messages for every signing outcome (reference cert-manager.md
- * §4, ca.go and selfsigned.go): the only place they are written. A missing or unusable Secret
+ * cert-manager's CSR reasons and messages for every signing outcome (certificatesigningrequests
+ * ca.go and selfsigned.go): the only place they are written. A missing or unusable Secret
  * waits; anything wrong with the request or the signature fails.
  */
 export function csrResult(issuerType: IssuerType, outcome: SigningOutcome): CsrResult {

@@ -72,7 +72,7 @@ function described(ref: CsrIssuerRef): string {
 }
 
 /**
- * The sync order of cert-manager's CSR controller (reference cert-manager.md §4, sync.go), as
+ * The sync order of cert-manager's CSR controller (certificatesigningrequests/sync.go), as
  * one pure function: malformed or foreign signer names, Failed and Denied (by type, whatever
  * the status), approval, an existing certificate, the issuer (missing, untyped, another type),
  * the `reference` review for namespaced Issuers, the duration, readiness. lookup reads the

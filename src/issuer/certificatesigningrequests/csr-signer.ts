@@ -47,8 +47,8 @@ const SELF_SIGNED: CsrSignerKind = {
 const CSR_SIGNERS: readonly CsrSignerKind[] = [CA, SELF_SIGNED];
 
 /**
- * cert-manager's CertificateSigningRequest controller for one issuer type (reference
- * cert-manager.md §4): signs approved CSRs whose signer name designates an issuer of that type,
+ * cert-manager's CertificateSigningRequest controller for one issuer type: signs approved CSRs
+ * whose signer name designates an issuer of that type,
  * after the requester's `reference` review for namespaced Issuers. It watches CSRs, the issuers
  * they name (an issuer change requeues its CSRs, found through an index) and, for SelfSigned,
  * the key Secrets. A Failed condition is final: a failed CSR is never looked at again.

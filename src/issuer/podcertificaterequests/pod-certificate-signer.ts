@@ -47,7 +47,7 @@ import { signerIssuers } from './signer-issuers.js';
 export const POD_CERTIFICATE_SIGNER = 'podcertificaterequests-issuer';
 
 /**
- * The PodCertificateRequest signer (reference pod-certificates.md §4): it answers each request
+ * The PodCertificateRequest signer (KEP-4317): it answers each request
  * whose signer name designates one of this stack's CA or SelfSigned Issuers and ClusterIssuers
  * once: Issued, Denied or Failed; other signers' requests are never written. Every request
  * comes from one cluster-wide list and watch, indexed by signer name: a field selector takes
@@ -126,7 +126,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
         return false;
       }
     };
-    // The API server checks an issued status against the request (§1.6). A notBefore refused
+    // The API server checks an issued status against the request. A notBefore refused
     // as outside its window means the clocks disagree: a retry signs again with fresh times. A
     // refused permission is the installation's to fix. Any other refusal will not heal by
     // itself, and a pending request would leave the pod waiting without a word: Failed.

@@ -38,7 +38,7 @@ function servesPods(issuer: Issuer): boolean {
 
 /**
  * Publishes the CA of every issuer that serves pod certificates as a signer-linked
- * ClusterTrustBundle (reference pod-certificates.md §5.2), so pods can trust it through a
+ * ClusterTrustBundle (certificates.k8s.io/v1beta1), so pods can trust it through a
  * `clusterTrustBundle` projection: kept current when the CA Secret changes (previous roots
  * stay while valid, see trustBundleContent), deleted when the issuer stops serving pods.
  * While the CA Secret is missing or unusable the bundle is left as it is: pods still need it.

@@ -1,24 +1,19 @@
 import { X509Certificate } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { errorMessage } from '../../base/error-message.js';
 import { readAtomically } from '../../fs/atomic-writer.js';
 import { errnoCode } from '../../fs/errors.js';
-import { RefusedFileError, readRegularFile } from '../../fs/regular-file.js';
+import { RefusedFileError } from '../../fs/regular-file.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { VolumeError } from '../../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../volume/metadata.js';
-import {
-  parseRenewRequest,
-  RENEW_REQUEST_MAX_BYTES,
-  type RenewTarget,
-  renewDirOf,
-  requestCovers,
-  requestIdOf,
-} from './renew-protocol.js';
-import { readUnsavedFailures, type UnsavedFailure } from './status-socket.js';
+import { askStatus } from './control-client.js';
+import type { PluginStatus, UnsavedFailure } from './control-protocol.js';
 
-/** One volume of the node as `cert-csi status` shows it, read from its files alone. */
+/**
+ * One volume of the node as `cert-csi status` shows it: read from its files, with what the
+ * running plugin holds in memory for it (a failure not saved, a renewal asked for).
+ */
 export interface VolumeStatus {
   volumeId: string;
   state: 'ok' | 'pending' | 'failing' | 'expired' | 'corrupt' | 'incomplete' | 'waiting';
@@ -37,7 +32,7 @@ export interface VolumeStatus {
 export const CORRUPT_METADATA_PREFIX = 'metadata.json.corrupt-';
 
 // Read here from the raw context rather than through the driver's attribute parser: the driver
-// is a layer below renewal. Keys and defaults are csi-driver's (reference/csi-driver.md §1).
+// is a layer below the volume manager. Keys and defaults are csi-driver's (its pkg/apis).
 const PREFIX = 'csi.cert-manager.io/';
 const LEGACY_PREFIX = 'csi.certmanager.k8s.io/';
 const POD_NAME_KEY = 'csi.storage.k8s.io/pod.name';
@@ -48,6 +43,9 @@ function attribute(context: Record<string, string>, name: string): string | unde
   return context[`${PREFIX}${name}`] ?? context[`${LEGACY_PREFIX}${name}`];
 }
 
+/** How long `cert-csi status` waits for the plugin's answer before showing the files alone. */
+export const STATUS_ANSWER_TIMEOUT_MS = 2000;
+
 /** How many skipped files of one kind a status read names; the others are counted. */
 export const SKIPPED_FILES_NAMED = 5;
 
@@ -56,7 +54,8 @@ export type SkipWarning = (message: string) => void;
 
 /**
  * Every volume under the data root, sorted by id; a volume that cannot be read becomes a row
- * saying so. A running plugin adds the failures it could not write to metadata.json. Files
+ * saying so. A running plugin adds the failures it could not write to metadata.json, and
+ * marks pending the volumes whose renewal on request (`cert-csi renew`) is not finished. Files
  * that are no regular files are never opened in a way that blocks: warn names those skipped.
  */
 export async function readVolumeStatuses(
@@ -64,13 +63,16 @@ export async function readVolumeStatuses(
   now: Date = new Date(),
   warn: SkipWarning = () => undefined,
 ): Promise<VolumeStatus[]> {
-  const requests = await readPendingRequests(dataRoot, warn);
-  const unsaved = await readUnsavedFailures(dataRoot);
+  // No plugin answering (none runs, or it is stuck): the files alone.
+  const plugin = await askStatus(dataRoot, { timeoutMs: STATUS_ANSWER_TIMEOUT_MS }).catch(
+    (): PluginStatus => ({ unsaved: [], renewalsAsked: [] }),
+  );
+  const asked = new Set(plugin.renewalsAsked);
   const statuses: VolumeStatus[] = [];
   const unreadCertificates: string[] = [];
   for (const id of await dataRoot.listVolumeIds()) {
-    const requested = requests.some((r) => requestCovers(r, id));
-    const inMemory = unsaved.find((u) => u.volumeId === id);
+    const requested = asked.has(id);
+    const inMemory = plugin.unsaved.find((u) => u.volumeId === id);
     const notAfterOf = (fileName: string | undefined) =>
       certificateNotAfter(dataRoot, id, fileName, unreadCertificates);
     try {
@@ -95,6 +97,7 @@ function warnSkipped(warn: SkipWarning, what: string, messages: readonly string[
   if (more > 0) warn(`${what}: ${more} more`);
 }
 
+// requested: a renewal of the volume is asked of the plugin (cert-csi renew), not finished.
 async function volumeStatus(
   dataRoot: DataRoot,
   id: string,
@@ -209,33 +212,4 @@ async function certificateNotAfter(
     if ((err as Error).cause instanceof RefusedFileError) refused.push(errorMessage(err));
     return undefined;
   }
-}
-
-// The requests waiting in ..renew: a plugin that is down (or busy) has not taken them yet.
-async function readPendingRequests(dataRoot: DataRoot, warn: SkipWarning): Promise<RenewTarget[]> {
-  const dir = renewDirOf(dataRoot);
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    // No plugin ever ran here, or the dir is not usable: no request can be waiting.
-    return [];
-  }
-  const requests: RenewTarget[] = [];
-  const refused: string[] = [];
-  for (const name of names) {
-    if (requestIdOf(name) === undefined) continue;
-    try {
-      // Never blocking on a FIFO or following a link out of the dir (see regular-file.ts).
-      const text = await readRegularFile(join(dir, name), { maxBytes: RENEW_REQUEST_MAX_BYTES });
-      const request = parseRenewRequest(text.toString('utf8'));
-      // A Certificate's request concerns the store, not a volume of this node.
-      if (!('certificate' in request)) requests.push(request);
-    } catch (err) {
-      if (err instanceof RefusedFileError) refused.push(err.message);
-      // Else taken by the plugin meanwhile, or unparsable: the plugin answers it with an error.
-    }
-  }
-  warnSkipped(warn, 'renewal request skipped', refused);
-  return requests;
 }

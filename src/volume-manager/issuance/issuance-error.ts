@@ -1,6 +1,16 @@
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import type { IssuanceErrorReason } from '../../base/telemetry.js';
 
-/** Why an issuance ended without a certificate; the driver maps it to a gRPC code. */
+// Each reason its own kind: a CSI client (kubelet, `cert-csi publish`) tells them by gRPC code.
+const issuanceKinds: Record<IssuanceErrorReason, ErrorKind> = {
+  denied: 'CERT_CSI_ISSUANCE_DENIED',
+  failed: 'CERT_CSI_ISSUANCE_FAILED',
+  timeout: 'CERT_CSI_ISSUANCE_TIMED_OUT',
+  aborted: 'CERT_CSI_ISSUANCE_ABORTED',
+  'invalid-certificate': 'CERT_CSI_ISSUED_CERTIFICATE_INVALID',
+};
+
+/** Why an issuance ended without a certificate; its kind follows its reason. */
 export class IssuanceError extends Error {
   constructor(
     message: string,
@@ -8,6 +18,10 @@ export class IssuanceError extends Error {
   ) {
     super(message);
     this.name = 'IssuanceError';
+  }
+
+  get errorKind(): ErrorKind {
+    return issuanceKinds[this.reason];
   }
 }
 

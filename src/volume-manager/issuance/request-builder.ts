@@ -16,7 +16,7 @@ export function volumeLabels(nodeId: string, volumeId: string): Record<string, s
 }
 
 /**
- * The CertificateRequest csi-lib creates for a volume (reference csi-driver §4.3): in the
+ * The CertificateRequest csi-lib creates for a volume (its manager's submitRequest): in the
  * pod's namespace, labelled with the node and volume hashes, owned by the pod so Kubernetes
  * garbage-collects it with the pod, carrying the pass-through annotations.
  */

@@ -14,7 +14,7 @@ export type RequestProgress =
   | { state: 'waiting'; message: string };
 
 /**
- * Reads a request's conditions the way csi-lib does (reference csi-driver §4.2 step 8), with
+ * Reads a request's conditions the way csi-lib's manager does (handleRequest), with
  * its messages, so a timed-out publish says exactly what it was waiting for.
  */
 export function requestProgress(request: CertificateRequest): RequestProgress {

@@ -1,6 +1,7 @@
 import { type CertificateRequest, CertificateRequestKind } from '../../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../api/labels.js';
 import { objectKey } from '../../api/meta.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { keyOf } from '../../controller/controller-definition.js';
 import { byLabel } from '../../controller/indexes.js';
 import type { Informer } from '../../store/informer.js';
@@ -18,6 +19,10 @@ export class RequestWaitError extends Error {
   ) {
     super(message);
     this.name = 'RequestWaitError';
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_REQUEST_WAIT_ENDED';
   }
 }
 

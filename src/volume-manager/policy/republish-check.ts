@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { resolve } from 'node:path';
 import { quoted } from '../../api/echoed-value.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import { stripSecrets, type VolumeCapabilityRecord } from '../../volume/metadata.js';
 import type { PublishRequest } from '../volume-publisher.js';
 
@@ -39,6 +40,10 @@ export class RepublishConflictError extends Error {
     super(
       `volume ${volumeId} is already published with other settings (volume attributes are immutable; unpublish it first): ${differences.join('; ')}`,
     );
+  }
+
+  get errorKind(): ErrorKind {
+    return 'CERT_CSI_REPUBLISH_CONFLICT';
   }
 }
 

@@ -3,7 +3,7 @@ import { type Pod, podIPsOf } from '../../api/pod.js';
 import { goQuoteValue } from '../../base/go-text.js';
 import { ipAddressBytes } from '../../pki/index.js';
 
-// csi-driver's --pod-readiness-gate (reference/csi-driver.md §4.9): its syntax, its parse
+// csi-driver's --pod-readiness-gate (its pkg/readinessgate): its syntax, its parse
 // errors and its reasons, word for word; evaluated against a Pod object, nothing else.
 
 /** The address families a pod-ip gate can ask for. */

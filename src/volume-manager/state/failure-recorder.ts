@@ -3,7 +3,7 @@ import type { Clock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeFailure, type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
-import type { UnsavedFailure } from '../control/status-socket.js';
+import type { UnsavedFailure } from '../control/control-protocol.js';
 import type { IssuedCertificate } from '../issuance/certificate-files.js';
 import { type BackoffPolicy, backoffDelay, retryAfterIssuance } from '../policy/renewal-policy.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';
@@ -21,7 +21,7 @@ export interface FailureRecorderDeps {
  * Records the failures of publishes and renewals in metadata.json, with the backoff's retry
  * time, so a restart continues the backoff instead of bursting. When metadata.json cannot be
  * written (a full data root) the failure is held in memory, where `cert-csi status` reads it
- * through the status socket, until the volume's metadata is written again.
+ * through the control socket, until the volume's metadata is written again.
  */
 export class FailureRecorder {
   /** Failures metadata.json could not take, by volume id. */

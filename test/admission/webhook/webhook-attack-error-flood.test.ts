@@ -8,7 +8,7 @@ import {
 } from '../../support/webhook-child.js';
 import { httpsRequest } from '../../support/webhook-tls.js';
 
-// Issue 23, item 2: one Certificate review with 200k-280k invalid spec.emailAddresses (under
+// One Certificate review with 200k-280k invalid spec.emailAddresses (under
 // the API server's 3 MiB; the CRD has no maxItems) made a 22-30 MB refusal in 11 s, delayed
 // every other review 3-10 s and was OOM-killed at the manifests' 256 MiB, where the webhook
 // idles near 140 MiB. Here such reviews (the reproduced one, and one flooding several lists at

@@ -9,7 +9,7 @@ import {
 } from '../../support/webhook-child.js';
 import { chunkedPostHead } from '../../support/webhook-tls.js';
 
-// Issue 23, item 4: four concurrent 4 MB deeply nested JSON bodies blocked the event loop, and
+// Four concurrent 4 MB deeply nested JSON bodies blocked the event loop, and
 // a small valid review waited 6-23 s (past the configurations' timeoutSeconds: 10). Here that
 // attack and its variants (sent in chunks without a length, too many objects, too wide a list,
 // and the costliest bodies the limits let through) run against the real server in a child

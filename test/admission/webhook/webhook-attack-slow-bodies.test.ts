@@ -11,7 +11,7 @@ import {
 } from '../../support/webhook-child.js';
 import { chunkedPostHead } from '../../support/webhook-tls.js';
 
-// Issue 23, item 3: 60 unauthenticated TLS connections each sending all but the last byte of
+// 60 unauthenticated TLS connections each sending all but the last byte of
 // a 4 MB body pushed the webhook to 373 MiB (OOM at 256 MiB), and nothing closed them. Here
 // that attack and its variants (bodies within the size limit, chunked bodies, stalled headers,
 // connections that never start TLS) run against the real server in a child with a 64 MiB

@@ -29,7 +29,8 @@ import {
   serviceAccountUser,
 } from '../test/fake-api-server/fake-api-server.js';
 import { loadRbacFromDirectory } from '../test/fake-api-server/rbac-authorizer.js';
-import { issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+import { issuer, tlsSecret, withNamespace, withSpec } from '../test/support/builders/index.js';
+import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 
 const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
@@ -49,7 +50,10 @@ await server.store.create(
   SecretKind,
   tlsSecret('bench', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
 );
-await server.store.create(IssuerKind, issuer('ca', 'bench', { ca: { secretName: 'ca' } }));
+await server.store.create(
+  IssuerKind,
+  issuer('ca', withNamespace('bench'), withSpec({ ca: { secretName: 'ca' } })),
+);
 
 const controller = startController({
   kubeConfig: config('controller'),

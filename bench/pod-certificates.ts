@@ -28,7 +28,8 @@ import {
   verifiedPodCertificateKey,
 } from '../src/pki/pod-certificate-key.js';
 import { MemoryStore } from '../src/store/memory-store.js';
-import { issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+import { clusterIssuer, tlsSecret, withSpec } from '../test/support/builders/index.js';
+import { makeCA } from '../test/support/issuer-fixtures.js';
 import {
   createPod,
   type KeyMaterialForm,
@@ -103,7 +104,7 @@ async function signingFloor(requests: PodCertificateRequest[], width: number): P
   // The CA signer prepares a Secret once per uid/resourceVersion, as a store would set them.
   secret.metadata.uid = 'bench-ca-secret';
   secret.metadata.resourceVersion = '1';
-  const caIssuer = issuer(BENCH_ISSUER, undefined, { ca: { secretName: BENCH_ISSUER } });
+  const caIssuer = clusterIssuer(BENCH_ISSUER, withSpec({ ca: { secretName: BENCH_ISSUER } }));
   const signer = createCASigner();
   const sign = async (request: PodCertificateRequest) => {
     const { spec } = request;

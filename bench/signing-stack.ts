@@ -20,7 +20,15 @@ import { buildChain } from '../src/pki/chain.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
 import type { ResourceStore } from '../src/store/resource-store.js';
-import { certificateRequest, issuer, makeCA, tlsSecret } from '../test/support/issuer-fixtures.js';
+import {
+  certificateRequest,
+  clusterIssuer,
+  tlsSecret,
+  withCsr,
+  withNamespace,
+  withSpec,
+} from '../test/support/builders/index.js';
+import { makeCA } from '../test/support/issuer-fixtures.js';
 
 /** The name of the benchmarks' CA ClusterIssuer (its Secret is kube-system/bench-ca). */
 export const BENCH_ISSUER = 'bench-ca';
@@ -121,9 +129,9 @@ export async function startSigningStack<Config>(options: {
       'tls.key': ca.keyPem,
     }),
   );
-  const clusterIssuer = issuer(BENCH_ISSUER, undefined, { ca: { secretName: BENCH_ISSUER } });
-  if (options.issuerAnnotations) clusterIssuer.metadata.annotations = options.issuerAnnotations;
-  await store.create(ClusterIssuerKind, clusterIssuer);
+  const benchIssuer = clusterIssuer(BENCH_ISSUER, withSpec({ ca: { secretName: BENCH_ISSUER } }));
+  if (options.issuerAnnotations) benchIssuer.metadata.annotations = options.issuerAnnotations;
+  await store.create(ClusterIssuerKind, benchIssuer);
   await new Promise<void>((resolve) => {
     const watch = store.watch(
       ClusterIssuerKind,
@@ -185,10 +193,15 @@ export async function signThroughStore(options: {
   for (const [i, csrPem] of requests.entries()) {
     await store.create(
       CertificateRequestKind,
-      certificateRequest('bench', `req-${i}`, csrPem, {
-        issuerRef: { name: BENCH_ISSUER, kind: 'ClusterIssuer' },
-        duration: '24h',
-      }),
+      certificateRequest(
+        `req-${i}`,
+        withNamespace('bench'),
+        withSpec({
+          issuerRef: { name: BENCH_ISSUER, kind: 'ClusterIssuer' },
+          duration: '24h',
+        }),
+        withCsr(csrPem),
+      ),
     );
   }
   await allIssued;

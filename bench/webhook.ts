@@ -18,7 +18,13 @@ import { certManagerAdmission } from '../src/admission/webhook/cert-manager-admi
 import type { AdmissionRequest } from '../src/api/admission-review.js';
 import { silentLogger } from '../src/api/logger.js';
 import type { KubeObject } from '../src/api/meta.js';
-import { certificateRequest, keyAndCsr } from '../test/support/issuer-fixtures.js';
+import {
+  certificateRequest,
+  withCsr,
+  withNamespace,
+  withSpec,
+} from '../test/support/builders/index.js';
+import { keyAndCsr } from '../test/support/issuer-fixtures.js';
 import { servingCertificate, WEBHOOK_HOST } from '../test/support/webhook-tls.js';
 import { ECDSA_P256 } from './signing-stack.js';
 
@@ -32,10 +38,15 @@ const count = Number(values.reviews);
 const concurrency = Number(values.concurrency);
 
 const { csrPem } = await keyAndCsr(ECDSA_P256, { dnsNames: ['bench.example'] });
-const object = certificateRequest('team', 'bench', csrPem, {
-  issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' },
-  usages: ['digital signature', 'key encipherment'],
-});
+const object = certificateRequest(
+  'bench',
+  withNamespace('team'),
+  withSpec({
+    issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' },
+    usages: ['digital signature', 'key encipherment'],
+  }),
+  withCsr(csrPem),
+);
 const user = { username: 'alice', uid: 'u-1', groups: ['developers', 'system:authenticated'] };
 const resource = { group: 'cert-manager.io', version: 'v1', resource: 'certificaterequests' };
 const requestOf = (uid: string): AdmissionRequest => ({

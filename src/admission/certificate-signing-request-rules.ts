@@ -20,9 +20,9 @@ import {
 } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
 import { goQuote, goQuoteValue } from '../base/go-text.js';
+import { validateSignerName } from '../base/signer-name.js';
 import { parseCsrSync } from '../pki/csr.js';
 import { decodeGoPemBlocks, isStandardBase64 } from '../pki/pem.js';
-import { validateSignerName } from './kube-validation.js';
 
 // kube-apiserver's registry strategy and validation of CertificateSigningRequests
 // (pkg/registry/certificates/certificates/strategy.go, pkg/apis/certificates/validation), as

@@ -1,12 +1,13 @@
 import { X509Certificate } from 'node:crypto';
 import { type ClusterTrustBundle, trustBundleNamePrefix } from '../api/cluster-trust-bundle.js';
 import { shortened } from '../api/echoed-value.js';
+import { byteLength, nameIsDnsSubdomain } from '../api/kube-names.js';
 import { invalidField, requiredField, tooLongField } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
+import { validateSignerName } from '../base/signer-name.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { decodeBasicConstraints, ExtensionOid } from '../pki/extensions.js';
 import { decodeGoPemBlocks } from '../pki/pem.js';
-import { byteLength, nameIsDnsSubdomain, validateSignerName } from './kube-validation.js';
 
 // kube-apiserver's rules for ClusterTrustBundles (k8s.io/kubernetes
 // pkg/apis/certificates/validation ValidateClusterTrustBundle), with its messages.

@@ -1,5 +1,6 @@
 import { type AsymmetricKeyDetails, type KeyObject, X509Certificate } from 'node:crypto';
 import type { Condition } from '../api/conditions.js';
+import { byteLength, nameIsDnsSubdomain, qualifiedNameErrors } from '../api/kube-names.js';
 import {
   PCR_CONDITION_DENIED,
   PCR_CONDITION_FAILED,
@@ -26,6 +27,7 @@ import {
 } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
 import { goTimeString } from '../base/go-text.js';
+import { isKubernetesSignerName, validateSignerName } from '../base/signer-name.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { formatGoDuration } from '../pki/duration.js';
 import { ExtensionOid } from '../pki/extensions.js';
@@ -38,16 +40,7 @@ import {
   verifiedPodCertificateKey,
 } from '../pki/pod-certificate-key.js';
 import { decodeSubjectAltNames } from '../pki/san.js';
-import {
-  byteLength,
-  isKubernetesSignerName,
-  nameIsDnsSubdomain,
-  parseKubeTime,
-  qualifiedNameErrors,
-  RFC3339_DETAIL,
-  validateConditions,
-  validateSignerName,
-} from './kube-validation.js';
+import { parseKubeTime, RFC3339_DETAIL, validateConditions } from './kube-validation.js';
 
 // kube-apiserver's rules for PodCertificateRequests (KEP-4317;
 // pkg/apis/certificates/validation in 1.35, plus the 1.36 stub request). Messages are the API

@@ -1,7 +1,7 @@
 import type { CertificateRequest } from '../api/certificate-request.js';
 import type { UserInfo } from '../api/user-info.js';
 import { forbiddenField } from '../base/field-error.js';
-import { sameUnordered } from '../certificates/name-lists.js';
+import { sameUnordered } from '../base/unordered-lists.js';
 import { jsonEqual } from '../store/json-value.js';
 
 // cert-manager's identity admission plugin (its

@@ -1,10 +1,10 @@
+import { quoted } from './echoed-value.js';
 import {
   DNS1123_LABEL_MESSAGE,
   DNS1123_SUBDOMAIN_MESSAGE,
   isDns1123Label,
   isDns1123Subdomain,
-} from './dns-names.js';
-import { quoted } from './echoed-value.js';
+} from './kube-names.js';
 
 /** A namespaced object's namespace and name, as `kubectl` and cmctl address it. */
 export interface NamespacedName {

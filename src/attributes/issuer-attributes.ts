@@ -1,13 +1,11 @@
 import { CERT_MANAGER_GROUP, defaultIssuerRef } from '../api/issuer-ref.js';
+import { isResourceKind, RESOURCE_KIND_RULE } from '../api/kube-names.js';
 import type { VolumeCertificateSpec } from '../api/volume-spec.js';
 import { invalidValue, requiredValue, unsupportedValue } from './attribute-errors.js';
 import type { AttributeReader } from './attribute-reader.js';
 import { dnsSubdomainProblem } from './object-names.js';
 
 const CERT_MANAGER_KINDS = ['Issuer', 'ClusterIssuer'];
-// A CustomResourceDefinition's kind, lower-cased, must be an RFC 1035 label.
-const KIND_MAX_LENGTH = 63;
-const RFC1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * Reads issuer-name, issuer-kind and issuer-group with cert-manager's defaults. The name
@@ -31,22 +29,11 @@ export function readIssuerRef(attrs: AttributeReader): VolumeCertificateSpec['is
   if (ref.group !== CERT_MANAGER_GROUP) {
     const problem = dnsSubdomainProblem(ref.group);
     if (problem !== undefined) attrs.fail('issuer-group', problem);
-    if (!isCrdKind(ref.kind)) {
-      attrs.fail(
-        'issuer-kind',
-        invalidValue(
-          ref.kind,
-          `must be a resource kind: a letter, then letters, digits or '-', at most ${KIND_MAX_LENGTH} characters`,
-        ),
-      );
+    if (!isResourceKind(ref.kind)) {
+      attrs.fail('issuer-kind', invalidValue(ref.kind, RESOURCE_KIND_RULE));
     }
   } else if (!CERT_MANAGER_KINDS.includes(ref.kind)) {
     attrs.fail('issuer-kind', unsupportedValue(ref.kind, CERT_MANAGER_KINDS));
   }
   return ref;
-}
-
-function isCrdKind(kind: string): boolean {
-  const lower = kind.toLowerCase();
-  return lower.length <= KIND_MAX_LENGTH && RFC1035_LABEL.test(lower);
 }

@@ -1,6 +1,13 @@
-import { validateSignerName } from '../admission/kube-validation.js';
+import {
+  CONFIG_MAP_KEY_DOTS_RULE,
+  CONFIG_MAP_KEY_ERROR,
+  CONFIG_MAP_KEY_MAX_LENGTH,
+  hasConfigMapKeyCharacters,
+  isDotDirectoryKey,
+} from '../api/kube-names.js';
 import type { TrustBundleSource } from '../api/trust-bundle-source.js';
 import { errorMessage } from '../base/error-message.js';
+import { validateSignerName } from '../base/signer-name.js';
 import { parseLabelSelector } from '../store/label-selector.js';
 import { invalidValue, requiredValue, tooLong } from './attribute-errors.js';
 import type { AttributeReader } from './attribute-reader.js';
@@ -9,12 +16,6 @@ import { dnsSubdomainProblem } from './object-names.js';
 /** The forms the trust-bundle attribute takes, for error messages. */
 export const TRUST_BUNDLE_FORMS =
   'configmap:<name>/<key>, clustertrustbundle:<name>, clustertrustbundle-signer:<signerName>[;<labelSelector>], bundle:<name>[/<key>]';
-
-// IsConfigMapKey's rule, in its words.
-const CONFIG_MAP_KEY = /^[-._a-zA-Z0-9]+$/;
-const CONFIG_MAP_KEY_RULE =
-  "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
-const CONFIG_MAP_KEY_MAX = 253;
 
 /** What the attribute's value names, or why it names nothing. */
 export type ParsedTrustBundleSource =
@@ -101,11 +102,9 @@ function objectNameProblems(name: string, what: string): string[] {
 
 function configMapKeyProblems(key: string): string[] {
   if (key === '') return [requiredValue('the key is empty')];
-  if (key.length > CONFIG_MAP_KEY_MAX) return [tooLong(key, CONFIG_MAP_KEY_MAX)];
-  if (!CONFIG_MAP_KEY.test(key)) return [invalidValue(key, CONFIG_MAP_KEY_RULE)];
-  if (key === '.' || key === '..' || key.startsWith('..')) {
-    return [invalidValue(key, "must not be '.' or '..' nor start with '..'")];
-  }
+  if (key.length > CONFIG_MAP_KEY_MAX_LENGTH) return [tooLong(key, CONFIG_MAP_KEY_MAX_LENGTH)];
+  if (!hasConfigMapKeyCharacters(key)) return [invalidValue(key, CONFIG_MAP_KEY_ERROR)];
+  if (isDotDirectoryKey(key)) return [invalidValue(key, CONFIG_MAP_KEY_DOTS_RULE)];
   return [];
 }
 

@@ -12,18 +12,23 @@ export const TELEMETRY_CHANNELS = {
   apiRequest: 'cert-csi:api-request',
 } as const;
 
-/**
- * Why an issuance ended without a certificate: a closed set, so a label built from it stays
- * bounded. `other` is anything that is not an IssuanceError (disk, store, key generation).
- */
-export const ISSUANCE_FAILURE_REASONS = [
+/** Why an IssuanceError ended an issuance without a certificate: the volume manager's reasons. */
+export const ISSUANCE_ERROR_REASONS = [
   'denied',
   'failed',
   'timeout',
   'aborted',
   'invalid-certificate',
-  'other',
 ] as const;
+
+/** One of ISSUANCE_ERROR_REASONS. */
+export type IssuanceErrorReason = (typeof ISSUANCE_ERROR_REASONS)[number];
+
+/**
+ * Why an issuance ended without a certificate: a closed set, so a label built from it stays
+ * bounded. `other` is anything that is not an IssuanceError (disk, store, key generation).
+ */
+export const ISSUANCE_FAILURE_REASONS = [...ISSUANCE_ERROR_REASONS, 'other'] as const;
 
 /** One of ISSUANCE_FAILURE_REASONS. */
 export type IssuanceFailureReason = (typeof ISSUANCE_FAILURE_REASONS)[number];

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { CertificateSpec } from '../api/certificate.js';
-import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/dns-names.js';
+import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/kube-names.js';
 import {
   duplicateField,
   forbiddenField,

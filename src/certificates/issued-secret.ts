@@ -10,6 +10,7 @@ import {
 import type { IssuerReference } from '../api/issuer-ref.js';
 import { CA_CERT_KEY, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
 import { goJoinCsv } from '../base/go-text.js';
+import { combinedPem } from '../pki/keystore-data.js';
 import { decodePemBlocks } from '../pki/pem.js';
 import { issuedSubjectOf } from './secret-names-match.js';
 
@@ -91,7 +92,7 @@ export function issuedSecretContent(input: {
   if (caPem) data[CA_CERT_KEY] = Buffer.from(caPem);
   for (const { type } of certificate.spec.additionalOutputFormats ?? []) {
     if (type === 'CombinedPEM')
-      data[COMBINED_PEM_KEY] = Buffer.from(`${keyPem}\n${certificatePem}`);
+      data[COMBINED_PEM_KEY] = Buffer.from(combinedPem(keyPem, certificatePem, '\n'));
     if (type === 'DER') {
       const block = decodePemBlocks(keyPem)[0];
       if (block) data[KEY_DER_KEY] = block.der;

@@ -24,6 +24,7 @@ import { goQuote } from '../base/go-text.js';
 import { defineController } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { encodeCertificatePrivateKey } from '../pki/keys.js';
+import { KeystoreKey, type KeystorePasswords, keystoreData } from '../pki/keystore-data.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { type CertificateCaches, certificateCaches } from './certificate-caches.js';
 import {
@@ -37,7 +38,6 @@ import {
   issuedStatus,
   issuingDecision,
 } from './issuing-decision.js';
-import { KeystoreKey, type KeystorePasswords, keystoreData } from './keystore-data.js';
 import { mergeIssuedSecret, secretNeedsContent } from './secret-merge.js';
 import { secretOwner } from './trigger-decision.js';
 

@@ -1,10 +1,11 @@
 import type { CertificateSpec } from '../api/certificate.js';
 import type { CertificateRequestSpec } from '../api/certificate-request.js';
 import { defaultIssuerRef } from '../api/issuer-ref.js';
+import { sameUnordered } from '../base/unordered-lists.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
+import { sameIpAddresses } from '../pki/san.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
-import { sameIpAddresses, sameUnordered } from './name-lists.js';
 
 function durationMs(text: string): number | undefined {
   try {

@@ -1,12 +1,12 @@
 import type { Secret } from '../api/secret.js';
 import { CA_CERT_KEY, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
+import { KeystoreKey } from '../pki/keystore-data.js';
 import {
   COMBINED_PEM_KEY,
   type IssuedSecretContent,
   KEY_DER_KEY,
   TLS_SECRET_TYPE,
 } from './issued-secret.js';
-import { KeystoreKey } from './keystore-data.js';
 
 /** The data keys the issuing controller owns: written when asked for, removed when not. */
 export const MANAGED_DATA_KEYS: readonly string[] = [

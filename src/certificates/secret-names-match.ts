@@ -1,10 +1,10 @@
 import type { X509Certificate } from 'node:crypto';
 import type { CertificateSpec } from '../api/certificate.js';
+import { sameUnordered } from '../base/unordered-lists.js';
 import { readCertificateFields } from '../pki/certificate-fields.js';
 import { ExtensionOid } from '../pki/extensions.js';
-import { decodeSubjectAltNames } from '../pki/san.js';
+import { decodeSubjectAltNames, sameIpAddresses } from '../pki/san.js';
 import { type SubjectFields, subjectFieldsOf } from '../pki/subject.js';
-import { sameIpAddresses, sameUnordered } from './name-lists.js';
 
 function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return a.size === b.size && [...a].every((value) => b.has(value));

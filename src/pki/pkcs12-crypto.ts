@@ -12,6 +12,11 @@ import { rc2CbcEncrypt } from './rc2.js';
 
 // The password-based encryption and integrity of PKCS#12, each returned with the DER that
 // names it and carries its parameters, so the file assembler only places bytes.
+//
+// The legacy PBE schemes (key and IV from the PKCS#12 KDF, then RC2 or 3DES) are composed here:
+// node-forge's PKCS#12 PBE (pki.pbe.getCipherForPKCS12PBE) only decrypts, and its encrypting
+// counterpart (encryptPrivateKeyInfo) does 3DES over one private key only, neither RC2 nor an
+// encrypted safe of certificates. The ciphers are forge's RC2 (rc2.ts) and node:crypto's 3DES.
 
 /** Password-based ciphers for shrouded keys and encrypted safes. */
 export type Pkcs12Cipher =

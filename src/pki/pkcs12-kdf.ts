@@ -4,6 +4,11 @@ import { PkiError } from './errors.js';
 // PKCS#12's own key derivation (RFC 7292 Appendix B.2). The legacy PBEs (3DES, RC2) derive
 // their key and IV with it, and every PKCS#12 MAC derives its HMAC key with it, including
 // the SHA-256 MAC of the modern profile.
+//
+// Ours, not node-forge's forge.pkcs12.generateKey (which gives the same bytes): forge hashes
+// in JavaScript, we hash with node:crypto. One 2048-iteration derivation costs 4.2 ms of CPU
+// with forge against 2.2 ms with this (SHA-256: 6.1 ms against 2.1 ms), and a LegacyRC2
+// keystore runs five of them.
 
 /** What the derived bytes are for (RFC 7292 B.3): the ID byte mixed into the derivation. */
 export const Pkcs12KeyPurpose = { KEY: 1, IV: 2, MAC: 3 } as const;

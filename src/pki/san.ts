@@ -1,5 +1,6 @@
 import { isIP, SocketAddress } from 'node:net';
 import { quoted } from '../api/echoed-value.js';
+import { sameUnordered } from '../base/unordered-lists.js';
 import {
   asBytes,
   childrenOf,
@@ -66,6 +67,21 @@ export function formatIpAddress(bytes: Uint8Array): string {
 /** Canonicalises an IP address string as it will appear in a certificate. */
 export function canonicalIpAddress(text: string): string {
   return formatIpAddress(ipAddressBytes(text));
+}
+
+/** Same IP addresses in any order, however each is spelled; text that is no IP equals nothing but itself. */
+export function sameIpAddresses(
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+): boolean {
+  const canonical = (text: string) => {
+    try {
+      return canonicalIpAddress(text);
+    } catch {
+      return `invalid:${text}`;
+    }
+  };
+  return sameUnordered((a ?? []).map(canonical), (b ?? []).map(canonical));
 }
 
 /** Checks a URI SAN: it needs a scheme (an absolute URI), printable ASCII only, valid %-escapes; throws PkiError `invalid URI "x"`. */

@@ -1,4 +1,11 @@
-import { DNS1123_LABEL_MAX_LENGTH, isDns1123Subdomain } from '../api/dns-names.js';
+import {
+  DNS1123_SUBDOMAIN,
+  isDns1123Subdomain,
+  isLabelValue,
+  isQualifiedNamePart,
+  QUALIFIED_NAME_CHARACTERS,
+  QUALIFIED_NAME_MAX_LENGTH,
+} from '../api/kube-names.js';
 import { StoreError } from './errors.js';
 
 export type LabelOperator =
@@ -47,7 +54,6 @@ interface Token {
 }
 
 const SYMBOLS = new Set(['=', '!', '(', ')', ',', '>', '<']);
-const LABEL_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const INTEGER = /^-?[0-9]+$/;
 
 /**
@@ -196,9 +202,9 @@ class SelectorParser {
   }
 
   private checkedValue(token: Token): string {
-    if (token.text.length > DNS1123_LABEL_MAX_LENGTH || !LABEL_NAME.test(token.text)) {
+    if (!isLabelValue(token.text)) {
       this.invalid(
-        `label value "${token.text}" at position ${token.position}: must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric`,
+        `label value "${token.text}" at position ${token.position}: must be at most ${QUALIFIED_NAME_MAX_LENGTH} characters of ${QUALIFIED_NAME_CHARACTERS}`,
       );
     }
     return token.text;
@@ -262,10 +268,10 @@ function labelKeyProblem(key: string): string | undefined {
   const prefix = slash < 0 ? undefined : key.slice(0, slash);
   const name = slash < 0 ? key : key.slice(slash + 1);
   if (prefix !== undefined && !isDns1123Subdomain(prefix)) {
-    return 'the prefix must be a lowercase RFC 1123 subdomain';
+    return `the prefix must be ${DNS1123_SUBDOMAIN}`;
   }
-  if (name.length > DNS1123_LABEL_MAX_LENGTH || !LABEL_NAME.test(name)) {
-    return "the name must be 1-63 characters of alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric";
+  if (!isQualifiedNamePart(name)) {
+    return `the name must be 1-${QUALIFIED_NAME_MAX_LENGTH} characters of ${QUALIFIED_NAME_CHARACTERS}`;
   }
   return undefined;
 }

@@ -1,5 +1,11 @@
-import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Label, isDns1123Subdomain } from '../api/dns-names.js';
 import { quoted as echoed } from '../api/echoed-value.js';
+import {
+  DNS1123_LABEL_MESSAGE,
+  DNS1123_SUBDOMAIN,
+  DNS1123_SUBDOMAIN_MESSAGE,
+  isDns1123Label,
+  isDns1123Subdomain,
+} from '../api/kube-names.js';
 import type { ResourceKind } from '../api/meta.js';
 import { cappedText } from '../base/capped-text.js';
 import { StoreError } from './errors.js';
@@ -45,7 +51,7 @@ export function checkNamespace(
   if (!isDns1123Label(namespace)) {
     throw new StoreError(
       'Invalid',
-      `${resource}: namespace ${echoed(namespace)} is invalid: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', start and end with an alphanumeric character, and be at most 63 characters`,
+      `${resource}: namespace ${echoed(namespace)} is invalid: ${DNS1123_LABEL_MESSAGE}`,
     );
   }
   return namespace;
@@ -63,7 +69,7 @@ export function checkName(kind: ResourceKind, name: string, field = 'metadata.na
     if (!name.split(':').every(isDns1123Subdomain)) {
       throw new StoreError(
         'Invalid',
-        `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: every ':'-separated part must be a lowercase RFC 1123 subdomain`,
+        `${kind.kind} ${echoed(name)} is invalid: ${field}: Invalid value: ${echoed(name)}: every ':'-separated part must be ${DNS1123_SUBDOMAIN}`,
       );
     }
     return;

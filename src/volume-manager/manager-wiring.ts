@@ -26,6 +26,7 @@ import { contextPodSource, type PodSource } from './readiness/pod-source.js';
 import type { VolumeManagerSettings } from './settings.js';
 import { FailureRecorder } from './state/failure-recorder.js';
 import { RenewalScheduler } from './state/renewal-scheduler.js';
+import { RenewalsAsked } from './state/renewals-asked.js';
 import { VolumeRegistry } from './state/volume-registry.js';
 import { VolumeTelemetry } from './telemetry/volume-telemetry.js';
 import { TrustBundleSources } from './trust-bundles/trust-bundle-sources.js';
@@ -170,7 +171,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
       onIssued,
       onFailed,
     },
-    manual: { registry, dataRoot, failures, renew },
+    manual: { registry, dataRoot, failures, renew, asked: new RenewalsAsked() },
     unpublish: {
       dataRoot,
       mounter,

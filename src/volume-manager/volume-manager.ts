@@ -84,6 +84,11 @@ export class VolumeManager implements VolumePublisher {
     return this.parts.failures.unsavedFailures();
   }
 
+  /** The volumes whose renewal on request (renewNow) is asked for and not finished yet. */
+  renewalsAsked(): string[] {
+    return this.parts.manual.asked.volumeIds();
+  }
+
   /**
    * Publishes a volume; concurrent calls for one volume share one issuance. A publish with
    * other attributes, another volume capability or another target than the published volume

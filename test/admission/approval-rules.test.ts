@@ -9,19 +9,23 @@ import {
 } from '../../src/admission/approval-rules.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
-import type { IssuerReference } from '../../src/api/issuer-ref.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  withConditions,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+} from '../support/builders/index.js';
 
-const request = (issuerRef: IssuerReference, types: string[] = []): CertificateRequest => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'CertificateRequest',
-  metadata: { name: 'web-1', namespace: 'apps' },
-  spec: { request: 'LS0t', issuerRef },
-  status: {
-    conditions: types.map(
-      (type): Condition => ({ type, status: type === 'Ready' ? 'False' : 'True' }),
-    ),
-  },
-});
+/** The request of the cases, with an empty status (give it withIssuerRef). */
+const web1 = certificateRequest('web-1', withNamespace('apps'), withCsr('---'), withConditions([]));
+
+/** Sets conditions of the given types: Ready False, the others True. */
+const withTypes = (types: string[]) =>
+  withConditions(
+    types.map((type): Condition => ({ type, status: type === 'Ready' ? 'False' : 'True' })),
+  );
 
 t.test('the plugin runs only when an update adds Approved or Denied', async (t) => {
   const ref = { name: 'ca' };
@@ -35,24 +39,38 @@ t.test('the plugin runs only when an update adds Approved or Denied', async (t) 
     ['other conditions', [], ['Ready', 'InvalidRequest'], []],
   ];
   for (const [name, before, after, added] of cases)
-    t.same(newApprovalConditions(request(ref, after), request(ref, before)), added, name);
-  const { status: _status, ...noStatus } = request(ref);
+    t.same(
+      newApprovalConditions(
+        certificateRequestFrom(web1, withIssuerRef(ref), withTypes(after)),
+        certificateRequestFrom(web1, withIssuerRef(ref), withTypes(before)),
+      ),
+      added,
+      name,
+    );
+  const { status: _status, ...noStatus } = certificateRequestFrom(web1, withIssuerRef(ref));
   t.same(
-    newApprovalConditions(request(ref, ['Approved']), noStatus as CertificateRequest),
+    newApprovalConditions(
+      certificateRequestFrom(web1, withIssuerRef(ref), withTypes(['Approved'])),
+      noStatus as CertificateRequest,
+    ),
     ['Approved'],
     'no status before',
   );
 });
 
 t.test('signer names: the wildcard first, then the issuer by namespace or by name', async (t) => {
-  t.same(approvalSignerNames('issuers.cert-manager.io', request({ name: 'ca' }), false), [
-    'issuers.cert-manager.io/*',
-    'issuers.cert-manager.io/apps.ca',
-  ]);
+  t.same(
+    approvalSignerNames(
+      'issuers.cert-manager.io',
+      certificateRequestFrom(web1, withIssuerRef({ name: 'ca' })),
+      false,
+    ),
+    ['issuers.cert-manager.io/*', 'issuers.cert-manager.io/apps.ca'],
+  );
   t.same(
     approvalSignerNames(
       'clusterissuers.cert-manager.io',
-      request({ name: 'root', kind: 'ClusterIssuer' }),
+      certificateRequestFrom(web1, withIssuerRef({ name: 'root', kind: 'ClusterIssuer' })),
       true,
     ),
     ['clusterissuers.cert-manager.io/*', 'clusterissuers.cert-manager.io/root'],
@@ -60,7 +78,10 @@ t.test('signer names: the wildcard first, then the issuer by namespace or by nam
   t.same(
     approvalSignerNames(
       'awspcaissuers.awspca.cert-manager.io',
-      request({ name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' }),
+      certificateRequestFrom(
+        web1,
+        withIssuerRef({ name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' }),
+      ),
       false,
     ),
     ['awspcaissuers.awspca.cert-manager.io/*', 'awspcaissuers.awspca.cert-manager.io/apps.pca'],
@@ -89,11 +110,20 @@ t.test(
 
 t.test('refusals name the user and the issuerRef as Go prints the struct', async (t) => {
   t.equal(
-    approvalForbidden('alice', request({ name: 'ca', kind: 'Issuer', group: 'cert-manager.io' })),
+    approvalForbidden(
+      'alice',
+      certificateRequestFrom(
+        web1,
+        withIssuerRef({ name: 'ca', kind: 'Issuer', group: 'cert-manager.io' }),
+      ),
+    ),
     'status.conditions: Forbidden: user "alice" does not have permissions to set approved/denied conditions for issuer {ca Issuer cert-manager.io}',
   );
   t.equal(
-    approvalForbidden('system:serviceaccount:x:"q"', request({ name: 'ca' })),
+    approvalForbidden(
+      'system:serviceaccount:x:"q"',
+      certificateRequestFrom(web1, withIssuerRef({ name: 'ca' })),
+    ),
     'status.conditions: Forbidden: user "system:serviceaccount:x:\\"q\\"" does not have permissions to set approved/denied conditions for issuer {ca  }',
     'the name quoted as %q does; empty kind and group printed empty, as written',
   );
@@ -109,7 +139,12 @@ t.test('refusals name the user and the issuerRef as Go prints the struct', async
     'and asks for the names of empty fields, which nobody is granted by accident',
   );
   t.equal(
-    unknownSignerResource(request({ name: 'x', kind: 'Signer', group: 'example.com' })),
+    unknownSignerResource(
+      certificateRequestFrom(
+        web1,
+        withIssuerRef({ name: 'x', kind: 'Signer', group: 'example.com' }),
+      ),
+    ),
     'spec.issuerRef: Forbidden: referenced signer resource does not exist: {x Signer example.com}',
   );
 });

@@ -25,6 +25,15 @@ import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { KeyUsageFlag } from '../../src/pki/usages.js';
 import { x509 } from '../../src/pki/x509-provider.js';
 import { openssl } from '../pki/fixtures/openssl.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  withConditions,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 
 const ec = await generatePrivateKey({ algorithm: 'ECDSA' });
 const rsa = await generatePrivateKey({ algorithm: 'RSA' });
@@ -65,17 +74,12 @@ function tampered(pem: string): string {
   return encodePem('CERTIFICATE REQUEST', der);
 }
 
-const request = (
-  pem: string,
-  spec: Partial<CertificateRequestSpec> = {},
-  conditions?: Condition[],
-): CertificateRequest => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'CertificateRequest',
-  metadata: { name: 'web-1', namespace: 'apps' },
-  spec: { request: encodeBytes(pem), issuerRef: { name: 'ca', kind: 'Issuer' }, ...spec },
-  ...(conditions ? { status: { conditions } } : {}),
-});
+/** The request the cases vary: in apps, for the Issuer ca (give it a CSR with withCsr). */
+const web1 = certificateRequest(
+  'web-1',
+  withNamespace('apps'),
+  withIssuerRef({ name: 'ca', kind: 'Issuer' }),
+);
 
 const condition = (type: string, status: Condition['status'] = 'True'): Condition => ({
   type,
@@ -92,6 +96,8 @@ const requestError = (detail: string) =>
   new RegExp(`^spec\\.request: Invalid value: ${PEM_BYTES}: ${escaped(detail)}$`);
 
 const plain = await csr();
+/** web1 over a valid CSR: the base of the cases about other fields. */
+const plainRequest = certificateRequestFrom(web1, withCsr(plain));
 
 /** Exactly one error, matching pattern. */
 function oneError(t: Test, errors: string[], pattern: RegExp, name = ''): void {
@@ -115,7 +121,8 @@ t.test('a sound request is admitted, whatever its key type and signature algorit
     ['RSA-PSS (OpenSSL: the longest salt)', pss],
     ['Ed25519', await csr({}, ed)],
   ];
-  for (const [name, pem] of cases) t.same(validateCertificateRequestCreate(request(pem)), [], name);
+  for (const [name, pem] of cases)
+    t.same(validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(pem))), [], name);
 });
 
 t.test('issuerRef: a name, and a kind of cert-manager.io', async (t) => {
@@ -137,14 +144,16 @@ t.test('issuerRef: a name, and a kind of cert-manager.io', async (t) => {
   ];
   for (const [issuerRef, errors] of cases)
     t.same(
-      validateCertificateRequestCreate(request(plain, { issuerRef })),
+      validateCertificateRequestCreate(
+        certificateRequestFrom(plainRequest, withSpec({ issuerRef })),
+      ),
       errors,
       JSON.stringify(issuerRef),
     );
-  const { issuerRef: _ref, ...noRef } = request(plain).spec;
+  const { issuerRef: _ref, ...noRef } = certificateRequestFrom(plainRequest).spec;
   t.same(
     validateCertificateRequestCreate({
-      ...request(plain),
+      ...certificateRequestFrom(plainRequest),
       spec: noRef as CertificateRequestSpec,
     }),
     ['spec.issuerRef.name: Required value: must be specified'],
@@ -153,12 +162,20 @@ t.test('issuerRef: a name, and a kind of cert-manager.io', async (t) => {
 });
 
 t.test('request: required, known usages, base64, a CSR that parses', async (t) => {
-  t.same(validateCertificateRequestCreate({ ...request(plain), spec: { request: '' } as never }), [
-    'spec.issuerRef.name: Required value: must be specified',
-    'spec.request: Required value: must be specified',
-  ]);
   t.same(
-    validateCertificateRequestCreate(request(plain, { usages: ['server auth', 'bogus', 'x'] })),
+    validateCertificateRequestCreate({
+      ...certificateRequestFrom(plainRequest),
+      spec: { request: '' } as never,
+    }),
+    [
+      'spec.issuerRef.name: Required value: must be specified',
+      'spec.request: Required value: must be specified',
+    ],
+  );
+  t.same(
+    validateCertificateRequestCreate(
+      certificateRequestFrom(plainRequest, withSpec({ usages: ['server auth', 'bogus', 'x'] })),
+    ),
     [
       'spec.usages: Invalid value: []certmanager.KeyUsage{"server auth", "bogus", "x"}: unknown key usages: [bogus x]',
     ],
@@ -166,15 +183,15 @@ t.test('request: required, known usages, base64, a CSR that parses', async (t) =
   );
   t.same(
     validateCertificateRequestCreate({
-      ...request(plain),
-      spec: { ...request(plain).spec, request: plain },
+      ...certificateRequestFrom(plainRequest),
+      spec: { ...certificateRequestFrom(plainRequest).spec, request: plain },
     }),
     [
       `spec.request: Invalid value: "-----BEGIN CERTIFICATE REQUEST-----\\n${plain.slice(36, 100).replaceAll('\n', '\\n')}"…(${plain.length} characters): must be base64-encoded bytes`,
     ],
     'a PEM put in the field without base64',
   );
-  const [notPem] = validateCertificateRequestCreate(request('hello'));
+  const [notPem] = validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr('hello')));
   t.equal(
     notPem,
     'spec.request: Invalid value: []byte{0x68, 0x65, 0x6c, 0x6c, 0x6f}: cannot parse certificate request: no PEM block found',
@@ -182,7 +199,10 @@ t.test('request: required, known usages, base64, a CSR that parses', async (t) =
   oneError(
     t,
     validateCertificateRequestCreate(
-      request(encodePem('CERTIFICATE REQUEST', derOf(plain).subarray(0, 40))),
+      certificateRequestFrom(
+        web1,
+        withCsr(encodePem('CERTIFICATE REQUEST', derOf(plain).subarray(0, 40))),
+      ),
     ),
     new RegExp(
       `^spec\\.request: Invalid value: ${PEM_BYTES}: cannot parse certificate request: malformed DER: `,
@@ -229,27 +249,45 @@ t.test('a signature that does not verify is refused in Go’s words', async (t) 
     ],
   ];
   for (const [name, pem, detail] of cases) {
-    oneError(t, validateCertificateRequestCreate(request(pem)), requestError(detail), name);
+    oneError(
+      t,
+      validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(pem))),
+      requestError(detail),
+      name,
+    );
   }
 });
 
 t.test('BasicConstraints in the CSR must agree with spec.isCA', async (t) => {
   const ca = await csrWithExtensions([new x509.BasicConstraintsExtension(true, undefined, true)]);
   const leaf = await csrWithExtensions([new x509.BasicConstraintsExtension(false)]);
-  t.same(validateCertificateRequestCreate(request(ca, { isCA: true })), []);
-  t.same(validateCertificateRequestCreate(request(leaf)), [], 'isCA absent is false');
+  t.same(
+    validateCertificateRequestCreate(
+      certificateRequestFrom(web1, withCsr(ca), withSpec({ isCA: true })),
+    ),
+    [],
+  );
+  t.same(
+    validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(leaf))),
+    [],
+    'isCA absent is false',
+  );
   oneError(
     t,
-    validateCertificateRequestCreate(request(ca)),
+    validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(ca))),
     requestError('encoded CSR error: IsCA true does not match expected value false'),
   );
   oneError(
     t,
-    validateCertificateRequestCreate(request(leaf, { isCA: true })),
+    validateCertificateRequestCreate(
+      certificateRequestFrom(web1, withCsr(leaf), withSpec({ isCA: true })),
+    ),
     requestError('encoded CSR error: IsCA false does not match expected value true'),
   );
   t.same(
-    validateCertificateRequestCreate(request(plain, { isCA: true })),
+    validateCertificateRequestCreate(
+      certificateRequestFrom(plainRequest, withSpec({ isCA: true })),
+    ),
     [],
     'a CSR without the extension leaves isCA to the spec',
   );
@@ -291,7 +329,11 @@ t.test('KeyUsage and ExtKeyUsage in the CSR must be those of spec.usages', async
     ],
   ];
   for (const [name, pem, spec] of admitted)
-    t.same(validateCertificateRequestCreate(request(pem, spec)), [], name);
+    t.same(
+      validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(pem), withSpec(spec))),
+      [],
+      name,
+    );
 
   const refused: Array<[string, string, Partial<CertificateRequestSpec>, string]> = [
     [
@@ -340,7 +382,12 @@ t.test('KeyUsage and ExtKeyUsage in the CSR must be those of spec.usages', async
     ],
   ];
   for (const [name, pem, spec, detail] of refused)
-    oneError(t, validateCertificateRequestCreate(request(pem, spec)), requestError(detail), name);
+    oneError(
+      t,
+      validateCertificateRequestCreate(certificateRequestFrom(web1, withCsr(pem), withSpec(spec))),
+      requestError(detail),
+      name,
+    );
 });
 
 t.test('approval conditions at create: one of each at most, only True, never both', async (t) => {
@@ -382,11 +429,20 @@ t.test('approval conditions at create: one of each at most, only True, never bot
     ],
   ];
   for (const [name, conditions, errors] of cases)
-    t.same(validateCertificateRequestCreate(request(plain, {}, conditions)), errors, name);
+    t.same(
+      validateCertificateRequestCreate(
+        certificateRequestFrom(plainRequest, withConditions(conditions)),
+      ),
+      errors,
+      name,
+    );
 });
 
 t.test('update: the spec never changes', async (t) => {
-  const old = request(plain, { usages: ['digital signature'], duration: '1h' });
+  const old = certificateRequestFrom(
+    plainRequest,
+    withSpec({ usages: ['digital signature'], duration: '1h' }),
+  );
   t.same(validateCertificateRequestUpdate(structuredClone(old), old), []);
   const changes: Array<[string, Partial<CertificateRequestSpec>]> = [
     ['request', { request: encodeBytes(await csr()) }],
@@ -431,17 +487,23 @@ t.test('objects without spec or status fields are judged as Go decodes them', as
     [],
     'an empty spec is the zero spec',
   );
-  t.same(validateCertificateRequestUpdate(request(plain), bare), [
+  t.same(validateCertificateRequestUpdate(certificateRequestFrom(plainRequest), bare), [
     'spec: Forbidden: cannot change spec after creation',
   ]);
   const statusless = { type: 'Approved' } as Condition;
-  t.same(validateCertificateRequestCreate(request(plain, {}, [statusless])), [
-    'status.conditions.Approved: Invalid value: "": "Approved" condition may only be set to True',
-  ]);
+  t.same(
+    validateCertificateRequestCreate(
+      certificateRequestFrom(plainRequest, withConditions([statusless])),
+    ),
+    ['status.conditions.Approved: Invalid value: "": "Approved" condition may only be set to True'],
+  );
   t.same(
     validateCertificateRequestUpdate(
-      request(plain, {}, [{ ...statusless, status: '' as never }]),
-      request(plain, {}, [statusless]),
+      certificateRequestFrom(
+        plainRequest,
+        withConditions([{ ...statusless, status: '' as never }]),
+      ),
+      certificateRequestFrom(plainRequest, withConditions([statusless])),
     ),
     ['status.conditions.Approved: Invalid value: "": "Approved" condition may only be set to True'],
     'an absent status is the empty one: not a modification',
@@ -450,7 +512,7 @@ t.test('objects without spec or status fields are judged as Go decodes them', as
 
 t.test('update: cert-manager annotations never change', async (t) => {
   const old: CertificateRequest = {
-    ...request(plain),
+    ...certificateRequestFrom(plainRequest),
     metadata: {
       name: 'web-1',
       namespace: 'apps',
@@ -497,49 +559,59 @@ t.test('update: cert-manager annotations never change', async (t) => {
 });
 
 t.test('update: Approved and Denied stay as they were set', async (t) => {
-  const approved = request(plain, {}, [condition('Approved'), condition('Ready', 'False')]);
-  const denied = request(plain, {}, [condition('Denied')]);
-  const fresh = request(plain);
-  const withConditions = (base: CertificateRequest, conditions: Condition[]) => ({
-    ...base,
-    status: { conditions },
-  });
+  const approved = certificateRequestFrom(
+    plainRequest,
+    withConditions([condition('Approved'), condition('Ready', 'False')]),
+  );
+  const denied = certificateRequestFrom(plainRequest, withConditions([condition('Denied')]));
+  const fresh = certificateRequestFrom(plainRequest);
   const cases: Array<[string, CertificateRequest, CertificateRequest, string[]]> = [
-    ['approving', withConditions(fresh, [condition('Approved')]), fresh, []],
-    ['denying', withConditions(fresh, [condition('Denied')]), fresh, []],
+    [
+      'approving',
+      certificateRequestFrom(fresh, withConditions([condition('Approved')])),
+      fresh,
+      [],
+    ],
+    ['denying', certificateRequestFrom(fresh, withConditions([condition('Denied')])), fresh, []],
     [
       'other conditions change beside Approved',
-      withConditions(approved, [condition('Approved'), condition('Ready')]),
+      certificateRequestFrom(approved, withConditions([condition('Approved'), condition('Ready')])),
       approved,
       [],
     ],
     [
       'Approved re-written with another message',
-      withConditions(approved, [{ ...condition('Approved'), message: 'again' }]),
+      certificateRequestFrom(
+        approved,
+        withConditions([{ ...condition('Approved'), message: 'again' }]),
+      ),
       approved,
       ["status.conditions: Forbidden: 'Approved' condition may not be modified once set"],
     ],
     [
       'Approved removed',
-      withConditions(approved, [condition('Ready', 'False')]),
+      certificateRequestFrom(approved, withConditions([condition('Ready', 'False')])),
       approved,
       ["status.conditions: Forbidden: 'Approved' condition may not be modified once set"],
     ],
     [
       'Denied turned into Approved',
-      withConditions(denied, [condition('Approved')]),
+      certificateRequestFrom(denied, withConditions([condition('Approved')])),
       denied,
       ["status.conditions: Forbidden: 'Denied' condition may not be modified once set"],
     ],
     [
       'Denied added to an approved request',
-      withConditions(approved, [condition('Approved'), condition('Denied')]),
+      certificateRequestFrom(
+        approved,
+        withConditions([condition('Approved'), condition('Denied')]),
+      ),
       approved,
       ["status.conditions: Forbidden: both 'Denied' and 'Approved' conditions cannot coexist"],
     ],
     [
       'Approved set to False',
-      withConditions(fresh, [condition('Approved', 'False')]),
+      certificateRequestFrom(fresh, withConditions([condition('Approved', 'False')])),
       fresh,
       [
         'status.conditions.Approved: Invalid value: "False": "Approved" condition may only be set to True',
@@ -547,8 +619,11 @@ t.test('update: Approved and Denied stay as they were set', async (t) => {
     ],
     [
       'an absent reason is the empty one',
-      withConditions(fresh, [{ type: 'Approved', status: 'True' }]),
-      withConditions(fresh, [{ type: 'Approved', status: 'True', reason: '', message: '' }]),
+      certificateRequestFrom(fresh, withConditions([{ type: 'Approved', status: 'True' }])),
+      certificateRequestFrom(
+        fresh,
+        withConditions([{ type: 'Approved', status: 'True', reason: '', message: '' }]),
+      ),
       [],
     ],
   ];
@@ -558,7 +633,9 @@ t.test('update: Approved and Denied stay as they were set', async (t) => {
 
 t.test('a flood of bad usages or annotations makes one bounded refusal', async (t) => {
   const usages = Array.from({ length: 200_000 }, (_, i) => `u${i}`);
-  const [error, ...others] = validateCertificateRequestCreate(request(plain, { usages }));
+  const [error, ...others] = validateCertificateRequestCreate(
+    certificateRequestFrom(plainRequest, withSpec({ usages })),
+  );
   t.same(others, [], 'one error');
   t.equal(
     error,
@@ -566,7 +643,9 @@ t.test('a flood of bad usages or annotations makes one bounded refusal', async (
   );
   const long = 'z'.repeat(500);
   t.match(
-    validateCertificateRequestCreate(request(plain, { usages: [long] })),
+    validateCertificateRequestCreate(
+      certificateRequestFrom(plainRequest, withSpec({ usages: [long] })),
+    ),
     [`unknown key usages: [${'z'.repeat(100)}…(500 characters)]`],
     'each unknown usage shortened',
   );
@@ -574,7 +653,10 @@ t.test('a flood of bad usages or annotations makes one bounded refusal', async (
   const annotations = Object.fromEntries(
     Array.from({ length: 30 }, (_, i) => [`cert-manager.io/a${String(i).padStart(2, '0')}`, 'x']),
   );
-  const old: CertificateRequest = { ...request(plain), metadata: { name: 'web-1', annotations } };
+  const old: CertificateRequest = {
+    ...certificateRequestFrom(plainRequest),
+    metadata: { name: 'web-1', annotations },
+  };
   const errors = validateCertificateRequestUpdate({ ...old, metadata: { name: 'web-1' } }, old);
   t.equal(errors.length, 11);
   t.equal(

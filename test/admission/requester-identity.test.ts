@@ -10,13 +10,22 @@ import type {
 } from '../../src/api/certificate-request.js';
 import type { UserInfo } from '../../src/api/user-info.js';
 import { applyJsonPatch } from '../fake-api-server/patch.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withRequester,
+} from '../support/builders/index.js';
 
-const request = (spec: Partial<CertificateRequestSpec> = {}): CertificateRequest => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'CertificateRequest',
-  metadata: { name: 'web-1', namespace: 'apps' },
-  spec: { request: 'LS0t', issuerRef: { name: 'ca' }, ...spec },
-});
+/** The request of the cases: in apps, for the Issuer ca, no identity yet. */
+const web1 = certificateRequest(
+  'web-1',
+  withNamespace('apps'),
+  withIssuerRef({ name: 'ca' }),
+  withCsr('---'),
+);
 
 const aliceExtra = { scopes: ['read', 'write'], 'example.com/team': ['a'] };
 const alice: UserInfo = {
@@ -35,7 +44,7 @@ t.test('the identity patch writes the requester into the spec, however it starte
   const cases: Array<[string, CertificateRequest, UserInfo, CertificateRequestSpec]> = [
     [
       'no identity fields yet',
-      request(),
+      certificateRequestFrom(web1),
       alice,
       {
         request: 'LS0t',
@@ -48,12 +57,15 @@ t.test('the identity patch writes the requester into the spec, however it starte
     ],
     [
       'forged fields are replaced, a forged extra removed for a user without extra',
-      request({
-        uid: 'x',
-        username: 'admin',
-        groups: ['system:masters'],
-        extra: { scopes: ['all'] },
-      }),
+      certificateRequestFrom(
+        web1,
+        withRequester({
+          uid: 'x',
+          username: 'admin',
+          groups: ['system:masters'],
+          extra: { scopes: ['all'] },
+        }),
+      ),
       robot,
       {
         request: 'LS0t',
@@ -65,7 +77,7 @@ t.test('the identity patch writes the requester into the spec, however it starte
     ],
     [
       'a user without uid and groups: empty ones, as cert-manager writes them',
-      request(),
+      certificateRequestFrom(web1),
       robot,
       {
         request: 'LS0t',
@@ -87,41 +99,53 @@ t.test('the identity patch writes the requester into the spec, however it starte
 t.test('the patch touches only what differs, with the operation each field needs', async (t) => {
   t.same(
     requesterIdentityPatch(
-      request({ uid: 'a-1', username: 'alice', groups: ['devs'], extra: aliceExtra }),
+      certificateRequestFrom(
+        web1,
+        withRequester({ uid: 'a-1', username: 'alice', groups: ['devs'], extra: aliceExtra }),
+      ),
       alice,
     ),
     [{ op: 'replace', path: '/spec/groups', value: ['devs', 'system:authenticated'] }],
   );
-  t.same(requesterIdentityPatch(request({ username: 'alice' }), alice), [
-    { op: 'add', path: '/spec/uid', value: 'a-1' },
-    { op: 'add', path: '/spec/groups', value: ['devs', 'system:authenticated'] },
-    { op: 'add', path: '/spec/extra', value: aliceExtra },
-  ]);
-  t.same(requesterIdentityPatch(request(), { username: 'bob', extra: {} }), [
+  t.same(
+    requesterIdentityPatch(
+      certificateRequestFrom(web1, withRequester({ username: 'alice' })),
+      alice,
+    ),
+    [
+      { op: 'add', path: '/spec/uid', value: 'a-1' },
+      { op: 'add', path: '/spec/groups', value: ['devs', 'system:authenticated'] },
+      { op: 'add', path: '/spec/extra', value: aliceExtra },
+    ],
+  );
+  t.same(requesterIdentityPatch(certificateRequestFrom(web1), { username: 'bob', extra: {} }), [
     { op: 'add', path: '/spec/uid', value: '' },
     { op: 'add', path: '/spec/username', value: 'bob' },
     { op: 'add', path: '/spec/groups', value: [] },
   ]);
-  const patch = requesterIdentityPatch(request(), alice);
+  const patch = requesterIdentityPatch(certificateRequestFrom(web1), alice);
   const valueAt = (path: string) => patch.find((op) => op.path === path)?.value;
   (valueAt('/spec/groups') as string[]).push('system:masters');
   (valueAt('/spec/extra') as Record<string, string[]>).scopes?.push('admin');
   t.same(alice.groups, ['devs', 'system:authenticated'], 'the patch holds a copy of the groups');
   t.same(aliceExtra.scopes, ['read', 'write'], 'and of extra');
 
-  const noSpec = { ...request(), spec: undefined } as unknown as CertificateRequest;
+  const noSpec = {
+    ...certificateRequestFrom(web1),
+    spec: undefined,
+  } as unknown as CertificateRequest;
   const withSpec = patched(noSpec, robot);
   t.same(
     withSpec.spec,
     { uid: '', username: 'system:serviceaccount:apps:robot', groups: [] },
     'a request without a spec gets one holding the identity',
   );
-  const nullSpec = { ...request(), spec: null } as unknown as CertificateRequest;
+  const nullSpec = { ...certificateRequestFrom(web1), spec: null } as unknown as CertificateRequest;
   t.same(patched(nullSpec, robot).spec, withSpec.spec, 'a null spec is replaced');
 });
 
 t.test('create: each identity field must be the requester’s', async (t) => {
-  const own = patched(request(), alice);
+  const own = patched(certificateRequestFrom(web1), alice);
   t.same(
     validateRequesterIdentity(
       {
@@ -138,7 +162,10 @@ t.test('create: each identity field must be the requester’s', async (t) => {
     'groups and extra values in any order',
   );
   t.same(
-    validateRequesterIdentity(request({ username: 'system:serviceaccount:apps:robot' }), robot),
+    validateRequesterIdentity(
+      certificateRequestFrom(web1, withRequester({ username: 'system:serviceaccount:apps:robot' })),
+      robot,
+    ),
     [],
     'absent uid, groups and extra are a user without them',
   );
@@ -182,7 +209,7 @@ t.test('create: each identity field must be the requester’s', async (t) => {
       name,
     );
   t.same(
-    validateRequesterIdentity(request(), alice),
+    validateRequesterIdentity(certificateRequestFrom(web1), alice),
     [
       'spec.uid: Forbidden: uid identity must be that of the requester',
       'spec.username: Forbidden: username identity must be that of the requester',
@@ -209,7 +236,7 @@ t.test('a request without spec has no identity', async (t) => {
 });
 
 t.test('update: the identity never changes once set', async (t) => {
-  const old = patched(request(), alice);
+  const old = patched(certificateRequestFrom(web1), alice);
   t.same(validateRequesterIdentityUpdate(structuredClone(old), old), []);
   t.same(
     validateRequesterIdentityUpdate(
@@ -256,8 +283,8 @@ t.test('update: the identity never changes once set', async (t) => {
   );
   t.same(
     validateRequesterIdentityUpdate(
-      request({ username: 'x' }),
-      request({ username: 'x', uid: '' }),
+      certificateRequestFrom(web1, withRequester({ username: 'x' })),
+      certificateRequestFrom(web1, withRequester({ username: 'x', uid: '' })),
     ),
     [],
     'an absent uid is the empty one',

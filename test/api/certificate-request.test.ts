@@ -9,16 +9,15 @@ import {
   readyReason,
 } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  withConditions,
+  withIssuerRef,
+  withNamespace,
+} from '../support/builders/index.js';
 
-function request(conditions: Condition[]): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: { name: 'r', namespace: 'ns' },
-    spec: { request: '', issuerRef: { name: 'ca' } },
-    status: { conditions },
-  };
-}
+const r = certificateRequest('r', withNamespace('ns'), withIssuerRef({ name: 'ca' }));
 
 t.test('final states follow the reference table', async (t) => {
   const cases: Array<[string, Condition[], string | undefined]> = [
@@ -44,12 +43,15 @@ t.test('final states follow the reference table', async (t) => {
     ],
   ];
   for (const [name, conditions, expected] of cases) {
-    t.equal(finalState(request(conditions)), expected, name);
+    t.equal(finalState(certificateRequestFrom(r, withConditions(conditions))), expected, name);
   }
 });
 
 t.test('approval helpers read the conditions', async (t) => {
-  const approved = request([{ type: 'Approved', status: 'True' }]);
+  const approved = certificateRequestFrom(
+    r,
+    withConditions([{ type: 'Approved', status: 'True' }]),
+  );
   t.ok(isApproved(approved));
   t.notOk(isDenied(approved));
   t.equal(readyReason(approved), undefined);

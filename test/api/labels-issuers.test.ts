@@ -1,9 +1,16 @@
 import t from 'tap';
-import { type Issuer, isIssuerReady, issuerTypeOf } from '../../src/api/issuer.js';
+import { isIssuerReady, issuerTypeOf } from '../../src/api/issuer.js';
 import { defaultIssuerRef, isCertManagerGroup } from '../../src/api/issuer-ref.js';
 import { hashIdentifier } from '../../src/api/labels.js';
 import { apiVersionOf, objectKey, splitObjectKey } from '../../src/api/meta.js';
 import { SecretKind, secretValue } from '../../src/api/secret.js';
+import {
+  issuer,
+  issuerFrom,
+  withConditions,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 
 t.test('hashIdentifier matches csi-lib (FNV-1, digit alphabet)', async (t) => {
   t.equal(hashIdentifier('test-node'), 'f56fd9f8b');
@@ -23,24 +30,31 @@ t.test('issuerRef defaults are kind Issuer and group cert-manager.io', async (t)
   t.notOk(isCertManagerGroup({ name: 'x', group: 'awspca.cert-manager.io' }));
 });
 
-function issuer(spec: Issuer['spec'], ready?: 'True' | 'False'): Issuer {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Issuer',
-    metadata: { name: 'i', namespace: 'ns' },
-    spec,
-    ...(ready ? { status: { conditions: [{ type: 'Ready', status: ready }] } } : {}),
-  };
-}
-
 t.test('issuer type and readiness', async (t) => {
-  t.equal(issuerTypeOf(issuer({ ca: { secretName: 's' } })), 'ca');
-  t.equal(issuerTypeOf(issuer({ selfSigned: {} })), 'selfSigned');
-  t.equal(issuerTypeOf(issuer({ acme: {} })), 'acme');
-  t.equal(issuerTypeOf(issuer({})), undefined);
-  t.ok(isIssuerReady(issuer({ selfSigned: {} }, 'True')));
-  t.notOk(isIssuerReady(issuer({ selfSigned: {} }, 'False')));
-  t.notOk(isIssuerReady(issuer({ selfSigned: {} })));
+  const nsIssuer = issuer('i', withNamespace('ns'));
+  t.equal(issuerTypeOf(issuerFrom(nsIssuer, withSpec({ ca: { secretName: 's' } }))), 'ca');
+  t.equal(issuerTypeOf(issuerFrom(nsIssuer, withSpec({ selfSigned: {} }))), 'selfSigned');
+  t.equal(issuerTypeOf(issuerFrom(nsIssuer, withSpec({ acme: {} }))), 'acme');
+  t.equal(issuerTypeOf(issuerFrom(nsIssuer, withSpec({}))), undefined);
+  t.ok(
+    isIssuerReady(
+      issuerFrom(
+        nsIssuer,
+        withSpec({ selfSigned: {} }),
+        withConditions([{ type: 'Ready', status: 'True' }]),
+      ),
+    ),
+  );
+  t.notOk(
+    isIssuerReady(
+      issuerFrom(
+        nsIssuer,
+        withSpec({ selfSigned: {} }),
+        withConditions([{ type: 'Ready', status: 'False' }]),
+      ),
+    ),
+  );
+  t.notOk(isIssuerReady(issuerFrom(nsIssuer, withSpec({ selfSigned: {} }))));
 });
 
 t.test('secret values decode base64 data and prefer stringData', async (t) => {

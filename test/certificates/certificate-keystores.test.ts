@@ -2,13 +2,13 @@ import t from 'tap';
 import { CertificateKind } from '../../src/api/certificate.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { keytoolList, opensslPkcs12 } from '../pki/fixtures/keystore-tools.js';
+import { tlsSecret } from '../support/builders/index.js';
 import {
   certificateObject,
   conditionReason,
   createCaClusterIssuer,
   startCertificateStack,
 } from '../support/certificate-stack.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
 
 const NS = 'apps';
 // ASCII: Java's legacy PBE (LegacyRC2, the default profile) refuses other passwords.

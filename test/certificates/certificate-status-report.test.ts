@@ -5,7 +5,7 @@ import {
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
-import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { SecretKind } from '../../src/api/secret.js';
 import {
   type CertificateStatusInput,
   certificateStatusReport,
@@ -13,7 +13,21 @@ import {
 } from '../../src/certificates/certificate-status-report.js';
 import { StoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
+import {
+  certificate,
+  certificateFrom,
+  secret,
+  secretFrom,
+  withAnnotations,
+  withCreationTimestamp,
+  withData,
+  withGeneration,
+  withNamespace,
+  withSpec,
+  withStatus,
+  withType,
+  withUid,
+} from '../support/builders/index.js';
 import { issuedLeaf, revisionRequest } from './fixtures.js';
 
 const ready: Condition = {
@@ -25,33 +39,23 @@ const ready: Condition = {
   observedGeneration: 1,
 };
 
-function certificate(status?: Certificate['status']): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: {
-      name: 'web',
-      namespace: 'apps',
-      uid: 'crt-uid',
-      generation: 1,
-      creationTimestamp: '2025-12-31T00:00:00Z',
-    },
-    spec: {
-      secretName: 'web-tls',
-      issuerRef: { name: 'ca', kind: 'ClusterIssuer' },
-      dnsNames: ['web.apps.svc'],
-    },
-    ...(status ? { status } : {}),
-  };
-}
+const web = certificate(
+  'web',
+  withNamespace('apps'),
+  withUid('crt-uid'),
+  withGeneration(1),
+  withCreationTimestamp('2025-12-31T00:00:00Z'),
+  withSpec({
+    secretName: 'web-tls',
+    issuerRef: { name: 'ca', kind: 'ClusterIssuer' },
+    dnsNames: ['web.apps.svc'],
+  }),
+);
 
 const leaf = await issuedLeaf('web', ['web.apps.svc', 'web']);
 const other = await issuedLeaf('other', []);
 
-function secret(data: Record<string, string>, annotations?: Record<string, string>): Secret {
-  const made = tlsSecret('apps', 'web-tls', data);
-  return annotations ? { ...made, metadata: { ...made.metadata, annotations } } : made;
-}
+const webTls = secret('web-tls', withNamespace('apps'), withType('kubernetes.io/tls'));
 
 const issuerAnnotations = {
   'cert-manager.io/issuer-name': 'ca',
@@ -61,7 +65,7 @@ const issuerAnnotations = {
 
 const report = (input: Partial<CertificateStatusInput> = {}) =>
   certificateStatusReport({
-    certificate: certificate(),
+    certificate: certificateFrom(web),
     secret: undefined,
     requests: [],
     ...input,
@@ -82,7 +86,7 @@ t.test('the Certificate part: what cmctl shows, the revision and the last failur
     requests: _requests,
     ...rest
   } = report({
-    certificate: certificate(status),
+    certificate: certificateFrom(web, withStatus(status)),
   });
   t.same(rest, {
     name: 'web',
@@ -134,7 +138,7 @@ t.test('the Secret: table of contents → report', async (t) => {
     ],
     [
       'issued',
-      secret(full, issuerAnnotations),
+      secretFrom(webTls, withData(full), withAnnotations(issuerAnnotations)),
       {
         found: true,
         issuerAnnotations: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
@@ -144,39 +148,42 @@ t.test('the Secret: table of contents → report', async (t) => {
     ],
     [
       'another key',
-      secret({ ...full, 'tls.key': other.keyPem }),
+      secretFrom(webTls, withData({ ...full, 'tls.key': other.keyPem })),
       { privateKey: 'mismatch', issuerAnnotations: {} },
     ],
     [
       'no key, no CA',
-      secret({ 'tls.crt': leaf.certificatePem }),
+      secretFrom(webTls, withData({ 'tls.crt': leaf.certificatePem })),
       { privateKey: 'missing', hasCA: false },
     ],
     [
       'a key that is not one',
-      secret({ ...full, 'tls.key': 'junk' }),
+      secretFrom(webTls, withData({ ...full, 'tls.key': 'junk' })),
       { privateKey: 'unreadable', privateKeyError: /no private key PEM block/ },
     ],
     [
       'no certificate',
-      secret({ 'tls.key': leaf.keyPem }),
+      secretFrom(webTls, withData({ 'tls.key': leaf.keyPem })),
       { certificateError: 'tls.crt is not set', privateKey: 'present' },
     ],
     [
       'a certificate that is not one',
-      secret({ 'tls.crt': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' }),
+      secretFrom(
+        webTls,
+        withData({ 'tls.crt': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' }),
+      ),
       { certificateError: /^tls\.crt cannot be read: / },
     ],
     [
       'no PEM at all',
-      secret({ 'tls.crt': 'hello' }),
+      secretFrom(webTls, withData({ 'tls.crt': 'hello' })),
       { certificateError: 'tls.crt cannot be read: no PEM certificate in it' },
     ],
   ];
   for (const [name, input, expected] of cases) {
     t.match(report({ secret: input }).secret, expected, name);
   }
-  const issued = report({ secret: secret(full) }).secret;
+  const issued = report({ secret: secretFrom(webTls, withData(full)) }).secret;
   t.same(issued.certificate, {
     subject: 'CN=web',
     issuer: 'CN=cert-csi test CA',
@@ -247,9 +254,16 @@ t.test("the requests: the gatherer's current and next, or why not", async (t) =>
       ],
     ];
   for (const [name, status, requests, expected] of cases) {
-    t.match(report({ certificate: certificate(status), requests }).requests, expected, name);
+    t.match(
+      report({
+        certificate: certificateFrom(web, ...(status ? [withStatus(status)] : [])),
+        requests,
+      }).requests,
+      expected,
+      name,
+    );
   }
-  const none = report({ certificate: certificate(), requests: all.slice(1) }).requests;
+  const none = report({ certificate: certificateFrom(web), requests: all.slice(1) }).requests;
   t.same(none, { nextRevision: 1 }, 'no revision and no request 1: nothing to show');
 });
 
@@ -257,7 +271,7 @@ t.test(
   'readCertificateStatus: from a store, the Secret and the namespace’s requests',
   async (t) => {
     const store = new MemoryStore();
-    const created = await store.create(CertificateKind, certificate());
+    const created = await store.create(CertificateKind, certificateFrom(web));
     await store.updateStatus(CertificateKind, { ...created, status: { revision: 1 } });
     const uid = created.metadata.uid ?? '';
     const request = revisionRequest('web-1', '1', { uid });
@@ -275,7 +289,7 @@ t.test(
     });
     t.notOk(read.secret.error, 'a missing Secret is no error');
     await store.create(SecretKind, {
-      ...secret({ 'tls.crt': leaf.certificatePem, 'tls.key': leaf.keyPem }),
+      ...secretFrom(webTls, withData({ 'tls.crt': leaf.certificatePem, 'tls.key': leaf.keyPem })),
     });
     read = await readCertificateStatus(store, ref);
     t.match(read.secret, { found: true, privateKey: 'matches' });

@@ -1,10 +1,15 @@
 import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
-import type { Certificate } from '../../src/api/certificate.js';
 import { issuedSecretContent } from '../../src/certificates/issued-secret.js';
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
+import {
+  certificate,
+  certificateFrom,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 
 const text = (bytes: Uint8Array | undefined) => Buffer.from(bytes ?? []).toString();
 
@@ -19,14 +24,11 @@ async function leafFor(subject: Parameters<typeof createCsr>[0]) {
   );
 }
 
-function certificate(extra: Partial<Certificate['spec']> = {}): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: { name: 'web', namespace: 'apps' },
-    spec: { secretName: 'web-tls', issuerRef: { name: 'ca' }, ...extra },
-  };
-}
+const web = certificate(
+  'web',
+  withNamespace('apps'),
+  withSpec({ secretName: 'web-tls', issuerRef: { name: 'ca' } }),
+);
 
 t.test('a Secret as cert-manager writes it (issuing/internal/secret.go)', async (t) => {
   const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
@@ -41,10 +43,13 @@ t.test('a Secret as cert-manager writes it (issuing/internal/secret.go)', async 
     emailAddresses: ['ops@example.com'],
   });
   const content = issuedSecretContent({
-    certificate: certificate({
-      secretTemplate: { labels: { team: 'web' }, annotations: { owner: 'ops' } },
-      additionalOutputFormats: [{ type: 'CombinedPEM' }, { type: 'DER' }],
-    }),
+    certificate: certificateFrom(
+      web,
+      withSpec({
+        secretTemplate: { labels: { team: 'web' }, annotations: { owner: 'ops' } },
+        additionalOutputFormats: [{ type: 'CombinedPEM' }, { type: 'DER' }],
+      }),
+    ),
     requestIssuer: { name: 'ca', kind: 'ClusterIssuer', group: 'cert-manager.io' },
     keyPem,
     certificatePem,
@@ -92,7 +97,7 @@ t.test(
     const key = generateKeyPairSync('ed25519').privateKey;
     const certificatePem = await leafFor({ key, dnsNames: ['only.example.com'] });
     const content = issuedSecretContent({
-      certificate: certificate(),
+      certificate: certificateFrom(web),
       requestIssuer: { name: 'ca' },
       keyPem: encodePrivateKey(key, 'PKCS8'),
       certificatePem,

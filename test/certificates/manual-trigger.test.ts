@@ -12,28 +12,26 @@ import {
 } from '../../src/certificates/manual-trigger.js';
 import { StoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import {
+  certificate,
+  certificateFrom,
+  withConditions,
+  withGeneration,
+  withNamespace,
+  withSpec,
+  withStatus,
+} from '../support/builders/index.js';
 
 const NOW = new Date('2026-03-01T10:00:00.500Z');
 const EARLIER = '2026-02-01T00:00:00Z';
 const ref = { namespace: 'sandbox', name: 'web' };
 
-function certificate(conditions?: Condition[], generation?: number): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: {
-      name: 'web',
-      namespace: 'sandbox',
-      ...(generation === undefined ? {} : { generation }),
-    },
-    spec: { secretName: 'web-tls', issuerRef: { name: 'ca' } },
-    status: {
-      revision: 3,
-      notAfter: '2026-06-01T00:00:00Z',
-      ...(conditions ? { conditions } : {}),
-    },
-  };
-}
+const web = certificate(
+  'web',
+  withNamespace('sandbox'),
+  withSpec({ secretName: 'web-tls', issuerRef: { name: 'ca' } }),
+  withStatus({ revision: 3, notAfter: '2026-06-01T00:00:00Z' }),
+);
 
 const ready: Condition = {
   type: 'Ready',
@@ -84,11 +82,14 @@ t.test('manuallyTriggeredStatus: before → conditions after', (t) => {
     ],
   ];
   for (const [name, before, after] of cases) {
-    const status = manuallyTriggeredStatus(certificate(before, 2), NOW);
+    const status = manuallyTriggeredStatus(
+      certificateFrom(web, withGeneration(2), ...(before ? [withConditions(before)] : [])),
+      NOW,
+    );
     t.same(status.conditions, after, name);
     t.equal(status.revision, 3, `${name}: the rest of the status is kept`);
   }
-  const noGeneration = manuallyTriggeredStatus(certificate(), NOW);
+  const noGeneration = manuallyTriggeredStatus(certificateFrom(web), NOW);
   t.notOk(
     'observedGeneration' in (noGeneration.conditions?.[0] ?? {}),
     'no generation: no observedGeneration',
@@ -104,7 +105,7 @@ async function storeWith(cert: Certificate): Promise<MemoryStore> {
 }
 
 t.test('writes the condition with a status update; other fields untouched', async (t) => {
-  const store = await storeWith(certificate([ready]));
+  const store = await storeWith(certificateFrom(web, withConditions([ready])));
   const before = await store.get<Certificate>(CertificateKind, 'web', 'sandbox');
   const result = await triggerManualIssuance(store, ref, () => NOW);
   t.equal(result.alreadyIssuing, false);
@@ -123,7 +124,7 @@ t.test('writes the condition with a status update; other fields untouched', asyn
 });
 
 t.test('an unknown Certificate: CertificateNotFoundError, nothing written', async (t) => {
-  const store = await storeWith(certificate());
+  const store = await storeWith(certificateFrom(web));
   await t.rejects(
     triggerManualIssuance(store, { namespace: 'sandbox', name: 'nope' }, () => NOW),
     {
@@ -158,7 +159,7 @@ class RacingStore extends MemoryStore {
 
 t.test('a Conflict is retried on a fresh read, keeping what the other writer wrote', async (t) => {
   const store = new RacingStore();
-  const created = await store.create(CertificateKind, certificate());
+  const created = await store.create(CertificateKind, certificateFrom(web));
   await store.updateStatus(CertificateKind, { ...created, status: { conditions: [ready] } });
   store.statusWrites = 0;
   store.conflicts = 2;
@@ -170,7 +171,7 @@ t.test('a Conflict is retried on a fresh read, keeping what the other writer wro
 
 t.test('Conflicts without end: given up after a few attempts, with the reason', async (t) => {
   const store = new RacingStore();
-  await store.create(CertificateKind, certificate());
+  await store.create(CertificateKind, certificateFrom(web));
   store.conflicts = 1000;
   await t.rejects(
     triggerManualIssuance(store, ref, () => NOW),
@@ -198,7 +199,7 @@ t.test('other failures are reported as cmctl words them', async (t) => {
         'failed to trigger issuance of Certificate sandbox/web: certificates/status is forbidden for user x',
     },
   );
-  const store = await storeWith(certificate());
+  const store = await storeWith(certificateFrom(web));
   const deleting = {
     get: store.get.bind(store),
     updateStatus: async () => {

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
-import type { Certificate, CertificatePrivateKey } from '../../src/api/certificate.js';
+import type { CertificatePrivateKey } from '../../src/api/certificate.js';
 import type { Secret } from '../../src/api/secret.js';
 import {
   keyStoredEvent,
@@ -8,33 +8,31 @@ import {
   nextKeyPlan,
   type StoredKey,
 } from '../../src/certificates/next-key-plan.js';
+import {
+  certificate,
+  certificateFrom,
+  secret,
+  withConditions,
+  withNamespace,
+  withSpec,
+  withStatus,
+} from '../support/builders/index.js';
 
 const p256 = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
 const p384 = generateKeyPairSync('ec', { namedCurve: 'secp384r1' }).privateKey;
 
-function certificate(
-  issuing: boolean,
-  privateKey: CertificatePrivateKey,
-  named?: string,
-): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: { name: 'web', namespace: 'apps' },
-    spec: { secretName: 'web-tls', issuerRef: { name: 'ca' }, dnsNames: ['web'], privateKey },
-    status: {
-      ...(issuing ? { conditions: [{ type: 'Issuing', status: 'True' as const }] } : {}),
-      ...(named ? { nextPrivateKeySecretName: named } : {}),
-    },
-  };
-}
-
-const secret = (name: string): Secret => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name, namespace: 'apps' },
+const web = certificate(
+  'web',
+  withNamespace('apps'),
+  withSpec({ secretName: 'web-tls', issuerRef: { name: 'ca' }, dnsNames: ['web'] }),
+  withStatus({}),
+);
+/** web while it is being issued. */
+const renewing = certificateFrom(web, withConditions([{ type: 'Issuing', status: 'True' }]));
+const next = (name: string, key: StoredKey): NextKeySecret => ({
+  secret: secret(name, withNamespace('apps')),
+  key,
 });
-const next = (name: string, key: StoredKey): NextKeySecret => ({ secret: secret(name), key });
 const withKey = (key = p256): StoredKey => ({ state: 'key', key });
 const ecdsa: CertificatePrivateKey = { algorithm: 'ECDSA' };
 const never: CertificatePrivateKey = { algorithm: 'ECDSA', rotationPolicy: 'Never' };
@@ -63,13 +61,21 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
   const cases: Array<[string, Parameters<typeof nextKeyPlan>[0], unknown]> = [
     [
       'not issuing, nothing left',
-      { certificate: certificate(false, ecdsa), owned: [], current: undefined },
+      {
+        certificate: certificateFrom(web, withSpec({ privateKey: ecdsa })),
+        owned: [],
+        current: undefined,
+      },
       { action: 'none' },
     ],
     [
       'not issuing: every next key goes and the name is forgotten',
       {
-        certificate: certificate(false, ecdsa, 'web-abc'),
+        certificate: certificateFrom(
+          web,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-abc' }),
+        ),
         owned: [next('web-abc', withKey()), next('web-def', withKey())],
         current: undefined,
       },
@@ -77,22 +83,38 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     ],
     [
       'issuing, rotation Always (the default): generate',
-      { certificate: certificate(true, { algorithm: 'ECDSA' }), owned: [], current: withKey() },
+      {
+        certificate: certificateFrom(renewing, withSpec({ privateKey: { algorithm: 'ECDSA' } })),
+        owned: [],
+        current: withKey(),
+      },
       { action: 'create', key: 'generate', events: [] },
     ],
     [
       'Never, no key in the Secret: generate',
-      { certificate: certificate(true, never), owned: [], current: { state: 'missing' } },
+      {
+        certificate: certificateFrom(renewing, withSpec({ privateKey: never })),
+        owned: [],
+        current: { state: 'missing' },
+      },
       { action: 'create', key: 'generate', events: [] },
     ],
     [
       'Never, the Secret’s key fits: reuse it',
-      { certificate: certificate(true, never), owned: [], current: withKey() },
+      {
+        certificate: certificateFrom(renewing, withSpec({ privateKey: never })),
+        owned: [],
+        current: withKey(),
+      },
       { action: 'create', key: 'reuse p256', events: [] },
     ],
     [
       'Never, an undecodable key: warn and generate',
-      { certificate: certificate(true, never), owned: [], current: { state: 'undecodable' } },
+      {
+        certificate: certificateFrom(renewing, withSpec({ privateKey: never })),
+        owned: [],
+        current: { state: 'undecodable' },
+      },
       {
         action: 'create',
         key: 'generate',
@@ -107,7 +129,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     ],
     [
       'Never, a key that no longer fits the spec: stuck until someone acts',
-      { certificate: certificate(true, never), owned: [], current: withKey(p384) },
+      {
+        certificate: certificateFrom(renewing, withSpec({ privateKey: never })),
+        owned: [],
+        current: withKey(p384),
+      },
       {
         action: 'none',
         events: [
@@ -123,7 +149,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'two next keys: keep the named one',
       {
-        certificate: certificate(true, ecdsa, 'web-b'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-b' }),
+        ),
         owned: [next('web-a', withKey()), next('web-b', withKey())],
         current: undefined,
       },
@@ -132,7 +162,7 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one, not yet named: adopt it',
       {
-        certificate: certificate(true, ecdsa),
+        certificate: certificateFrom(renewing, withSpec({ privateKey: ecdsa })),
         owned: [next('web-a', withKey())],
         current: undefined,
       },
@@ -141,7 +171,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one, another is named: delete it',
       {
-        certificate: certificate(true, ecdsa, 'web-b'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-b' }),
+        ),
         owned: [next('web-a', withKey())],
         current: undefined,
       },
@@ -150,7 +184,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one without a key: delete it',
       {
-        certificate: certificate(true, ecdsa, 'web-a'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-a' }),
+        ),
         owned: [next('web-a', { state: 'missing' })],
         current: undefined,
       },
@@ -159,7 +197,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one undecodable: delete it',
       {
-        certificate: certificate(true, ecdsa, 'web-a'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-a' }),
+        ),
         owned: [next('web-a', { state: 'undecodable' })],
         current: undefined,
       },
@@ -168,7 +210,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one that no longer fits the spec: delete it, saying why',
       {
-        certificate: certificate(true, { algorithm: 'ECDSA', size: 384 }, 'web-a'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: { algorithm: 'ECDSA', size: 384 } }),
+          withStatus({ nextPrivateKeySecretName: 'web-a' }),
+        ),
         owned: [next('web-a', withKey())],
         current: undefined,
       },
@@ -187,10 +233,15 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'a rotation policy of another version: nothing (cert-manager only logs it)',
       {
-        certificate: certificate(true, {
-          algorithm: 'ECDSA',
-          rotationPolicy: 'Sometimes' as 'Never',
-        }),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({
+            privateKey: {
+              algorithm: 'ECDSA',
+              rotationPolicy: 'Sometimes' as 'Never',
+            },
+          }),
+        ),
         owned: [],
         current: withKey(),
       },
@@ -199,7 +250,11 @@ t.test('the keymanager’s step for each situation (as in cert-manager)', async 
     [
       'one, named and fitting: nothing to do',
       {
-        certificate: certificate(true, ecdsa, 'web-a'),
+        certificate: certificateFrom(
+          renewing,
+          withSpec({ privateKey: ecdsa }),
+          withStatus({ nextPrivateKeySecretName: 'web-a' }),
+        ),
         owned: [next('web-a', withKey())],
         current: undefined,
       },

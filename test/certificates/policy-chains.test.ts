@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import t from 'tap';
-import type { Certificate, CertificateSpec } from '../../src/api/certificate.js';
+import type { CertificateSpec } from '../../src/api/certificate.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Secret } from '../../src/api/secret.js';
 import {
@@ -11,6 +11,14 @@ import {
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, type ParsedCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
+import {
+  certificate,
+  certificateFrom,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+  withStatus,
+} from '../support/builders/index.js';
 
 const H = 3_600_000;
 const issuedAt = new Date('2026-01-01T00:00:00Z');
@@ -24,6 +32,8 @@ const spec: CertificateSpec = {
   dnsNames: ['api.example.com'],
   privateKey: { algorithm: 'ECDSA' },
 };
+
+const web = certificate('web', withNamespace('apps'), withSpec(spec), withStatus({}));
 
 async function csrFor(key: KeyObject, names: { cn: string; dns: string[] }): Promise<ParsedCsr> {
   return parseCsr(await createCsr({ key, subject: { commonName: names.cn }, dnsNames: names.dns }));
@@ -59,16 +69,6 @@ function secretWith(
       },
     },
     ...(data ? { data } : {}),
-  };
-}
-
-function certificate(specChange: Partial<CertificateSpec> = {}, renewalTime?: string): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: { name: 'web', namespace: 'apps' },
-    spec: { ...spec, ...specChange },
-    status: renewalTime ? { renewalTime } : {},
   };
 }
 
@@ -155,7 +155,7 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     {
       name: 'no issuer annotations and a ClusterIssuer: the defaults differ (as in cert-manager)',
       input: {
-        certificate: certificate({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' } }),
+        certificate: certificateFrom(web, withIssuerRef({ name: 'ca', kind: 'ClusterIssuer' })),
         secret: {
           ...secretWith(good),
           metadata: { name: 'web-tls', namespace: 'apps' },
@@ -176,7 +176,7 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     },
     {
       name: 'a key of another algorithm than the spec’s',
-      input: { certificate: certificate({ privateKey: { algorithm: 'RSA' } }) },
+      input: { certificate: certificateFrom(web, withSpec({ privateKey: { algorithm: 'RSA' } })) },
       trigger: [
         'SecretMismatch',
         'Existing private key is not up to date for spec: [spec.privateKey.algorithm]',
@@ -204,7 +204,10 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     {
       name: 'the spec changed since the current request',
       input: {
-        certificate: certificate({ dnsNames: ['api.example.com', 'www.example.com'] }),
+        certificate: certificateFrom(
+          web,
+          withSpec({ dnsNames: ['api.example.com', 'www.example.com'] }),
+        ),
         currentRequest: requestFor(currentCsr, spec),
         currentCsr,
       },
@@ -215,7 +218,7 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     },
     {
       name: 'no current request: the Secret’s names are compared instead',
-      input: { certificate: certificate({ dnsNames: ['www.example.com'] }) },
+      input: { certificate: certificateFrom(web, withSpec({ dnsNames: ['www.example.com'] })) },
       trigger: [
         'SecretMismatch',
         'Issuing certificate as Existing issued Secret is not up to date for spec: [spec.dnsNames]',
@@ -224,10 +227,13 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     {
       name: 'the common name moved into the DNS names: loosely equal',
       input: {
-        certificate: certificate({
-          commonName: 'api.example.com',
-          dnsNames: ['web.example.com'],
-        }),
+        certificate: certificateFrom(
+          web,
+          withSpec({
+            commonName: 'api.example.com',
+            dnsNames: ['web.example.com'],
+          }),
+        ),
       },
       trigger: undefined,
     },
@@ -238,7 +244,10 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     },
     {
       name: 'inside the renewal window: renew, and still Ready',
-      input: { now: inWindow, certificate: certificate({}, '2026-01-01T16:00:00Z') },
+      input: {
+        now: inWindow,
+        certificate: certificateFrom(web, withStatus({ renewalTime: '2026-01-01T16:00:00Z' })),
+      },
       trigger: [
         'Renewing',
         'Renewing certificate as renewal was scheduled at 2026-01-01 16:00:00 +0000 UTC',
@@ -253,7 +262,10 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     },
     {
       name: 'renewal disabled: never renewed, still expires',
-      input: { now: expired, certificate: certificate({ renewal: { policy: 'Disabled' } }) },
+      input: {
+        now: expired,
+        certificate: certificateFrom(web, withSpec({ renewal: { policy: 'Disabled' } })),
+      },
       trigger: undefined,
       readiness: ['Expired', 'Certificate expired on Fri, 02 Jan 2026 00:00:00 UTC'],
     },
@@ -261,7 +273,11 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
       name: 'an unreadable renewBefore counts as unset (validation refuses it before it is stored)',
       input: {
         now: inWindow,
-        certificate: certificate({ renewBefore: 'soon' }, '2026-01-01T16:00:00Z'),
+        certificate: certificateFrom(
+          web,
+          withSpec({ renewBefore: 'soon' }),
+          withStatus({ renewalTime: '2026-01-01T16:00:00Z' }),
+        ),
       },
       trigger: [
         'Renewing',
@@ -271,13 +287,16 @@ t.test('the trigger and readiness chains, in cert-manager order with its strings
     },
     {
       name: 'renewBeforePercentage moves the renewal time',
-      input: { now: inWindow, certificate: certificate({ renewBeforePercentage: 10 }) },
+      input: {
+        now: inWindow,
+        certificate: certificateFrom(web, withSpec({ renewBeforePercentage: 10 })),
+      },
       trigger: undefined,
     },
   ];
   for (const c of cases) {
     const input: PolicyInput = {
-      certificate: certificate(),
+      certificate: certificateFrom(web),
       secret: secretWith(good),
       currentRequest: undefined,
       currentCsr: undefined,

@@ -1,6 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
-import type { Certificate } from '../../src/api/certificate.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Secret } from '../../src/api/secret.js';
 import { readinessStatus } from '../../src/certificates/readiness-status.js';
@@ -8,25 +7,30 @@ import { requestsToPrune } from '../../src/certificates/revision-pruning.js';
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
+import {
+  certificate,
+  certificateFrom,
+  withGeneration,
+  withNamespace,
+  withSpec,
+  withStatus,
+} from '../support/builders/index.js';
 import { revisionRequest } from './fixtures.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const issuedAt = new Date('2026-01-01T00:00:00Z');
 
-function certificate(extra: Partial<Certificate> = {}): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: { name: 'web', namespace: 'apps', generation: 3 },
-    spec: {
-      secretName: 'web-tls',
-      issuerRef: { name: 'ca' },
-      dnsNames: ['web.example.com'],
-      privateKey: { algorithm: 'ECDSA' },
-    },
-    ...extra,
-  };
-}
+const web = certificate(
+  'web',
+  withNamespace('apps'),
+  withGeneration(3),
+  withSpec({
+    secretName: 'web-tls',
+    issuerRef: { name: 'ca' },
+    dnsNames: ['web.example.com'],
+    privateKey: { algorithm: 'ECDSA' },
+  }),
+);
 
 t.test('readiness: Ready with the times of the Secret’s certificate, or why not', async (t) => {
   const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
@@ -45,7 +49,7 @@ t.test('readiness: Ready with the times of the Secret’s certificate, or why no
   };
   const now = new Date('2026-01-01T01:00:00Z');
   const input = {
-    certificate: certificate(),
+    certificate: certificateFrom(web),
     secret,
     currentRequest: undefined,
     currentCsr: undefined,
@@ -67,10 +71,11 @@ t.test('readiness: Ready with the times of the Secret’s certificate, or why no
     renewalTime: '2026-01-01T16:00:00Z',
   });
 
-  const stale = certificate({
-    status: { revision: 1, notBefore: 'x', notAfter: 'y', renewalTime: 'z' },
-    spec: { ...certificate().spec, renewal: { policy: 'Disabled' } },
-  });
+  const stale = certificateFrom(
+    web,
+    withStatus({ revision: 1, notBefore: 'x', notAfter: 'y', renewalTime: 'z' }),
+    withSpec({ renewal: { policy: 'Disabled' } }),
+  );
   const missing = readinessStatus({ ...input, certificate: stale, secret: undefined });
   t.match(missing.conditions?.[0], { status: 'False', reason: 'DoesNotExist' });
   t.same(
@@ -103,25 +108,29 @@ t.test('revisionmanager: keep the newest revisionHistoryLimit revisions once Rea
   ];
   const names = (list: CertificateRequest[]) => list.map((r) => r.metadata.name);
   t.same(
-    names(requestsToPrune(certificate({ status: ready }), owned)),
+    names(requestsToPrune(certificateFrom(web, withStatus(ready)), owned)),
     ['web-1', 'web-2', 'web-3'],
     'default 1: all but the newest; numeric order',
   );
   t.same(
     names(
       requestsToPrune(
-        certificate({ status: ready, spec: { ...certificate().spec, revisionHistoryLimit: 3 } }),
+        certificateFrom(web, withStatus(ready), withSpec({ revisionHistoryLimit: 3 })),
         owned,
       ),
     ),
     ['web-1'],
     'limit 3: the unparsable one counts against the limit, not for deletion',
   );
-  t.same(names(requestsToPrune(certificate({ status: {} }), owned)), [], 'not Ready: nothing');
+  t.same(
+    names(requestsToPrune(certificateFrom(web, withStatus({})), owned)),
+    [],
+    'not Ready: nothing',
+  );
   t.same(
     names(
       requestsToPrune(
-        certificate({ status: ready, spec: { ...certificate().spec, revisionHistoryLimit: 5 } }),
+        certificateFrom(web, withStatus(ready), withSpec({ revisionHistoryLimit: 5 })),
         owned,
       ),
     ),

@@ -10,28 +10,28 @@ import { secretOwner, triggerDecision } from '../../src/certificates/trigger-dec
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
+import {
+  certificate,
+  type Modifier,
+  withCreationTimestamp,
+  withNamespace,
+  withSpec,
+  withStatus,
+} from '../support/builders/index.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const H = 3_600_000;
 
-function certificate(
-  name: string,
-  created: string,
-  status: Certificate['status'] = {},
-): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: { name, namespace: 'apps', creationTimestamp: created },
-    spec: {
-      secretName: 'shared-tls',
-      issuerRef: { name: 'ca' },
-      dnsNames: ['web.example.com'],
-      privateKey: { algorithm: 'ECDSA' },
-    },
-    status,
-  };
-}
+/** Certificates in apps that share the Secret shared-tls. */
+const sharedTls: Modifier<Certificate>[] = [
+  withNamespace('apps'),
+  withSpec({
+    secretName: 'shared-tls',
+    issuerRef: { name: 'ca' },
+    dnsNames: ['web.example.com'],
+    privateKey: { algorithm: 'ECDSA' },
+  }),
+];
 
 function secretFor(owner?: string, data?: Record<string, string>): Secret {
   return {
@@ -50,9 +50,24 @@ function secretFor(owner?: string, data?: Record<string, string>): Secret {
 }
 
 t.test('the owner of a shared secretName', async (t) => {
-  const a = certificate('a', '2026-01-02T00:00:00Z');
-  const b = certificate('b', '2026-01-01T00:00:00Z');
-  const c = certificate('B', '2026-01-01T00:00:00Z');
+  const a = certificate(
+    'a',
+    ...sharedTls,
+    withCreationTimestamp('2026-01-02T00:00:00Z'),
+    withStatus({}),
+  );
+  const b = certificate(
+    'b',
+    ...sharedTls,
+    withCreationTimestamp('2026-01-01T00:00:00Z'),
+    withStatus({}),
+  );
+  const c = certificate(
+    'B',
+    ...sharedTls,
+    withCreationTimestamp('2026-01-01T00:00:00Z'),
+    withStatus({}),
+  );
   t.equal(secretOwner([a, b], secretFor('a')), 'a', 'the annotation names it');
   t.equal(secretOwner([a, b], secretFor('gone')), 'b', 'a name not among them: the oldest');
   t.equal(secretOwner([a, b, c], undefined), 'B', 'a tie on time: byte order of names');
@@ -90,7 +105,12 @@ t.test('the trigger’s decision', async (t) => {
     maximumBackoffMs: DEFAULT_MAXIMUM_BACKOFF_MS,
   };
   const web = (status: Certificate['status'] = {}) =>
-    certificate('web', '2026-01-01T00:00:00Z', status);
+    certificate(
+      'web',
+      ...sharedTls,
+      withCreationTimestamp('2026-01-01T00:00:00Z'),
+      withStatus(status),
+    );
   const decide = (crt: Certificate, extra: Partial<typeof base> = {}) =>
     triggerDecision({ ...base, certificate: crt, sharingSecret: [crt], ...extra });
 
@@ -99,7 +119,12 @@ t.test('the trigger’s decision', async (t) => {
     { action: 'none' },
     'already issuing (cmctl renew, say)',
   );
-  const older = certificate('older', '2025-12-01T00:00:00Z');
+  const older = certificate(
+    'older',
+    ...sharedTls,
+    withCreationTimestamp('2025-12-01T00:00:00Z'),
+    withStatus({}),
+  );
   t.same(
     triggerDecision({
       ...base,

@@ -21,10 +21,10 @@ import {
   controlSocketOf,
 } from '../../src/volume-manager/control/control-protocol.js';
 import { type IssuedLeaf, issuedLeaf, revisionRequest } from '../certificates/fixtures.js';
+import { tlsSecret } from '../support/builders/index.js';
 import { runCli } from '../support/cli-process.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
 import { startPlugin } from '../support/plugin-harness.js';
 import { tempDir } from '../support/temp-dir.js';
 

@@ -1,40 +1,18 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { runCli, startNode } from '../support/cli-process.js';
 import { run } from '../support/issuer-fixtures.js';
+import { tempDir } from '../support/temp-dir.js';
+import { nodeArgs } from './embedded-node-args.js';
 
-async function workDir(t: Test): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'cert-csi-cli-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  return dir;
-}
-
-function nodeArgs(dir: string, extra: string[] = []): string[] {
-  return [
-    '--endpoint',
-    `unix://${join(dir, 'csi.sock')}`,
-    '--data-root',
-    join(dir, 'volumes'),
-    '--state-dir',
-    join(dir, 'state'),
-    '--mount-mode',
-    'direct',
-    '--node-id',
-    'cli-test',
-    '--log-level',
-    'info',
-    ...extra,
-  ];
-}
-
-// Help, unknown commands and bad flags are checked in this process: test/cli/commands.test.ts.
+// Help, unknown commands and bad flags are checked in this process: test/cli/commands.test.ts;
+// --manifests in cli-manifests.test.ts.
 
 t.test(
   'node + publish + unpublish from the command line; the embedded CA survives a restart',
   async (t) => {
-    const dir = await workDir(t);
+    const dir = await tempDir(t, 'cert-csi-cli-');
     // Metrics and health on free ports (issue 14): the process logs where it listens.
     const node = await startNode(
       nodeArgs(dir, [
@@ -141,56 +119,5 @@ t.test(
       'the same embedded CA after a restart',
     );
     t.notMatch(again.output(), /created the embedded CA/, 'not created twice');
-  },
-);
-
-t.test(
-  '--manifests loads issuers and secrets; a bad file stops start-up with a clear error',
-  async (t) => {
-    const dir = await workDir(t);
-    const manifests = join(dir, 'manifests');
-    await mkdir(manifests);
-    await writeFile(
-      join(manifests, 'issuers.yaml'),
-      [
-        'apiVersion: cert-manager.io/v1',
-        'kind: Issuer',
-        'metadata:',
-        '  name: team-self',
-        '  namespace: team-a',
-        'spec:',
-        '  selfSigned: {}',
-        '',
-      ].join('\n'),
-    );
-    const node = await startNode(nodeArgs(dir, ['--manifests', manifests]));
-    t.teardown(() => node.stop());
-    const endpoint = `unix://${join(dir, 'csi.sock')}`;
-    const published = await runCli([
-      'publish',
-      '--endpoint',
-      endpoint,
-      '--volume-id',
-      'csi-m-1',
-      '--target',
-      join(dir, 't'),
-      '--pod-namespace',
-      'team-a',
-      '--attr',
-      'issuer-name=team-self',
-      '--attr',
-      'common-name=team-a-app',
-    ]);
-    t.equal(published.code, 0, published.stderr);
-    t.match(published.stdout, /^issuer: +CN=team-a-app$/m);
-    await node.stop();
-
-    await writeFile(
-      join(manifests, 'broken.yaml'),
-      'apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n',
-    );
-    const failed = await runCli(['node', ...nodeArgs(dir, ['--manifests', manifests])]);
-    t.equal(failed.code, 1);
-    t.match(failed.stderr, /broken\.yaml: unsupported apiVersion\/kind "v1\/Pod"/);
   },
 );

@@ -5,7 +5,6 @@ import { type Certificate, CertificateKind } from '../../src/api/certificate.js'
 import {
   type CertificateRequest,
   CertificateRequestKind,
-  encodeBytes,
 } from '../../src/api/certificate-request.js';
 import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import type { Condition } from '../../src/api/conditions.js';
@@ -29,8 +28,18 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  clusterIssuer,
+  issuer,
+  withAnnotations,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { rejection, rejectionMessage } from '../support/eventually.js';
-import { issuer } from '../support/issuer-fixtures.js';
 import { kubeletRequest, podIdentity } from '../support/pod-certificates.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -71,13 +80,12 @@ const csrPem = await createCsr({
   dnsNames: ['web.team.svc'],
 });
 
-const certificateRequest = (request: string, annotations?: Record<string, string>) =>
-  ({
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: { name: 'web-1', namespace: 'team', ...(annotations && { annotations }) },
-    spec: { request: encodeBytes(request), issuerRef: { name: 'ca', kind: 'Issuer' } },
-  }) as CertificateRequest;
+/** The request of the cases: team/web-1 for the Issuer ca (give it a CSR with withCsr). */
+const web1 = certificateRequest(
+  'web-1',
+  withNamespace('team'),
+  withIssuerRef({ name: 'ca', kind: 'Issuer' }),
+);
 
 const approved: Condition = {
   type: 'Approved',
@@ -97,7 +105,7 @@ t.test(
     const forged = await rejection(
       store.create(
         CertificateRequestKind,
-        certificateRequest(encodePem('CERTIFICATE REQUEST', der)),
+        certificateRequestFrom(web1, withCsr(encodePem('CERTIFICATE REQUEST', der))),
       ),
     );
     t.ok(isStoreError(forged, 'Invalid'));
@@ -110,7 +118,11 @@ t.test(
 
     const created = await store.create<CertificateRequest>(
       CertificateRequestKind,
-      certificateRequest(csrPem, { 'cert-manager.io/certificate-revision': '1' }),
+      certificateRequestFrom(
+        web1,
+        withCsr(csrPem),
+        withAnnotations({ 'cert-manager.io/certificate-revision': '1' }),
+      ),
     );
     t.equal(
       await rejectionMessage(
@@ -178,14 +190,21 @@ t.test(
       await rejectionMessage(
         store.create(
           IssuerKind,
-          issuer('two', 'team', { ca: { secretName: 'root' }, selfSigned: {} }),
+          issuer(
+            'two',
+            withNamespace('team'),
+            withSpec({ ca: { secretName: 'root' }, selfSigned: {} }),
+          ),
         ),
       ),
       'Issuer.cert-manager.io "two" is invalid: spec.selfSigned: Forbidden: may not specify more than one issuer type',
     );
     t.equal(
       await rejectionMessage(
-        store.create(ClusterIssuerKind, issuer('root', undefined, { ca: { secretName: '' } })),
+        store.create(
+          ClusterIssuerKind,
+          clusterIssuer('root', withSpec({ ca: { secretName: '' } })),
+        ),
       ),
       'ClusterIssuer.cert-manager.io "root" is invalid: spec.ca.secretName: Required value',
     );
@@ -194,7 +213,7 @@ t.test(
 
     const created = await store.create<Issuer>(
       IssuerKind,
-      issuer('ca', 'team', { ca: { secretName: 'root' } }),
+      issuer('ca', withNamespace('team'), withSpec({ ca: { secretName: 'root' } })),
     );
     t.equal(
       await rejectionMessage(store.update(IssuerKind, { ...created, spec: {} })),
@@ -202,7 +221,11 @@ t.test(
     );
     const acme = await store.create<Issuer>(
       IssuerKind,
-      issuer('letsencrypt', 'team', { acme: { server: 'https://acme.example/directory' } }),
+      issuer(
+        'letsencrypt',
+        withNamespace('team'),
+        withSpec({ acme: { server: 'https://acme.example/directory' } }),
+      ),
     );
     t.ok(acme.metadata.uid, 'an ACME issuer is stored though cert-csi never signs for it');
     t.same(

@@ -9,9 +9,10 @@ import {
 import { IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { issuer, tlsSecret, withNamespace, withSpec } from '../support/builders/index.js';
 import { csrChain, csrObject, decideCsr, keyedCsr } from '../support/csr-fixtures.js';
 import { rejection } from '../support/eventually.js';
-import { issuer, makeCA, opensslVerify, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA, opensslVerify } from '../support/issuer-fixtures.js';
 import { startPlugin } from '../support/plugin-harness.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
@@ -26,7 +27,10 @@ t.test('embedded mode signs approved CSRs for its ClusterIssuer and any Issuer',
     SecretKind,
     tlsSecret('shop', 'team-ca', { 'tls.crt': teamCa.certificatePem, 'tls.key': teamCa.keyPem }),
   );
-  await p.store.create(IssuerKind, issuer('team-ca', 'shop', { ca: { secretName: 'team-ca' } }));
+  await p.store.create(
+    IssuerKind,
+    issuer('team-ca', withNamespace('shop'), withSpec({ ca: { secretName: 'team-ca' } })),
+  );
   const embeddedCa = await p.store.get<Secret>(SecretKind, 'embedded-ca', 'kube-system');
   const cases = [
     {

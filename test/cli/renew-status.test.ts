@@ -25,6 +25,12 @@ import { runInProcess } from '../support/in-process-command.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import {
+  heldIssuance,
+  manage,
+  managerControlHandlers,
+  testParts,
+} from '../volume-manager/parts-fixture.js';
 import { makeVolume } from '../volume-manager/renew-fixtures.js';
 
 // Child processes start slowly on a busy 2-core machine; the in-process cases stay fast.
@@ -47,7 +53,7 @@ async function plugin(
 ): Promise<ControlServer> {
   const server = await serveControl(
     root,
-    { renew: handle, unsavedFailures: () => [] },
+    { renew: handle, unsavedFailures: () => [], renewalsAsked: () => [] },
     recordingLogger(),
   );
   t.teardown(() => server.close());
@@ -457,6 +463,78 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
   );
   t.equal(rows[1]?.lastError?.message.length, 'issuer not ready: '.length + 100, 'JSON is whole');
 });
+
+t.test(
+  'status: a volume whose cert-csi renew is not finished is pending, until it is',
+  async (t) => {
+    // The plugin's side as the node plugin wires it, over the manager's manual renewal; each
+    // issuance waits for the test.
+    const issuance = heldIssuance();
+    const { parts } = await testParts(t, issuance.issue);
+    const root = parts.dataRoot;
+    await makeVolume(root, 'csi-a', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+    await makeVolume(root, 'csi-b', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+    await makeVolume(root, 'csi-x', { notAfter: inDays(-1) });
+    for (const id of ['csi-a', 'csi-b', 'csi-x']) await manage(parts, id);
+    const server = await serveControl(root, managerControlHandlers(parts), recordingLogger());
+    t.teardown(() => server.close());
+    const states = async () => {
+      const table = await runInProcess(runStatus, ['--data-root', root.root]);
+      t.equal(table.code, 0, table.stderr);
+      return table.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/ {2,}/).slice(0, 4).join(' '));
+    };
+
+    const renews = [
+      runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-a']),
+      runInProcess(runRenew, ['--data-root', root.root, '--volume-id', 'csi-x']),
+    ];
+    await until(() => issuance.held().length === 2, { what: 'both renewals issuing' });
+    t.same(
+      await states(),
+      [
+        'csi-a shop/web-0 ClusterIssuer/embedded-ca pending',
+        'csi-b shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-x shop/web-0 ClusterIssuer/embedded-ca expired+pending',
+      ],
+      'the table: pending, or the state with +pending',
+    );
+    const json = await runInProcess(runStatus, ['--data-root', root.root, '--json']);
+    t.same(
+      (JSON.parse(json.stdout) as VolumeStatus[]).map((r) => [
+        r.volumeId,
+        r.state,
+        r.renewalPending,
+      ]),
+      [
+        ['csi-a', 'pending', true],
+        ['csi-b', 'ok', false],
+        ['csi-x', 'expired', true],
+      ],
+      '--json: renewalPending',
+    );
+
+    issuance.release('csi-a');
+    issuance.release('csi-x');
+    for (const renew of await Promise.all(renews)) {
+      t.equal(renew.code, 0, renew.stderr);
+      t.match(renew.stdout, /^renewed csi-[ax]: not after \S+Z, next renewal \S+Z\n$/);
+    }
+    // The stand-in issuance writes no files: csi-x is still expired, no longer pending.
+    t.same(
+      await states(),
+      [
+        'csi-a shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-b shop/web-0 ClusterIssuer/embedded-ca ok',
+        'csi-x shop/web-0 ClusterIssuer/embedded-ca expired',
+      ],
+      'nothing pending once the renewals are done',
+    );
+  },
+);
 
 t.test('status: empty and missing data roots, bad flags', async (t) => {
   const root = await dataRoot(t);

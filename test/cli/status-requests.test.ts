@@ -17,6 +17,14 @@ import {
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
+import {
+  certificateRequest,
+  withConditions,
+  withCreationTimestamp,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -29,44 +37,38 @@ const condition = (type: string, status: Condition['status']): Condition => ({
   lastTransitionTime: '2026-01-01T00:00:00Z',
 });
 
-function request(
-  namespace: string,
-  name: string,
-  options: { created?: string; username?: string; conditions?: Condition[]; kind?: string } = {},
-): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: {
-      name,
-      namespace,
-      ...(options.created ? { creationTimestamp: options.created } : {}),
-    },
-    spec: {
-      request: '',
-      issuerRef: { name: 'ca', ...(options.kind ? { kind: options.kind } : {}) },
-      ...(options.username ? { username: options.username } : {}),
-    },
-    ...(options.conditions ? { status: { conditions: options.conditions } } : {}),
-  };
-}
-
 const NOW = new Date('2026-03-01T12:00:00Z');
 const requests = [
-  request('sandbox', 'approved', { conditions: [condition('Approved', 'True')] }),
-  request('sandbox', 'denied', { conditions: [condition('Denied', 'True')] }),
-  request('sandbox', 'new', {
-    created: '2026-03-01T11:59:15Z',
-    username: 'system:serviceaccount:cert-csi:cert-csi-node',
-    conditions: [condition('Ready', 'False')],
-  }),
-  request('apps', 'older', {
-    created: '2026-03-01T09:30:00Z',
-    username: 'alice',
-    kind: 'ClusterIssuer',
-  }),
-  request('apps', 'undated'),
-  request('apps', 'undated-too'),
+  certificateRequest(
+    'approved',
+    withNamespace('sandbox'),
+    withIssuerRef({ name: 'ca' }),
+    withConditions([condition('Approved', 'True')]),
+  ),
+  certificateRequest(
+    'denied',
+    withNamespace('sandbox'),
+    withIssuerRef({ name: 'ca' }),
+    withConditions([condition('Denied', 'True')]),
+  ),
+  certificateRequest(
+    'new',
+    withNamespace('sandbox'),
+    withCreationTimestamp('2026-03-01T11:59:15Z'),
+    withSpec({
+      issuerRef: { name: 'ca' },
+      username: 'system:serviceaccount:cert-csi:cert-csi-node',
+    }),
+    withConditions([condition('Ready', 'False')]),
+  ),
+  certificateRequest(
+    'older',
+    withNamespace('apps'),
+    withCreationTimestamp('2026-03-01T09:30:00Z'),
+    withSpec({ issuerRef: { name: 'ca', kind: 'ClusterIssuer' }, username: 'alice' }),
+  ),
+  certificateRequest('undated', withNamespace('apps'), withIssuerRef({ name: 'ca' })),
+  certificateRequest('undated-too', withNamespace('apps'), withIssuerRef({ name: 'ca' })),
 ];
 
 /** Creates the requests as an API client would: the object, then its status. */
@@ -110,7 +112,7 @@ t.test('waiting means neither Approved nor Denied; oldest first', async (t) => {
       requester: '',
     },
   ]);
-  const clusterWide = { ...request('', 'odd'), metadata: { name: 'odd' } };
+  const clusterWide = certificateRequest('odd', withIssuerRef({ name: 'ca' }));
   t.equal(
     requestsAwaitingApproval([clusterWide], NOW)[0]?.namespace,
     '',

@@ -2,12 +2,25 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import t from 'tap';
-import { CertificateRequestKind } from '../../src/api/certificate-request.js';
+import {
+  type CertificateRequest,
+  CertificateRequestKind,
+} from '../../src/api/certificate-request.js';
 import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
+import {
+  certificateRequest,
+  type Modifier,
+  withConditions,
+  withCsr,
+  withGenerateName,
+  withIssuerRef,
+  withLabels,
+  withNamespace,
+} from '../support/builders/index.js';
 import { until } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import { type ApiStatus, apiError } from './api-error.js';
@@ -54,16 +67,12 @@ function clients(server: FakeApiServer, token = server.adminToken): Clients {
   };
 }
 
-function request(name: string, extra: Record<string, unknown> = {}) {
-  const { metadata, ...rest } = extra;
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: { name, namespace: 'ns1', ...(metadata as object) },
-    spec: { request: 'Q1NS', issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' } },
-    ...rest,
-  };
-}
+/** A CertificateRequest in ns1 for the Issuer ca. */
+const ns1Request: Modifier<CertificateRequest>[] = [
+  withNamespace('ns1'),
+  withIssuerRef({ name: 'ca', kind: 'Issuer', group: 'cert-manager.io' }),
+  withCsr('CSR'),
+];
 
 // The fake server answers within milliseconds: poll often, give up soon.
 const QUICK = { timeoutMs: 1_500, intervalMs: 5 };
@@ -93,7 +102,7 @@ t.test(
   async (t) => {
     const server = await startServer(t);
     const { custom } = clients(server);
-    const body = request('', { metadata: { name: undefined, generateName: 'pod-a-' } });
+    const body = certificateRequest('', ...ns1Request, withGenerateName('pod-a-'));
     const created = (await custom.createNamespacedCustomObject({
       ...G,
       namespace: 'ns1',
@@ -129,7 +138,7 @@ t.test(
       custom.createNamespacedCustomObject({
         ...G,
         namespace: 'ns1',
-        body: request(created.metadata.name),
+        body: certificateRequest(created.metadata.name, ...ns1Request),
       }),
       409,
     );
@@ -138,7 +147,11 @@ t.test(
       message: `certificaterequests.cert-manager.io "${created.metadata.name}" already exists`,
     });
     const elsewhere = await apiError(
-      custom.createNamespacedCustomObject({ ...G, namespace: 'ns2', body: request('x') }),
+      custom.createNamespacedCustomObject({
+        ...G,
+        namespace: 'ns2',
+        body: certificateRequest('x', ...ns1Request),
+      }),
       400,
     );
     t.match(elsewhere.message, /does not match the namespace sent on the request/);
@@ -181,7 +194,7 @@ t.test(
     const created = (await custom.createNamespacedCustomObject({
       ...G,
       namespace: 'ns1',
-      body: request('cr1', { status: { conditions: [] } }),
+      body: certificateRequest('cr1', ...ns1Request, withConditions([])),
     })) as KubeObject & { spec: { duration?: string }; status?: unknown };
     t.equal(created.status, undefined, 'create drops status');
 
@@ -259,7 +272,10 @@ t.test(
 t.test('merge and JSON patches, on the object and on /status', async (t) => {
   const server = await startServer(t);
   const { custom, coordination } = clients(server);
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
 
   const patched = (await custom.patchNamespacedCustomObjectStatus(
     {
@@ -351,7 +367,14 @@ t.test('merge and JSON patches, on the object and on /status', async (t) => {
 
   const applied = await apiError(
     custom.patchNamespacedCustomObject(
-      { ...G, namespace: 'ns1', name: 'cr1', body: request('cr1'), fieldManager: 'x', force: true },
+      {
+        ...G,
+        namespace: 'ns1',
+        name: 'cr1',
+        body: certificateRequest('cr1', ...ns1Request),
+        fieldManager: 'x',
+        force: true,
+      },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply),
     ),
     415,
@@ -409,7 +432,7 @@ t.test('list filters by labelSelector and fieldSelector', async (t) => {
     ['c', 'ns2', 'x'],
   ] as const) {
     await server.store.create(CertificateRequestKind, {
-      ...request(name),
+      ...certificateRequest(name, ...ns1Request),
       metadata: { name, namespace, labels: { app } },
     } as KubeObject);
   }
@@ -495,7 +518,10 @@ t.test('list filters by labelSelector and fieldSelector', async (t) => {
 t.test('a watch sees ADDED, MODIFIED and DELETED, with label and field selectors', async (t) => {
   const server = await startServer(t);
   const { kc, custom } = clients(server);
-  await server.store.create(CertificateRequestKind, request('old') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('old', ...ns1Request) as KubeObject,
+  );
   const list = (await custom.listNamespacedCustomObject({ ...G, namespace: 'ns1' })) as {
     metadata: { resourceVersion: string };
   };
@@ -521,12 +547,12 @@ t.test('a watch sees ADDED, MODIFIED and DELETED, with label and field selectors
   const created = (await custom.createNamespacedCustomObject({
     ...G,
     namespace: 'ns1',
-    body: request('cr1'),
+    body: certificateRequest('cr1', ...ns1Request),
   })) as KubeObject;
   await custom.createNamespacedCustomObject({
     ...G,
     namespace: 'ns1',
-    body: request('cr2', { metadata: { labels: { app: 'x' } } }),
+    body: certificateRequest('cr2', ...ns1Request, withLabels({ app: 'x' })),
   });
   await custom.patchNamespacedCustomObject(
     { ...G, namespace: 'ns1', name: 'cr1', body: { metadata: { labels: { app: 'x' } } } },
@@ -573,7 +599,11 @@ t.test('a watch from a resourceVersion too old gets an ERROR event with code 410
   const server = await startServer(t, { historySize: 2 });
   const { kc, custom } = clients(server);
   for (const name of ['a', 'b', 'c', 'd']) {
-    await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body: request(name) });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: 'ns1',
+      body: certificateRequest(name, ...ns1Request),
+    });
   }
   const watch = await startWatch(kc, CR_PATH, { resourceVersion: '1' });
   t.equal(await watch.done, null, 'the stream ends after the error');
@@ -701,7 +731,10 @@ t.test('RBAC: denied requests get 403 with the real message, granted ones pass',
     kind: 'Secret',
     metadata: { name: 'ca', namespace: 'ns1' },
   } as KubeObject);
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   const { kc, custom, core } = clients(server, 'node');
 
   const clusterWide = await apiError(custom.listClusterCustomObject(G), 403);
@@ -733,7 +766,7 @@ t.test('RBAC: denied requests get 403 with the real message, granted ones pass',
       ...G,
       namespace: 'ns1',
       name: 'cr1',
-      body: request('cr1'),
+      body: certificateRequest('cr1', ...ns1Request),
     }),
     403,
   );
@@ -782,7 +815,10 @@ t.test('RBAC: removing any single rule denies some request', async (t) => {
     kind: 'Secret',
     metadata: { name: 'ca', namespace: 'ns1' },
   } as KubeObject);
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   const { custom, core } = clients(server, 'node');
   const workload = async () => {
     await core.readNamespacedSecret({ name: 'ca', namespace: 'ns1' });
@@ -945,7 +981,11 @@ t.test('silenceWatches: open watches send nothing more and stay open', async (t)
   const watch = await startWatch(kc, CR_PATH, { allowWatchBookmarks: true, timeoutSeconds: 1 });
   t.teardown(() => watch.controller.abort());
   t.equal(server.silenceWatches(), 1);
-  await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body: request('quiet') });
+  await custom.createNamespacedCustomObject({
+    ...G,
+    namespace: 'ns1',
+    body: certificateRequest('quiet', ...ns1Request),
+  });
   server.sendBookmarks();
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   t.same(watch.events, [], 'no event, no bookmark');
@@ -980,7 +1020,10 @@ t.test(
 t.test('conflictOnNextStatusUpdates answers 409 to the next status writes only', async (t) => {
   const server = await startServer(t);
   const { custom } = clients(server);
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   server.conflictOnNextStatusUpdates(2);
   const patch = () =>
     custom.patchNamespacedCustomObjectStatus(
@@ -1060,7 +1103,10 @@ t.test('core kinds: secrets fold stringData, events are stored, leases and delet
   const deleted = await core.deleteNamespacedSecret({ name: 's', namespace: 'ns1' });
   t.match(deleted, { status: 'Success', details: { name: 's', kind: 'secrets' } });
   await apiError(core.deleteNamespacedSecret({ name: 's', namespace: 'ns1' }), 404);
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   const precondition = await apiError(
     custom.deleteNamespacedCustomObject({
       ...G,
@@ -1173,7 +1219,10 @@ t.test('malformed requests get the API server answers', async (t) => {
     reason: 'Invalid',
     message: /name or generateName is required/,
   });
-  await server.store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await server.store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   const current = await server.store.get(CertificateRequestKind, 'cr1', 'ns1');
   const moved = { ...current, metadata: { ...current.metadata, namespace: 'ns2' } };
   t.match(await call('PUT', `${crs}/cr1`, JSON.stringify(moved)), {
@@ -1197,7 +1246,7 @@ t.test('malformed requests get the API server answers', async (t) => {
   server.clearLog();
   t.same(server.requests, []);
   await server.store.close();
-  t.match(await call('POST', crs, JSON.stringify(request('late'))), {
+  t.match(await call('POST', crs, JSON.stringify(certificateRequest('late', ...ns1Request))), {
     code: 500,
     reason: 'InternalError',
     message: /the store is closed/,
@@ -1228,7 +1277,7 @@ t.test('generateName collisions, patch retries and delete preconditions', async 
   t.teardown(() => store.close());
   const server = await startServer(t, { store });
   const { custom } = clients(server);
-  const body = request('', { metadata: { name: undefined, generateName: 'same-' } });
+  const body = certificateRequest('', ...ns1Request, withGenerateName('same-'));
   await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body });
   const collision = await apiError(
     custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body }),
@@ -1236,7 +1285,10 @@ t.test('generateName collisions, patch retries and delete preconditions', async 
   );
   t.match(collision, { reason: 'AlreadyExists', message: /"same-aaaaa" already exists/ });
 
-  await store.create(CertificateRequestKind, request('cr1') as KubeObject);
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('cr1', ...ns1Request) as KubeObject,
+  );
   const patched = (await custom.patchNamespacedCustomObject(
     { ...G, namespace: 'ns1', name: 'cr1', body: { metadata: { labels: { a: 'b' } } } },
     mergePatch,
@@ -1436,7 +1488,10 @@ t.test(
   async (t) => {
     const server = await startServer(t);
     const { kc, custom } = clients(server);
-    await server.store.create(CertificateRequestKind, request('cr0') as KubeObject);
+    await server.store.create(
+      CertificateRequestKind,
+      certificateRequest('cr0', ...ns1Request) as KubeObject,
+    );
     const informer = k8s.makeInformer(
       kc,
       CR_PATH,
@@ -1453,7 +1508,11 @@ t.test(
     await informer.start();
     t.teardown(() => informer.stop());
     await until(() => server.openWatches === 1, { ...QUICK, what: 'the informer watch' });
-    await custom.createNamespacedCustomObject({ ...G, namespace: 'ns1', body: request('cr1') });
+    await custom.createNamespacedCustomObject({
+      ...G,
+      namespace: 'ns1',
+      body: certificateRequest('cr1', ...ns1Request),
+    });
     await until(() => seen.length === 2, { ...QUICK, what: 'the informer add' });
     const rewatch = server.waitForRequest((r) => r.verb === 'watch');
     server.endWatches();

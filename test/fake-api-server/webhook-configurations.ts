@@ -1,9 +1,8 @@
 import {
-  byteLength,
+  dns1035LabelErrors,
   dns1123SubdomainErrors,
   qualifiedNameErrors,
-  regexError,
-} from '../../src/admission/kube-validation.js';
+} from '../../src/api/kube-names.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import {
   type LabelSelector,
@@ -42,8 +41,6 @@ const REINVOCATION_POLICIES = ['IfNeeded', 'Never'];
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
 const SELECTOR_OPERATORS = new Set(['In', 'NotIn', 'Exists', 'DoesNotExist']);
 const URL_FORM = '; desired format: https://host[/path]';
-const DNS1035_LABEL_FMT = '[a-z]([-a-z0-9]*[a-z0-9])?';
-const DNS1035_LABEL = new RegExp(`^${DNS1035_LABEL_FMT}$`);
 
 type Webhook = MutatingWebhook;
 type Configuration = KubeObject & { webhooks?: Webhook[] };
@@ -410,22 +407,8 @@ function reviewVersionErrors(versions: readonly string[] | undefined, path: stri
       return;
     }
     seen.add(version);
-    if (byteLength(version) > 63) {
-      errors.push(invalidField(`${path}[${i}]`, version, 'must be no more than 63 characters'));
-    }
-    if (!DNS1035_LABEL.test(version)) {
-      errors.push(
-        invalidField(
-          `${path}[${i}]`,
-          version,
-          regexError(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
-            DNS1035_LABEL_FMT,
-            'my-name',
-            'abc-123',
-          ),
-        ),
-      );
+    for (const problem of dns1035LabelErrors(version)) {
+      errors.push(invalidField(`${path}[${i}]`, version, problem));
     }
   });
   if (!versions.some((version) => REVIEW_VERSIONS.includes(version))) {

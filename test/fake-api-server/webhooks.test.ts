@@ -5,7 +5,19 @@ import { createServer as createNetServer } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import * as k8s from '@kubernetes/client-node';
 import t from 'tap';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { KubeObject } from '../../src/api/meta.js';
+import {
+  certificateRequest,
+  clusterIssuer,
+  issuer,
+  type Modifier,
+  withCsr,
+  withIssuerRef,
+  withLabels,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { issueLeaf, makeSigner, newKey } from '../support/pod-certificate-fixtures.js';
 import type { AdmissionReviewRequest } from './admission-review.js';
 import { apiError } from './api-error.js';
@@ -212,14 +224,12 @@ async function mutating(
   await api.createMutatingWebhookConfiguration({ body: { metadata: { name }, webhooks } });
 }
 
-function certificateRequest(name: string, labels?: Record<string, string>) {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: { name, namespace: NS, ...(labels && { labels }) },
-    spec: { request: 'LS0tLS1CRUdJTg==', issuerRef: { name: 'ca', kind: 'Issuer' } },
-  };
-}
+/** The CertificateRequests the cases send (with certificateRequest): in NS, for the Issuer ca. */
+const inNs: Modifier<CertificateRequest>[] = [
+  withNamespace(NS),
+  withIssuerRef({ name: 'ca', kind: 'Issuer' }),
+  withCsr('-----BEGIN'),
+];
 
 function createRequest(custom: k8s.CustomObjectsApi, body: KubeObject, fieldManager?: string) {
   return custom.createNamespacedCustomObject({
@@ -256,7 +266,7 @@ t.test(
       webhook('validate.cert-csi.io', '/validate', [CR_RULE]),
     ]);
 
-    const body = certificateRequest('cr-1');
+    const body = certificateRequest('cr-1', ...inNs);
     const created = await createRequest(alice.custom, body, 'kubectl');
     t.equal(created.spec.username, 'alice', 'the answer carries the patched object');
     const stored = (await admin.custom.getNamespacedCustomObject({
@@ -397,7 +407,7 @@ t.test(
     ]);
 
     const forbidden = await apiError(
-      createRequest(alice.custom, certificateRequest('forbidden')),
+      createRequest(alice.custom, certificateRequest('forbidden', ...inNs)),
       403,
     );
     t.match(forbidden, {
@@ -408,14 +418,17 @@ t.test(
       message: 'admission webhook "validate.cert-csi.io" denied the request: spec is immutable',
     });
     const reasonOnly = await apiError(
-      createRequest(alice.custom, certificateRequest('reason-only')),
+      createRequest(alice.custom, certificateRequest('reason-only', ...inNs)),
       400,
     );
     t.equal(
       reasonOnly.message,
       'admission webhook "validate.cert-csi.io" denied the request: NotAcceptable',
     );
-    const bare = await apiError(createRequest(alice.custom, certificateRequest('bare')), 400);
+    const bare = await apiError(
+      createRequest(alice.custom, certificateRequest('bare', ...inNs)),
+      400,
+    );
     t.equal(
       bare.message,
       'admission webhook "validate.cert-csi.io" denied the request without explanation',
@@ -425,7 +438,7 @@ t.test(
 
     const before = hook.received.length;
     const mutateDenied = await apiError(
-      createRequest(alice.custom, certificateRequest('mutate-deny')),
+      createRequest(alice.custom, certificateRequest('mutate-deny', ...inNs)),
       400,
     );
     t.equal(
@@ -453,7 +466,7 @@ t.test(
           Authorization: `Bearer ${server.adminToken}`,
           'Content-Type': 'application/json',
         },
-        body: JSON.stringify(certificateRequest('warned')),
+        body: JSON.stringify(certificateRequest('warned', ...inNs)),
       },
     );
     t.equal(response.status, 201);
@@ -514,24 +527,18 @@ t.test(
             `${call.operation} ${call.resource}${call.subResource ? `/${call.subResource}` : ''} ${call.namespace}/${call.name}`,
         );
 
-    const issuer = (name: string, namespace?: string) => ({
-      apiVersion: 'cert-manager.io/v1',
-      kind: namespace ? 'Issuer' : 'ClusterIssuer',
-      metadata: { name, ...(namespace && { namespace }) },
-      spec: { selfSigned: {} },
-    });
     await alice.custom.createNamespacedCustomObject({
       group: 'cert-manager.io',
       version: 'v1',
       plural: 'issuers',
       namespace: NS,
-      body: issuer('ns-issuer', NS),
+      body: issuer('ns-issuer', withNamespace(NS), withSpec({ selfSigned: {} })),
     });
     await alice.custom.createClusterCustomObject({
       group: 'cert-manager.io',
       version: 'v1',
       plural: 'clusterissuers',
-      body: issuer('cluster-issuer'),
+      body: clusterIssuer('cluster-issuer', withSpec({ selfSigned: {} })),
     });
     await alice.custom.deleteNamespacedCustomObject({
       group: 'cert-manager.io',
@@ -546,7 +553,7 @@ t.test(
       'Namespaced scope, CREATE only',
     );
 
-    const created = await createRequest(alice.custom, certificateRequest('cr-1'));
+    const created = await createRequest(alice.custom, certificateRequest('cr-1', ...inNs));
     const withStatus = (await alice.custom.replaceNamespacedCustomObjectStatus({
       ...CR,
       namespace: NS,
@@ -712,14 +719,24 @@ t.test(
       caseOf('patch', 'patch.validating.test', '/patch-on-validating'),
     ]);
     const refusal = async (label: string) =>
-      (await apiError(createRequest(alice.custom, certificateRequest(label, { case: label })), 500))
-        .message;
+      (
+        await apiError(
+          createRequest(
+            alice.custom,
+            certificateRequest(label, ...inNs, withLabels({ case: label })),
+          ),
+          500,
+        )
+      ).message;
     const prefix = (name: string) => `Internal error occurred: failed calling webhook "${name}": `;
 
     // Both hanging calls run at once: one timeout for the pair.
     const [timedOut, skipped] = await Promise.all([
       refusal('timeout-fail'),
-      createRequest(alice.custom, certificateRequest('timeout-ignore', { case: 'timeout-ignore' })),
+      createRequest(
+        alice.custom,
+        certificateRequest('timeout-ignore', ...inNs, withLabels({ case: 'timeout-ignore' })),
+      ),
     ]);
     t.equal(
       timedOut,
@@ -772,7 +789,7 @@ t.test(
     );
     await createRequest(
       alice.custom,
-      certificateRequest('broken-ignored', { case: 'broken-ignored' }),
+      certificateRequest('broken-ignored', ...inNs, withLabels({ case: 'broken-ignored' })),
     );
     t.equal(
       await refusal('patch'),
@@ -780,7 +797,10 @@ t.test(
     );
 
     const failed = await apiError(
-      createRequest(alice.custom, certificateRequest('refused', { case: 'refused' })),
+      createRequest(
+        alice.custom,
+        certificateRequest('refused', ...inNs, withLabels({ case: 'refused' })),
+      ),
       500,
     );
     t.match(failed, {
@@ -821,7 +841,10 @@ t.test(
     );
     await mutating(admin.admission, 'm', [webhook('mutate.cert-csi.io', '/m', [CR_RULE])]);
     server.setServiceEndpoint('webhooks', 'hook', 443, undefined);
-    const down = await apiError(createRequest(alice.custom, certificateRequest('cr-1')), 500);
+    const down = await apiError(
+      createRequest(alice.custom, certificateRequest('cr-1', ...inNs)),
+      500,
+    );
     t.match(
       down.message,
       /failed calling webhook "mutate.cert-csi.io": .*service "hook" not found$/,
@@ -835,7 +858,7 @@ t.test(
     t.same(await list(), [], 'nothing stored while the webhook is down');
 
     server.setServiceEndpoint('webhooks', 'hook', 443, { host: '127.0.0.1', port: hook.port });
-    const created = await createRequest(alice.custom, certificateRequest('cr-1'));
+    const created = await createRequest(alice.custom, certificateRequest('cr-1', ...inNs));
     t.same(created.metadata.annotations, { admitted: 'yes' });
     const items = await list();
     t.equal(items.length, 1, 'stored exactly once');
@@ -1016,7 +1039,7 @@ t.test('a url clientConfig is called as written, verified against its caBundle',
       timeoutSeconds: 3,
     }),
   ]);
-  await createRequest(alice.custom, certificateRequest('cr-1'));
+  await createRequest(alice.custom, certificateRequest('cr-1', ...inNs));
   t.match(hook.received[0], {
     path: '/by-url',
     query: '?timeout=3s',
@@ -1067,7 +1090,7 @@ t.test(
       caseOf('no-kind', 'no.kind.test', '/no-kind'),
     ]);
     const create = (label: string) =>
-      createRequest(alice.custom, certificateRequest(label, { case: label }));
+      createRequest(alice.custom, certificateRequest(label, ...inNs, withLabels({ case: label })));
     t.equal(
       (await apiError(create('merge-patch'), 500)).message,
       'Internal error occurred: failed calling webhook "merge.patch.test": received undecodable patch in webhook response: json: cannot unmarshal object into Go value of type jsonpatch.Patch',

@@ -17,14 +17,17 @@ import {
 } from '../../src/api/labels.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { approvalSettled } from '../../src/issuer/certificaterequests/approval-policy.js';
-import { until } from '../support/eventually.js';
 import {
   certificateRequest,
-  issuer,
-  keyAndCsr,
-  makeCA,
+  clusterIssuer,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { until } from '../support/eventually.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import { issuedPem, startHarness } from '../support/issuer-stack-harness.js';
 
 t.test('the approver approves with reason cert-manager.io', async (t) => {
@@ -32,7 +35,12 @@ t.test('the approver approves with reason cert-manager.io', async (t) => {
   const { csrPem } = await keyAndCsr({ algorithm: 'Ed25519' });
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'r', csrPem, { issuerRef: { name: 'x', group: 'example.com' } }),
+    certificateRequest(
+      'r',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'x', group: 'example.com' }),
+      withCsr(csrPem),
+    ),
   );
   const cr = await h.request(
     'ns',
@@ -62,8 +70,14 @@ t.test('a policy that abstains leaves the request for another approver', async (
   });
   const { csrPem } = await keyAndCsr({ algorithm: 'Ed25519' });
   const ref = { issuerRef: { name: 'x', group: 'example.com' } };
-  await h.store.create(CertificateRequestKind, certificateRequest('ns', 'other', csrPem, ref));
-  await h.store.create(CertificateRequestKind, certificateRequest('ns', 'allowed', csrPem, ref));
+  await h.store.create(
+    CertificateRequestKind,
+    certificateRequest('other', withNamespace('ns'), withSpec(ref), withCsr(csrPem)),
+  );
+  await h.store.create(
+    CertificateRequestKind,
+    certificateRequest('allowed', withNamespace('ns'), withSpec(ref), withCsr(csrPem)),
+  );
   await h.request(
     'ns',
     'allowed',
@@ -75,7 +89,12 @@ t.test('a policy that abstains leaves the request for another approver', async (
 });
 
 t.test('settled requests are not re-decided', async (t) => {
-  const base = certificateRequest('ns', 'r', '', { issuerRef: { name: 'x' } });
+  const base = certificateRequest(
+    'r',
+    withNamespace('ns'),
+    withIssuerRef({ name: 'x' }),
+    withCsr(''),
+  );
   const withConditions = (
     conditions: Array<{ type: string; status: 'True' | 'False'; reason?: string }>,
   ) => ({
@@ -100,7 +119,10 @@ t.test('CA certificates for CSI volumes need the issuer’s annotation', async (
     SecretKind,
     tlsSecret('kube-system', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
   );
-  await h.store.create(ClusterIssuerKind, issuer('ca', undefined, { ca: { secretName: 'ca' } }));
+  await h.store.create(
+    ClusterIssuerKind,
+    clusterIssuer('ca', withSpec({ ca: { secretName: 'ca' } })),
+  );
   await h.issuerReason(undefined, 'ca', 'KeyPairVerified');
   const { csrPem } = await keyAndCsr({ algorithm: 'Ed25519' }, { subject: { commonName: 'x' } });
   const issuerRef = { name: 'ca', kind: 'ClusterIssuer' };
@@ -109,7 +131,12 @@ t.test('CA certificates for CSI volumes need the issuer’s annotation', async (
     [VOLUME_ID_HASH_LABEL]: hashIdentifier('csi-1'),
   };
   const create = (name: string, isCA: boolean, extra: Partial<CertificateRequest['metadata']>) => {
-    const cr = certificateRequest('sandbox', name, csrPem, { issuerRef, isCA });
+    const cr = certificateRequest(
+      name,
+      withNamespace('sandbox'),
+      withSpec({ issuerRef, isCA }),
+      withCsr(csrPem),
+    );
     return h.store.create(CertificateRequestKind, {
       ...cr,
       metadata: { ...cr.metadata, ...extra },

@@ -7,13 +7,14 @@ import { SecretKind } from '../../src/api/secret.js';
 import type { KeySpec } from '../../src/pki/keys.js';
 import {
   certificateRequest,
+  clusterIssuer,
   issuer,
-  keyAndCsr,
-  makeCA,
-  opensslText,
-  opensslVerify,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withCsr,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { keyAndCsr, makeCA, opensslText, opensslVerify } from '../support/issuer-fixtures.js';
 import { issuedPem, startHarness } from '../support/issuer-stack-harness.js';
 
 const keyTypes: Array<[string, KeySpec]> = [
@@ -30,7 +31,10 @@ t.test('a CA issuer signs a request for each key type', async (t) => {
     SecretKind,
     tlsSecret('team-a', 'ca-key-pair', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
   );
-  await h.store.create(IssuerKind, issuer('ca', 'team-a', { ca: { secretName: 'ca-key-pair' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('ca', withNamespace('team-a'), withSpec({ ca: { secretName: 'ca-key-pair' } })),
+  );
   const ready = await h.issuerReason('team-a', 'ca', 'KeyPairVerified');
   t.equal(findCondition(ready.status?.conditions, 'Ready')?.message, 'Signing CA verified');
 
@@ -45,11 +49,16 @@ t.test('a CA issuer signs a request for each key type', async (t) => {
     });
     await h.store.create(
       CertificateRequestKind,
-      certificateRequest('team-a', name, csrPem, {
-        issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' },
-        duration: '48h',
-        usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'],
-      }),
+      certificateRequest(
+        name,
+        withNamespace('team-a'),
+        withSpec({
+          issuerRef: { name: 'ca', kind: 'Issuer', group: 'cert-manager.io' },
+          duration: '48h',
+          usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'],
+        }),
+        withCsr(csrPem),
+      ),
     );
     const issued = await h.readyReason('team-a', name, 'Issued');
     const ready = findCondition(issued.status?.conditions, 'Ready');
@@ -91,7 +100,7 @@ t.test('isCA and default usages reach the certificate; default duration is 90 da
   );
   await h.store.create(
     ClusterIssuerKind,
-    issuer('root', undefined, { ca: { secretName: 'root' } }),
+    clusterIssuer('root', withSpec({ ca: { secretName: 'root' } })),
   );
   await h.issuerReason(undefined, 'root', 'KeyPairVerified');
 
@@ -101,10 +110,15 @@ t.test('isCA and default usages reach the certificate; default duration is 90 da
   );
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('anywhere', 'sub-ca', csrPem, {
-      issuerRef: { name: 'root', kind: 'ClusterIssuer' },
-      isCA: true,
-    }),
+    certificateRequest(
+      'sub-ca',
+      withNamespace('anywhere'),
+      withSpec({
+        issuerRef: { name: 'root', kind: 'ClusterIssuer' },
+        isCA: true,
+      }),
+      withCsr(csrPem),
+    ),
   );
   const issued = await h.readyReason('anywhere', 'sub-ca', 'Issued');
   const pem = issuedPem(issued);

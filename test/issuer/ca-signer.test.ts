@@ -14,13 +14,15 @@ import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../../sr
 import {
   certificateRequest,
   issuer,
-  keyAndCsr,
-  makeCA,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withCsr,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import { type RequestSigningContext, signAsRequest } from '../support/request-signing.js';
 
-const caIssuer = issuer('ca', 'ns', { ca: { secretName: 'ca' } });
+const caIssuer = issuer('ca', withNamespace('ns'), withSpec({ ca: { secretName: 'ca' } }));
 
 // The CA issuer as a CertificateRequest sees it: cert-manager's reasons and messages.
 const signWithCA = (request: CertificateRequest, issuer: Issuer, context: RequestSigningContext) =>
@@ -42,16 +44,22 @@ function context(secrets: Secret[]): RequestSigningContext {
   };
 }
 
-async function request(duration?: string): Promise<CertificateRequest> {
+/** A request in ns for the CA issuer over a fresh key's CSR, for duration when given. */
+async function freshRequest(duration?: string): Promise<CertificateRequest> {
   const { csrPem } = await keyAndCsr({ algorithm: 'ECDSA', size: 256 });
-  return certificateRequest('ns', 'r', csrPem, {
-    issuerRef: { name: 'ca' },
-    ...(duration ? { duration } : {}),
-  });
+  return certificateRequest(
+    'r',
+    withNamespace('ns'),
+    withSpec({
+      issuerRef: { name: 'ca' },
+      ...(duration ? { duration } : {}),
+    }),
+    withCsr(csrPem),
+  );
 }
 
 t.test('a missing CA secret is Pending SecretMissing naming namespace/name', async (t) => {
-  const outcome = await signWithCA(await request(), caIssuer, context([]));
+  const outcome = await signWithCA(await freshRequest(), caIssuer, context([]));
   t.same(outcome, {
     outcome: 'pending',
     reason: 'SecretMissing',
@@ -79,7 +87,7 @@ t.test('an unparsable CA secret is Pending SecretInvalidData', async (t) => {
   ];
   for (const [name, data, cause] of cases) {
     const outcome = await signWithCA(
-      await request(),
+      await freshRequest(),
       caIssuer,
       context([tlsSecret('ns', 'ca', data)]),
     );
@@ -96,7 +104,7 @@ t.test('a zero or malformed duration is a final SigningError', async (t) => {
   const ca = await makeCA();
   const secrets = [tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem })];
   for (const duration of ['0s', '-1h', '1d']) {
-    const outcome = await signWithCA(await request(duration), caIssuer, context(secrets));
+    const outcome = await signWithCA(await freshRequest(duration), caIssuer, context(secrets));
     t.equal(outcome.outcome, 'failed', duration);
     if (outcome.outcome === 'failed') {
       t.equal(outcome.reason, 'SigningError');
@@ -124,7 +132,7 @@ t.test('ca.crt from the secret becomes the CA of an intermediate-signed chain', 
       'ca.crt': root.certificatePem,
     }),
   ];
-  const outcome = await signWithCA(await request('1h'), caIssuer, context(secrets));
+  const outcome = await signWithCA(await freshRequest('1h'), caIssuer, context(secrets));
   t.equal(outcome.outcome, 'issued');
   if (outcome.outcome !== 'issued') return;
   t.equal(outcome.caPem.trim(), root.certificatePem.trim(), 'ca.crt is the top-most certificate');
@@ -148,7 +156,7 @@ t.test('a self-signed CA whose ca.crt repeats tls.crt issues leaf-only chains', 
       'ca.crt': root.certificatePem,
     }),
   ];
-  const outcome = await signWithCA(await request('1h'), caIssuer, context(secrets));
+  const outcome = await signWithCA(await freshRequest('1h'), caIssuer, context(secrets));
   t.equal(outcome.outcome, 'issued');
   if (outcome.outcome !== 'issued') return;
   t.equal(outcome.caPem.trim(), root.certificatePem.trim(), 'ca.crt is the root');
@@ -168,7 +176,7 @@ t.test('the CA signer caches a Secret per resourceVersion and rereads a changed 
     return secret;
   };
   const issuerOf = async (secret: Secret) => {
-    const outcome = await sign(await request('1h'), caIssuer, context([secret]));
+    const outcome = await sign(await freshRequest('1h'), caIssuer, context([secret]));
     if (outcome.outcome !== 'issued') throw new Error(`not issued: ${JSON.stringify(outcome)}`);
     return new X509Certificate(outcome.certificatePem).issuer;
   };
@@ -176,16 +184,16 @@ t.test('the CA signer caches a Secret per resourceVersion and rereads a changed 
   t.equal(await issuerOf(withVersion(first, '1')), firstSubject);
   t.equal(await issuerOf(withVersion(first, '1')), firstSubject, 'cached');
   const rotated = withVersion(second, '2');
-  const outcome = await sign(await request('1h'), caIssuer, context([rotated]));
+  const outcome = await sign(await freshRequest('1h'), caIssuer, context([rotated]));
   t.equal(outcome.outcome, 'issued');
   if (outcome.outcome === 'issued') {
     t.equal(outcome.caPem.trim(), second.certificatePem.trim(), 'the rotated CA signs');
   }
   const broken = withVersion(first, '3');
   broken.data = { 'tls.crt': broken.data?.['tls.crt'] ?? '' };
-  t.equal((await sign(await request(), caIssuer, context([broken]))).outcome, 'pending');
+  t.equal((await sign(await freshRequest(), caIssuer, context([broken]))).outcome, 'pending');
   t.equal(
-    (await sign(await request(), caIssuer, context([broken]))).outcome,
+    (await sign(await freshRequest(), caIssuer, context([broken]))).outcome,
     'pending',
     'a bad Secret is not cached',
   );

@@ -24,6 +24,14 @@ import {
 import { csrSigningInput } from '../../src/issuer/certificatesigningrequests/csr-signing.js';
 import { failedCsrStatus } from '../../src/issuer/certificatesigningrequests/csr-status.js';
 import { KEY_USAGE_NAMES } from '../../src/pki/usages.js';
+import {
+  clusterIssuer,
+  issuer,
+  issuerFrom,
+  withConditions,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { keyAndCsr } from '../support/issuer-fixtures.js';
 
 const approved: CsrCondition = { type: 'Approved', status: 'True', reason: 'ByHand' };
@@ -54,20 +62,13 @@ function csr(
   };
 }
 
-function issuer(
-  kind: 'Issuer' | 'ClusterIssuer',
-  spec: Issuer['spec'],
-  ready = true,
-  name = 'ca',
-): Issuer {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind,
-    metadata: kind === 'Issuer' ? { name, namespace: 'shop' } : { name },
-    spec,
-    status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
-  };
-}
+/** Sets the Ready condition, True or False. */
+const isReady = (ready: boolean) =>
+  withConditions([{ type: 'Ready', status: ready ? 'True' : 'False' }]);
+
+/** The Issuer shop/ca and the ClusterIssuer ca, Ready: the bases of the cases. */
+const inShop = issuer('ca', withNamespace('shop'), isReady(true));
+const clusterWide = clusterIssuer('ca', isReady(true));
 
 const ISSUER = 'issuers.cert-manager.io/shop.ca';
 const CLUSTER_ISSUER = 'clusterissuers.cert-manager.io/ca';
@@ -125,8 +126,8 @@ t.test("signer names are taken apart as cert-manager's signername.go does", asyn
 });
 
 t.test('the sync order of certificatesigningrequests/sync.go, step by step', async (t) => {
-  const ca = issuer('Issuer', caSpec);
-  const clusterCa = issuer('ClusterIssuer', caSpec);
+  const ca = issuerFrom(inShop, withSpec(caSpec));
+  const clusterCa = issuerFrom(clusterWide, withSpec(caSpec));
   const cases: Array<[string, CertificateSigningRequest, (ref: CsrIssuerRef) => unknown, unknown]> =
     [
       ['malformed name', csr('kubernetes.io'), neverLooked, { step: 'ignore' }],
@@ -196,7 +197,7 @@ t.test('the sync order of certificatesigningrequests/sync.go, step by step', asy
       [
         'no issuer type',
         csr(CLUSTER_ISSUER),
-        found(issuer('ClusterIssuer', {})),
+        found(issuerFrom(clusterWide, withSpec({}))),
         {
           step: 'warn',
           reason: 'IssuerTypeMissing',
@@ -206,7 +207,7 @@ t.test('the sync order of certificatesigningrequests/sync.go, step by step', asy
       [
         'an issuer of another type',
         csr(CLUSTER_ISSUER),
-        found(issuer('ClusterIssuer', { acme: {} } as Issuer['spec'])),
+        found(issuerFrom(clusterWide, withSpec({ acme: {} } as Issuer['spec']))),
         { step: 'ignore' },
       ],
       [
@@ -250,7 +251,7 @@ t.test('the sync order of certificatesigningrequests/sync.go, step by step', asy
 
 t.test('the steps after the reference review: duration, then readiness', async (t) => {
   const after = (request: CertificateSigningRequest, ready = true) =>
-    planCsrSync(request, found(issuer('ClusterIssuer', caSpec, ready)), both);
+    planCsrSync(request, found(issuerFrom(clusterWide, withSpec(caSpec), isReady(ready))), both);
   t.match(after(csr(CLUSTER_ISSUER, [approved], { expirationSeconds: 599 })), {
     step: 'fail',
     reason: 'InvalidDuration',
@@ -299,7 +300,11 @@ t.test('the steps after the reference review: duration, then readiness', async (
     },
     'the duration is checked before readiness',
   );
-  const namespaced = planCsrSync(csr(ISSUER), found(issuer('Issuer', caSpec, false)), both);
+  const namespaced = planCsrSync(
+    csr(ISSUER),
+    found(issuerFrom(inShop, withSpec(caSpec), isReady(false))),
+    both,
+  );
   t.match(namespaced, {
     step: 'reviewReference',
     afterReview: {
@@ -349,10 +354,10 @@ t.test('which signer controller takes the type-independent steps', async (t) => 
     handles: (type) => type === 'ca',
     responsibleFor: (type) => type === 'ca',
   };
-  const selfSigned = issuer('ClusterIssuer', { selfSigned: {} });
+  const selfSigned = issuerFrom(clusterWide, withSpec({ selfSigned: {} }));
   t.same(planCsrSync(csr(CLUSTER_ISSUER, []), found(selfSigned), caOnly), { step: 'ignore' });
   t.same(planCsrSync(csr(CLUSTER_ISSUER), found(undefined), caOnly), { step: 'ignore' });
-  t.same(planCsrSync(csr(CLUSTER_ISSUER), found(issuer('ClusterIssuer', {})), caOnly), {
+  t.same(planCsrSync(csr(CLUSTER_ISSUER), found(issuerFrom(clusterWide, withSpec({}))), caOnly), {
     step: 'ignore',
   });
   t.same(planCsrSync(csr(CLUSTER_ISSUER), found(selfSigned), caOnly), { step: 'ignore' });

@@ -15,6 +15,13 @@ import { StoreError } from '../../src/store/errors.js';
 import type { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import {
   csrChain,
   csrConditionTypes,
   csrObject,
@@ -22,14 +29,7 @@ import {
   keyedCsr,
 } from '../support/csr-fixtures.js';
 import { until } from '../support/eventually.js';
-import {
-  issuer,
-  makeCA,
-  opensslText,
-  opensslVerify,
-  type TestCA,
-  tlsSecret,
-} from '../support/issuer-fixtures.js';
+import { makeCA, opensslText, opensslVerify, type TestCA } from '../support/issuer-fixtures.js';
 import { type StackHarness, startHarness } from '../support/issuer-stack-harness.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
@@ -108,13 +108,22 @@ async function fixture(): Promise<Fixture> {
   const caData = { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem };
   await store.create(SecretKind, tlsSecret(NAMESPACE, 'ca-key', caData));
   await store.create(SecretKind, tlsSecret(RESOURCES, 'cluster-ca-key', caData));
-  await store.create(IssuerKind, issuer('ca', NAMESPACE, { ca: { secretName: 'ca-key' } }));
+  await store.create(
+    IssuerKind,
+    issuer('ca', withNamespace(NAMESPACE), withSpec({ ca: { secretName: 'ca-key' } })),
+  );
   await store.create(
     ClusterIssuerKind,
-    issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca-key' } }),
+    clusterIssuer('cluster-ca', withSpec({ ca: { secretName: 'cluster-ca-key' } })),
   );
-  await store.create(IssuerKind, issuer('self', NAMESPACE, { selfSigned: {} }));
-  await store.create(ClusterIssuerKind, issuer('cluster-self', undefined, { selfSigned: {} }));
+  await store.create(
+    IssuerKind,
+    issuer('self', withNamespace(NAMESPACE), withSpec({ selfSigned: {} })),
+  );
+  await store.create(
+    ClusterIssuerKind,
+    clusterIssuer('cluster-self', withSpec({ selfSigned: {} })),
+  );
   await harness.issuerReason(NAMESPACE, 'ca', 'KeyPairVerified');
   await harness.issuerReason(undefined, 'cluster-ca', 'KeyPairVerified');
   await harness.issuerReason(NAMESPACE, 'self', 'IsReady');
@@ -418,7 +427,7 @@ t.test('an issuer or a key Secret that appears later unblocks its CSRs', async (
   });
   await f.store.create(
     ClusterIssuerKind,
-    issuer('late', undefined, { ca: { secretName: 'cluster-ca-key' } }),
+    clusterIssuer('late', withSpec({ ca: { secretName: 'cluster-ca-key' } })),
   );
   const signed = await issued('late-issuer');
   t.match(
@@ -439,7 +448,10 @@ t.test('an issuer or a key Secret that appears later unblocks its CSRs', async (
 });
 
 t.test('a CA issuer that is not ready or has no usable Secret makes its CSRs wait', async (t) => {
-  await f.store.create(IssuerKind, issuer('broken', NAMESPACE, { ca: { secretName: 'nowhere' } }));
+  await f.store.create(
+    IssuerKind,
+    issuer('broken', withNamespace(NAMESPACE), withSpec({ ca: { secretName: 'nowhere' } })),
+  );
   await createCsr('waits', 'issuers.cert-manager.io/shop.broken', { username: 'alice' });
   await decideCsr(f.store, 'waits', 'Approved');
   t.match(await eventOf('waits', 'IssuerNotReady'), {

@@ -12,14 +12,19 @@ import { SecretKind } from '../../src/api/secret.js';
 import { embeddedAdmission } from '../../src/cli/node/embedded-admission.js';
 import type { SharedInformers } from '../../src/controller/shared-informers.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
-import { until } from '../support/eventually.js';
 import {
   certificateRequest,
+  clusterIssuer,
   issuer,
-  keyAndCsr,
-  makeCA,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withAnnotations,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { until } from '../support/eventually.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 import { answered } from '../support/pod-certificate-checks.js';
 import {
@@ -63,7 +68,12 @@ t.test(
     for (let i = 0; i < 50; i++) {
       await h.store.create(
         CertificateRequestKind,
-        certificateRequest('noise', `r-${i}`, csrPem, { issuerRef: { name: `missing-${i}` } }),
+        certificateRequest(
+          `r-${i}`,
+          withNamespace('noise'),
+          withIssuerRef({ name: `missing-${i}` }),
+          withCsr(csrPem),
+        ),
       );
     }
     for (let i = 0; i < 50; i++) await h.readyReason('noise', `r-${i}`, 'Pending');
@@ -75,29 +85,35 @@ t.test(
     // A CA ClusterIssuer whose Secret does not exist yet, and three requests waiting for it.
     await h.store.create(
       ClusterIssuerKind,
-      issuer('ca', undefined, { ca: { secretName: 'ca-key' } }),
+      clusterIssuer('ca', withSpec({ ca: { secretName: 'ca-key' } })),
     );
     await h.issuerReason(undefined, 'ca', 'ErrGetKeyPair');
     for (const name of ['a', 'b', 'c']) {
       await h.store.create(
         CertificateRequestKind,
-        certificateRequest('app', name, csrPem, {
-          issuerRef: { name: 'ca', kind: 'ClusterIssuer' },
-        }),
+        certificateRequest(
+          name,
+          withNamespace('app'),
+          withIssuerRef({ name: 'ca', kind: 'ClusterIssuer' }),
+          withCsr(csrPem),
+        ),
       );
       await h.readyReason('app', name, 'Pending');
     }
     // A SelfSigned request whose key Secret does not exist yet.
-    await h.store.create(IssuerKind, issuer('self', 'app', { selfSigned: {} }));
+    await h.store.create(
+      IssuerKind,
+      issuer('self', withNamespace('app'), withSpec({ selfSigned: {} })),
+    );
     const key = await keyAndCsr(ecdsa, { dnsNames: ['self.example.com'] });
     await h.store.create(
       CertificateRequestKind,
       certificateRequest(
-        'app',
         'self',
-        key.csrPem,
-        { issuerRef: { name: 'self' } },
-        { [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'self-key' },
+        withNamespace('app'),
+        withIssuerRef({ name: 'self' }),
+        withCsr(key.csrPem),
+        withAnnotations({ [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'self-key' }),
       ),
     );
     await h.readyReason('app', 'self', 'Pending');
@@ -142,7 +158,7 @@ t.test(
     const logger = recordingLogger();
     const h = await startHarness(t, { admit: embeddedAdmission, logger });
     const signer = 'clusterissuers.cert-manager.io/pods';
-    const ci = issuer('pods', undefined, { ca: { secretName: 'pods-ca' } });
+    const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
     ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: 'team=payments' };
     await h.store.create(ClusterIssuerKind, ci);
     await h.issuerReason(undefined, 'pods', 'ErrGetKeyPair');

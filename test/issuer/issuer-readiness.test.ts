@@ -6,13 +6,23 @@ import { issuerReadiness } from '../../src/issuer/issuer-readiness.js';
 import { createSelfSignedCa, signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { decodePrivateKey, encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
-import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { makeCA } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 t.test('a CA issuer turns Ready when its secret appears', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('ca', 'ns', { ca: { secretName: 'ca-pair' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('ca', withNamespace('ns'), withSpec({ ca: { secretName: 'ca-pair' } })),
+  );
   const missing = await h.issuerReason('ns', 'ca', 'ErrGetKeyPair');
   const condition = findCondition(missing.status?.conditions, 'Ready');
   t.equal(condition?.status, 'False');
@@ -48,7 +58,10 @@ t.test('a leaf certificate in the CA secret is ErrInvalidKeyPair', async (t) => 
     SecretKind,
     tlsSecret('ns', 'leaf', { 'tls.crt': leafPem, 'tls.key': encodePrivateKey(leafKey, 'PKCS8') }),
   );
-  await h.store.create(IssuerKind, issuer('leafy', 'ns', { ca: { secretName: 'leaf' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('leafy', withNamespace('ns'), withSpec({ ca: { secretName: 'leaf' } })),
+  );
   const notCA = await h.issuerReason('ns', 'leafy', 'ErrInvalidKeyPair');
   t.equal(
     findCondition(notCA.status?.conditions, 'Ready')?.message,
@@ -64,7 +77,7 @@ t.test('ClusterIssuer secrets come from the cluster resource namespace', async (
   await h.store.create(SecretKind, tlsSecret('kube-system', 'root', pair));
   await h.store.create(
     ClusterIssuerKind,
-    issuer('root', undefined, { ca: { secretName: 'root' } }),
+    clusterIssuer('root', withSpec({ ca: { secretName: 'root' } })),
   );
   await h.issuerReason(undefined, 'root', 'ErrGetKeyPair');
   await h.store.create(SecretKind, tlsSecret('cert-csi', 'root', pair));
@@ -73,7 +86,10 @@ t.test('ClusterIssuer secrets come from the cluster resource namespace', async (
 
 t.test('SelfSigned issuers are always ready; a later generation is observed', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('self', 'ns', { selfSigned: {} }));
+  await h.store.create(
+    IssuerKind,
+    issuer('self', withNamespace('ns'), withSpec({ selfSigned: {} })),
+  );
   const ready = await h.issuerReason('ns', 'self', 'IsReady');
   const condition = findCondition(ready.status?.conditions, 'Ready');
   t.equal(condition?.status, 'True');
@@ -106,13 +122,18 @@ t.test('SelfSigned issuers are always ready; a later generation is observed', as
 
 t.test('issuer types this stack does not run are left alone', async (t) => {
   t.equal(
-    issuerReadiness(issuer('acme', 'ns', { acme: {} }), () => undefined),
+    issuerReadiness(issuer('acme', withNamespace('ns'), withSpec({ acme: {} })), () => undefined),
     undefined,
   );
   const key = await generatePrivateKey({ algorithm: 'Ed25519' });
   const certificatePem = await createSelfSignedCa({ key, commonName: 'ed', durationMs: 3600_000 });
-  const readiness = issuerReadiness(issuer('ed', 'ns', { ca: { secretName: 's' } }), () =>
-    tlsSecret('ns', 's', { 'tls.crt': certificatePem, 'tls.key': encodePrivateKey(key, 'PKCS8') }),
+  const readiness = issuerReadiness(
+    issuer('ed', withNamespace('ns'), withSpec({ ca: { secretName: 's' } })),
+    () =>
+      tlsSecret('ns', 's', {
+        'tls.crt': certificatePem,
+        'tls.key': encodePrivateKey(key, 'PKCS8'),
+      }),
   );
   t.equal(readiness?.condition.reason, 'KeyPairVerified', 'an Ed25519 CA is accepted');
 });

@@ -17,7 +17,15 @@ import {
   trustAnchorOf,
   trustBundleContent,
 } from '../../src/issuer/podcertificaterequests/trust-bundle-content.js';
-import { issuer, makeCA } from '../support/issuer-fixtures.js';
+import {
+  clusterIssuer,
+  issuer,
+  issuerFrom,
+  withAnnotations,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { makeCA } from '../support/issuer-fixtures.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -61,11 +69,11 @@ t.test('signer names designate Issuers and ClusterIssuers, and nothing else', as
     t.equal(issuerOfSignerName(other), undefined, other);
   }
   t.equal(
-    signerNameOfIssuer(issuer('ca', 'shop', { ca: { secretName: 's' } })),
+    signerNameOfIssuer(issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 's' } }))),
     'issuers.cert-manager.io/shop.ca',
   );
   t.equal(
-    signerNameOfIssuer(issuer('ca', undefined, { ca: { secretName: 's' } })),
+    signerNameOfIssuer(clusterIssuer('ca', withSpec({ ca: { secretName: 's' } }))),
     'clusterissuers.cert-manager.io/ca',
   );
 });
@@ -87,16 +95,15 @@ function request(namespace: string): PodCertificateRequest {
   };
 }
 
-function clusterIssuer(annotation?: string) {
-  const ci = issuer('ca', undefined, { ca: { secretName: 's' } });
-  if (annotation !== undefined) {
-    ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: annotation };
-  }
-  return ci;
-}
+/** A ClusterIssuer for pod certificates, as a base for the cases. */
+const podCa = clusterIssuer('ca', withSpec({ ca: { secretName: 's' } }));
+
+/** Sets the annotation that selects the namespaces a ClusterIssuer serves pods of. */
+const selecting = (selector: string) =>
+  withAnnotations({ [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: selector });
 
 t.test('an Issuer serves the pods of its own namespace only', async (t) => {
-  const own = issuer('ca', 'shop', { ca: { secretName: 's' } });
+  const own = issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 's' } }));
   t.same(issuerVerdict(request('shop'), own, undefined), { step: 'sign' });
   t.same(issuerVerdict(request('bank'), own, {}), {
     step: 'deny',
@@ -106,32 +113,43 @@ t.test('an Issuer serves the pods of its own namespace only', async (t) => {
 });
 
 t.test('a ClusterIssuer serves the namespaces its annotation selects', async (t) => {
-  t.same(issuerVerdict(request('shop'), clusterIssuer(), {}), {
+  t.same(issuerVerdict(request('shop'), issuerFrom(podCa), {}), {
     step: 'deny',
     reason: 'PolicyDenied',
     message:
       'ClusterIssuer "ca" does not serve pods of namespace "shop": it has no cert-csi.io/pod-certificate-namespaces annotation',
   });
-  t.same(issuerVerdict(request('shop'), clusterIssuer(''), {}), { step: 'sign' }, '"" selects all');
-  t.same(issuerVerdict(request('shop'), clusterIssuer('env=prod'), { env: 'prod' }), {
-    step: 'sign',
-  });
   t.same(
-    issuerVerdict(request('shop'), clusterIssuer('kubernetes.io/metadata.name in (shop,bank)'), {}),
+    issuerVerdict(request('shop'), issuerFrom(podCa, selecting('')), {}),
+    { step: 'sign' },
+    '"" selects all',
+  );
+  t.same(
+    issuerVerdict(request('shop'), issuerFrom(podCa, selecting('env=prod')), { env: 'prod' }),
+    {
+      step: 'sign',
+    },
+  );
+  t.same(
+    issuerVerdict(
+      request('shop'),
+      issuerFrom(podCa, selecting('kubernetes.io/metadata.name in (shop,bank)')),
+      {},
+    ),
     { step: 'sign' },
     'the name label the API server sets counts even when the cached labels lack it',
   );
-  t.same(issuerVerdict(request('shop'), clusterIssuer('env=prod'), { env: 'dev' }), {
+  t.same(issuerVerdict(request('shop'), issuerFrom(podCa, selecting('env=prod')), { env: 'dev' }), {
     step: 'deny',
     reason: 'PolicyDenied',
     message:
       'ClusterIssuer "ca" does not serve pods of namespace "shop": its cert-csi.io/pod-certificate-namespaces selector "env=prod" does not select it',
   });
-  t.same(issuerVerdict(request('shop'), clusterIssuer('env=prod'), undefined), {
+  t.same(issuerVerdict(request('shop'), issuerFrom(podCa, selecting('env=prod')), undefined), {
     step: 'wait',
     message: 'namespace "shop" is not in the cache yet',
   });
-  const bad = issuerVerdict(request('shop'), clusterIssuer('env in ('), {});
+  const bad = issuerVerdict(request('shop'), issuerFrom(podCa, selecting('env in (')), {});
   t.equal(bad.step, 'deny');
   t.match(bad, {
     reason: 'PolicyDenied',
@@ -140,7 +158,11 @@ t.test('a ClusterIssuer serves the namespaces its annotation selects', async (t)
 });
 
 t.test('a SelfSigned issuer cannot sign pod certificates', async (t) => {
-  const verdict = issuerVerdict(request('shop'), issuer('self', 'shop', { selfSigned: {} }), {});
+  const verdict = issuerVerdict(
+    request('shop'),
+    issuer('self', withNamespace('shop'), withSpec({ selfSigned: {} })),
+    {},
+  );
   t.same(verdict, {
     step: 'deny',
     reason: 'UnsupportedIssuer',

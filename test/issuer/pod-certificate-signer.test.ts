@@ -14,9 +14,16 @@ import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { createStubPkcs10Request } from '../../src/pki/pod-certificate-key.js';
 import { isStoreError, StoreError } from '../../src/store/errors.js';
+import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { rejection, until } from '../support/eventually.js';
 import { FaultyStore } from '../support/faulty-store.js';
-import { issuer, makeCA, type TestCA, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA, type TestCA } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
 import {
@@ -36,7 +43,7 @@ function caSecret(namespace: string, name: string, ca: TestCA) {
 }
 
 function podsClusterIssuer(selector: string | undefined): Issuer {
-  const ci = issuer('pods', undefined, { ca: { secretName: 'pods-ca' } });
+  const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
   if (selector !== undefined) {
     ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: selector };
   }
@@ -118,7 +125,10 @@ t.test(
     const { store } = stack;
     const ca = await makeCA({ algorithm: 'RSA', size: 2048 });
     await store.create(SecretKind, caSecret('shop', 'shop-ca', ca));
-    await store.create(IssuerKind, issuer('shop-ca', 'shop', { ca: { secretName: 'shop-ca' } }));
+    await store.create(
+      IssuerKind,
+      issuer('shop-ca', withNamespace('shop'), withSpec({ ca: { secretName: 'shop-ca' } })),
+    );
     const pod = await createPod(store, podIdentity('shop', 'api-0'));
     const { request, key } = await kubeletRequest(
       pod,
@@ -150,8 +160,14 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
   const unadmittedShop = await createPod(unadmitted.store, podIdentity('shop', 'api-0'));
   await store.create(NamespaceKind, namespaceObject('dev', { env: 'dev' }));
   await store.create(SecretKind, caSecret('shop', 'shop-ca', await makeCA()));
-  await store.create(IssuerKind, issuer('shop-ca', 'shop', { ca: { secretName: 'shop-ca' } }));
-  await store.create(IssuerKind, issuer('self', 'shop', { selfSigned: {} }));
+  await store.create(
+    IssuerKind,
+    issuer('shop-ca', withNamespace('shop'), withSpec({ ca: { secretName: 'shop-ca' } })),
+  );
+  await store.create(
+    IssuerKind,
+    issuer('self', withNamespace('shop'), withSpec({ selfSigned: {} })),
+  );
   const shop = await createPod(store, podIdentity('shop', 'api-0'));
   const dev = await createPod(store, podIdentity('dev', 'api-0'));
   const rsa2048 = await generatePrivateKey({ algorithm: 'RSA', size: 2048 });
@@ -520,7 +536,11 @@ t.test(
     // Another issuer controller's Issuer: a signer name of cert-manager's, not ours to answer.
     await store.create(
       IssuerKind,
-      issuer('vault', 'shop', { vault: { server: 'https://vault.example', path: 'pki/sign/x' } }),
+      issuer(
+        'vault',
+        withNamespace('shop'),
+        withSpec({ vault: { server: 'https://vault.example', path: 'pki/sign/x' } }),
+      ),
     );
     const pod = await createPod(store, podIdentity('shop', 'api-0'));
     const foreign = new Map<string, PodCertificateRequest>();
@@ -544,7 +564,10 @@ t.test(
     // change brings back its own waiting request.
     const vault = await store.get<Issuer>(IssuerKind, 'vault', 'shop');
     await store.update(IssuerKind, { ...vault, spec: { ca: { secretName: 'shop-ca' } } });
-    await store.create(IssuerKind, issuer('later', 'shop', { ca: { secretName: 'shop-ca' } }));
+    await store.create(
+      IssuerKind,
+      issuer('later', withNamespace('shop'), withSpec({ ca: { secretName: 'shop-ca' } })),
+    );
     for (const signerName of [
       'issuers.cert-manager.io/shop.vault',
       'issuers.cert-manager.io/shop.later',

@@ -7,11 +7,16 @@ import { PRIVATE_KEY_SECRET_NAME_ANNOTATION } from '../../src/api/labels.js';
 import { SecretKind } from '../../src/api/secret.js';
 import {
   certificateRequest,
+  clusterIssuer,
   issuer,
-  keyAndCsr,
-  makeCA,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withAnnotations,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import { allControllersExcept, issuedPem, startHarness } from '../support/issuer-stack-harness.js';
 import { csrWithSubject, oneAttributeName } from '../support/raw-name-fixtures.js';
 
@@ -21,13 +26,16 @@ t.test('a denied request ends Ready=False/Denied with failureTime', async (t) =>
   const h = await startHarness(t, {
     approval: () => ({ decision: 'deny', reason: 'policy.example.com', message: 'not allowed' }),
   });
-  await h.store.create(ClusterIssuerKind, issuer('self', undefined, { selfSigned: {} }));
+  await h.store.create(ClusterIssuerKind, clusterIssuer('self', withSpec({ selfSigned: {} })));
   const { csrPem } = await keyAndCsr(ecdsa);
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'denied', csrPem, {
-      issuerRef: { name: 'self', kind: 'ClusterIssuer' },
-    }),
+    certificateRequest(
+      'denied',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'self', kind: 'ClusterIssuer' }),
+      withCsr(csrPem),
+    ),
   );
   const cr = await h.readyReason('ns', 'denied', 'Denied');
   const ready = findCondition(cr.status?.conditions, 'Ready');
@@ -46,14 +54,17 @@ t.test('a request that is never approved gets no Ready condition', async (t) => 
   const h = await startHarness(t, {
     enabled: allControllersExcept('certificaterequests-approver'),
   });
-  await h.store.create(ClusterIssuerKind, issuer('self', undefined, { selfSigned: {} }));
+  await h.store.create(ClusterIssuerKind, clusterIssuer('self', withSpec({ selfSigned: {} })));
   await h.issuerReason(undefined, 'self', 'IsReady');
   const { csrPem } = await keyAndCsr(ecdsa);
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'waiting', csrPem, {
-      issuerRef: { name: 'self', kind: 'ClusterIssuer' },
-    }),
+    certificateRequest(
+      'waiting',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'self', kind: 'ClusterIssuer' }),
+      withCsr(csrPem),
+    ),
   );
   // The controller reports the wait as an event, not as a condition.
   const event = await h.events.waitFor((e) => e.name === 'waiting');
@@ -71,7 +82,12 @@ t.test(
     const { csrPem } = await keyAndCsr(ecdsa, { dnsNames: ['a.example.com'] });
     await h.store.create(
       CertificateRequestKind,
-      certificateRequest('ns', 'early', csrPem, { issuerRef: { name: 'late-ca' } }),
+      certificateRequest(
+        'early',
+        withNamespace('ns'),
+        withIssuerRef({ name: 'late-ca' }),
+        withCsr(csrPem),
+      ),
     );
     const pending = await h.readyReason('ns', 'early', 'Pending');
     t.equal(
@@ -92,7 +108,10 @@ t.test(
       SecretKind,
       tlsSecret('ns', 'late-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
     );
-    await h.store.create(IssuerKind, issuer('late-ca', 'ns', { ca: { secretName: 'late-ca' } }));
+    await h.store.create(
+      IssuerKind,
+      issuer('late-ca', withNamespace('ns'), withSpec({ ca: { secretName: 'late-ca' } })),
+    );
     const issued = await h.readyReason('ns', 'early', 'Issued');
     t.ok(issued.status?.certificate, 'issued once the issuer exists');
   },
@@ -100,12 +119,20 @@ t.test(
 
 t.test('a not-ready issuer leaves the request Pending with IssuerNotReady', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('broken', 'ns', { ca: { secretName: 'absent' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('broken', withNamespace('ns'), withSpec({ ca: { secretName: 'absent' } })),
+  );
   await h.issuerReason('ns', 'broken', 'ErrGetKeyPair');
   const { csrPem } = await keyAndCsr(ecdsa);
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'blocked', csrPem, { issuerRef: { name: 'broken' } }),
+    certificateRequest(
+      'blocked',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'broken' }),
+      withCsr(csrPem),
+    ),
   );
   const cr = await h.readyReason('ns', 'blocked', 'Pending');
   t.equal(
@@ -125,11 +152,19 @@ t.test('an unparsable CSR is a final failure', async (t) => {
     SecretKind,
     tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
   );
-  await h.store.create(IssuerKind, issuer('ca', 'ns', { ca: { secretName: 'ca' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('ca', withNamespace('ns'), withSpec({ ca: { secretName: 'ca' } })),
+  );
   await h.issuerReason('ns', 'ca', 'KeyPairVerified');
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'garbage', 'this is not a CSR', { issuerRef: { name: 'ca' } }),
+    certificateRequest(
+      'garbage',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'ca' }),
+      withCsr('this is not a CSR'),
+    ),
   );
   const cr = await h.readyReason('ns', 'garbage', 'Failed');
   const ready = findCondition(cr.status?.conditions, 'Ready');
@@ -150,13 +185,21 @@ t.test(
       SecretKind,
       tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
     );
-    await h.store.create(IssuerKind, issuer('ca', 'ns', { ca: { secretName: 'ca' } }));
+    await h.store.create(
+      IssuerKind,
+      issuer('ca', withNamespace('ns'), withSpec({ ca: { secretName: 'ca' } })),
+    );
     await h.issuerReason('ns', 'ca', 'KeyPairVerified');
     // A user's CSR with CN BOOLEAN TRUE: signed, it would be a certificate nobody can parse.
     const csrPem = await csrWithSubject(oneAttributeName('0101ff'));
     await h.store.create(
       CertificateRequestKind,
-      certificateRequest('ns', 'boolean-cn', csrPem, { issuerRef: { name: 'ca' } }),
+      certificateRequest(
+        'boolean-cn',
+        withNamespace('ns'),
+        withIssuerRef({ name: 'ca' }),
+        withCsr(csrPem),
+      ),
     );
     const cr = await h.readyReason('ns', 'boolean-cn', 'Failed');
     t.equal(cr.status?.certificate, undefined, 'nothing signed');
@@ -172,9 +215,12 @@ t.test('requests for other issuer groups are left alone', async (t) => {
   const { csrPem } = await keyAndCsr(ecdsa);
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'external', csrPem, {
-      issuerRef: { name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' },
-    }),
+    certificateRequest(
+      'external',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'pca', kind: 'AWSPCAIssuer', group: 'awspca.cert-manager.io' }),
+      withCsr(csrPem),
+    ),
   );
   const cr = await h.request(
     'ns',
@@ -186,11 +232,16 @@ t.test('requests for other issuer groups are left alone', async (t) => {
 
 t.test('an issuer without a type leaves the request Pending with IssuerTypeMissing', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('empty', 'ns', {}));
+  await h.store.create(IssuerKind, issuer('empty', withNamespace('ns'), withSpec({})));
   const { csrPem } = await keyAndCsr(ecdsa);
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'typeless', csrPem, { issuerRef: { name: 'empty' } }),
+    certificateRequest(
+      'typeless',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'empty' }),
+      withCsr(csrPem),
+    ),
   );
   const cr = await h.readyReason('ns', 'typeless', 'Pending');
   t.equal(findCondition(cr.status?.conditions, 'Ready')?.message, 'Missing issuer type');
@@ -198,7 +249,10 @@ t.test('an issuer without a type leaves the request Pending with IssuerTypeMissi
 
 t.test('SelfSigned: ca.crt is the certificate itself', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('self', 'ns', { selfSigned: {} }));
+  await h.store.create(
+    IssuerKind,
+    issuer('self', withNamespace('ns'), withSpec({ selfSigned: {} })),
+  );
   const { keyPem, csrPem } = await keyAndCsr(ecdsa, {
     subject: { commonName: 'self.example.com' },
     dnsNames: ['self.example.com'],
@@ -207,11 +261,11 @@ t.test('SelfSigned: ca.crt is the certificate itself', async (t) => {
   await h.store.create(
     CertificateRequestKind,
     certificateRequest(
-      'ns',
       'self',
-      csrPem,
-      { issuerRef: { name: 'self' }, duration: '1h' },
-      { [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'self-key' },
+      withNamespace('ns'),
+      withSpec({ issuerRef: { name: 'self' }, duration: '1h' }),
+      withCsr(csrPem),
+      withAnnotations({ [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'self-key' }),
     ),
   );
   const cr = await h.readyReason('ns', 'self', 'Issued');
@@ -224,12 +278,20 @@ t.test('SelfSigned: ca.crt is the certificate itself', async (t) => {
 
 t.test('SelfSigned: missing annotation, missing secret and a foreign key', async (t) => {
   const h = await startHarness(t);
-  await h.store.create(IssuerKind, issuer('self', 'ns', { selfSigned: {} }));
+  await h.store.create(
+    IssuerKind,
+    issuer('self', withNamespace('ns'), withSpec({ selfSigned: {} })),
+  );
   const { csrPem } = await keyAndCsr(ecdsa, { subject: { commonName: 'x' } });
 
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'no-annotation', csrPem, { issuerRef: { name: 'self' } }),
+    certificateRequest(
+      'no-annotation',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'self' }),
+      withCsr(csrPem),
+    ),
   );
   const noAnnotation = await h.readyReason('ns', 'no-annotation', 'Failed');
   t.equal(
@@ -240,13 +302,13 @@ t.test('SelfSigned: missing annotation, missing secret and a foreign key', async
   await h.store.create(
     CertificateRequestKind,
     certificateRequest(
-      'ns',
       'no-secret',
-      csrPem,
-      { issuerRef: { name: 'self' } },
-      {
+      withNamespace('ns'),
+      withIssuerRef({ name: 'self' }),
+      withCsr(csrPem),
+      withAnnotations({
         [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'nope',
-      },
+      }),
     ),
   );
   const noSecret = await h.readyReason('ns', 'no-secret', 'Pending');
@@ -260,13 +322,13 @@ t.test('SelfSigned: missing annotation, missing secret and a foreign key', async
   await h.store.create(
     CertificateRequestKind,
     certificateRequest(
-      'ns',
       'wrong-key',
-      csrPem,
-      { issuerRef: { name: 'self' } },
-      {
+      withNamespace('ns'),
+      withIssuerRef({ name: 'self' }),
+      withCsr(csrPem),
+      withAnnotations({
         [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'other-key',
-      },
+      }),
     ),
   );
   const wrongKey = await h.readyReason('ns', 'wrong-key', 'Failed');

@@ -10,15 +10,22 @@ import { signSelfSigned as coreSignSelfSigned } from '../../src/issuer/self-sign
 import {
   certificateRequest,
   issuer,
-  keyAndCsr,
-  opensslText,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withAnnotations,
+  withCsr,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { keyAndCsr, opensslText } from '../support/issuer-fixtures.js';
 import { type RequestSigningContext, signAsRequest } from '../support/request-signing.js';
 
-const selfSigned = issuer('self', 'ns', {
-  selfSigned: { crlDistributionPoints: ['http://crl.example.com/x.crl'] },
-});
+const selfSigned = issuer(
+  'self',
+  withNamespace('ns'),
+  withSpec({
+    selfSigned: { crlDistributionPoints: ['http://crl.example.com/x.crl'] },
+  }),
+);
 
 // The SelfSigned issuer as a CertificateRequest sees it: cert-manager's reasons and messages.
 const signSelfSigned = (
@@ -42,11 +49,11 @@ function withKeySecret(
   spec: Partial<CertificateRequest['spec']> = {},
 ): CertificateRequest {
   return certificateRequest(
-    'ns',
     'r',
-    csrPem,
-    { issuerRef: { name: 'self' }, ...spec },
-    { [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'key' },
+    withNamespace('ns'),
+    withSpec({ issuerRef: { name: 'self' }, ...spec }),
+    withCsr(csrPem),
+    withAnnotations({ [PRIVATE_KEY_SECRET_NAME_ANNOTATION]: 'key' }),
   );
 }
 

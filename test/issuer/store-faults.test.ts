@@ -4,14 +4,18 @@ import { ClusterIssuerKind, IssuerKind } from '../../src/api/issuer.js';
 import type { Logger } from '../../src/api/logger.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { StoreError } from '../../src/store/errors.js';
-import { FaultyStore } from '../support/faulty-store.js';
 import {
   certificateRequest,
+  clusterIssuer,
   issuer,
-  keyAndCsr,
-  makeCA,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { FaultyStore } from '../support/faulty-store.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import { startHarness } from '../support/issuer-stack-harness.js';
 
 t.test('conflicts and server errors on status writes are retried until issued', async (t) => {
@@ -27,7 +31,10 @@ t.test('conflicts and server errors on status writes are retried until issued', 
     SecretKind,
     tlsSecret('ns', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
   );
-  await h.store.create(IssuerKind, issuer('ca', 'ns', { ca: { secretName: 'ca' } }));
+  await h.store.create(
+    IssuerKind,
+    issuer('ca', withNamespace('ns'), withSpec({ ca: { secretName: 'ca' } })),
+  );
   await h.issuerReason('ns', 'ca', 'KeyPairVerified');
   if (!faulty) throw new Error('the harness did not wrap the store');
   const writesBefore = faulty.statusUpdates;
@@ -39,7 +46,12 @@ t.test('conflicts and server errors on status writes are retried until issued', 
   const { csrPem } = await keyAndCsr({ algorithm: 'ECDSA', size: 256 });
   await h.store.create(
     CertificateRequestKind,
-    certificateRequest('ns', 'retried', csrPem, { issuerRef: { name: 'ca' } }),
+    certificateRequest(
+      'retried',
+      withNamespace('ns'),
+      withIssuerRef({ name: 'ca' }),
+      withCsr(csrPem),
+    ),
   );
   const issued = await h.readyReason('ns', 'retried', 'Issued');
   t.ok(issued.status?.certificate);
@@ -60,17 +72,20 @@ t.test('requests deleted while the controllers work on them cause no retries', a
     child: () => logger,
   };
   const h = await startHarness(t, { logger });
-  await h.store.create(ClusterIssuerKind, issuer('self', undefined, { selfSigned: {} }));
+  await h.store.create(ClusterIssuerKind, clusterIssuer('self', withSpec({ selfSigned: {} })));
   const { csrPem } = await keyAndCsr({ algorithm: 'Ed25519' });
   const ref = { issuerRef: { name: 'self', kind: 'ClusterIssuer' } };
   for (let i = 0; i < 20; i++) {
     await h.store.create(
       CertificateRequestKind,
-      certificateRequest('ns', `short-${i}`, csrPem, ref),
+      certificateRequest(`short-${i}`, withNamespace('ns'), withSpec(ref), withCsr(csrPem)),
     );
     await h.store.delete(CertificateRequestKind, `short-${i}`, 'ns');
   }
-  await h.store.create(CertificateRequestKind, certificateRequest('ns', 'sentinel', csrPem, ref));
+  await h.store.create(
+    CertificateRequestKind,
+    certificateRequest('sentinel', withNamespace('ns'), withSpec(ref), withCsr(csrPem)),
+  );
   // SelfSigned without a key annotation fails finally: proof the queue got this far.
   await h.readyReason('ns', 'sentinel', 'Failed');
   t.same(

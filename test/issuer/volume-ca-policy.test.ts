@@ -2,7 +2,6 @@ import t from 'tap';
 import { CERTIFICATE_NAME_ANNOTATION } from '../../src/api/certificate.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Issuer } from '../../src/api/issuer.js';
-import type { IssuerReference } from '../../src/api/issuer-ref.js';
 import {
   ALLOW_IS_CA_ANNOTATION,
   hashIdentifier,
@@ -21,7 +20,18 @@ import type { IssuerLookup } from '../../src/issuer/issuer-lookup.js';
 import { volumeCaRefusal } from '../../src/issuer/volume-ca-policy.js';
 import { volumeCaCheck } from '../../src/volume-manager/issuance/issuance-check.js';
 import { buildCertificateRequest } from '../../src/volume-manager/issuance/request-builder.js';
-import { certificateRequest, issuer } from '../support/issuer-fixtures.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  clusterIssuer,
+  issuer,
+  issuerFrom,
+  withAnnotations,
+  withIssuerRef,
+  withLabels,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { INLINE_CAPABILITY } from '../support/publish-call.js';
 
 const OPT_IN = 'cert-csi.io/allow-is-ca: "true"';
@@ -30,14 +40,18 @@ const CSI_LABELS = {
   [VOLUME_ID_HASH_LABEL]: hashIdentifier('csi-1'),
 };
 
-function annotated(
-  value: string | undefined,
-  base = issuer('ca', undefined, { ca: { secretName: 's' } }),
-) {
-  return value === undefined
-    ? base
-    : { ...base, metadata: { ...base.metadata, annotations: { [ALLOW_IS_CA_ANNOTATION]: value } } };
-}
+/** The ClusterIssuer the requests name. */
+const ca = clusterIssuer('ca', withSpec({ ca: { secretName: 's' } }));
+
+/** Sets the annotation by which an issuer allows CA certificates for CSI volumes. */
+const allowingCa = (value: string) => withAnnotations({ [ALLOW_IS_CA_ANNOTATION]: value });
+
+/** A request in sandbox for the ClusterIssuer ca, as a base for the cases. */
+const r = certificateRequest(
+  'r',
+  withNamespace('sandbox'),
+  withIssuerRef({ name: 'ca', kind: 'ClusterIssuer' }),
+);
 
 const found =
   (i: Issuer): (() => IssuerLookup) =>
@@ -45,24 +59,6 @@ const found =
 const missing: () => IssuerLookup = () => ({
   notFound: 'clusterissuer.cert-manager.io "ca" not found',
 });
-
-function request(options: {
-  isCA: boolean;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  issuerRef?: IssuerReference;
-}): CertificateRequest {
-  const base = certificateRequest(
-    'sandbox',
-    'r',
-    '',
-    { issuerRef: options.issuerRef ?? { name: 'ca', kind: 'ClusterIssuer' }, isCA: options.isCA },
-    options.annotations,
-  );
-  return options.labels
-    ? { ...base, metadata: { ...base.metadata, labels: options.labels } }
-    : base;
-}
 
 t.test('which requests are made for CSI volumes: the node plugin labels', async (t) => {
   t.ok(isCsiVolumeRequest(CSI_LABELS));
@@ -81,8 +77,8 @@ t.test('which requests are made for CSI volumes: the node plugin labels', async 
 });
 
 t.test('the approver rule: CSI volume requests, Certificates and users’ own', async (t) => {
-  const plain = annotated(undefined);
-  const allowed = annotated('true');
+  const plain = issuerFrom(ca);
+  const allowed = issuerFrom(ca, allowingCa('true'));
   const denied = (message: RegExp) => ({
     decision: 'deny',
     reason: VOLUME_CA_DENIED_REASON,
@@ -93,7 +89,7 @@ t.test('the approver rule: CSI volume requests, Certificates and users’ own', 
   > = [
     [
       'a CSI volume asking for a CA, issuer without the annotation',
-      request({ isCA: true, labels: CSI_LABELS }),
+      certificateRequestFrom(r, withSpec({ isCA: true }), withLabels(CSI_LABELS)),
       found(plain),
       denied(
         /^a CSI volume asked for a CA certificate \(is-ca: "true", spec\.isCA\): ClusterIssuer "ca" does not allow CA certificates for CSI volumes: set the annotation cert-csi\.io\/allow-is-ca: "true" on it to allow them$/,
@@ -101,35 +97,42 @@ t.test('the approver rule: CSI volume requests, Certificates and users’ own', 
     ],
     [
       'the same with the annotation',
-      request({ isCA: true, labels: CSI_LABELS }),
+      certificateRequestFrom(r, withSpec({ isCA: true }), withLabels(CSI_LABELS)),
       found(allowed),
       undefined,
     ],
     [
       'an annotation that is not exactly "true"',
-      request({ isCA: true, labels: CSI_LABELS }),
-      found(annotated('True')),
+      certificateRequestFrom(r, withSpec({ isCA: true }), withLabels(CSI_LABELS)),
+      found(issuerFrom(ca, allowingCa('True'))),
       denied(/does not allow CA certificates/),
     ],
     [
       'an issuer that does not exist',
-      request({ isCA: true, labels: CSI_LABELS }),
+      certificateRequestFrom(r, withSpec({ isCA: true }), withLabels(CSI_LABELS)),
       missing,
       denied(/ClusterIssuer "ca" does not exist, so it cannot allow CA certificates/),
     ],
     [
       'a namespaced Issuer',
-      request({ isCA: true, labels: CSI_LABELS, issuerRef: { name: 'ca' } }),
-      found(annotated(undefined, issuer('ca', 'sandbox', { ca: { secretName: 's' } }))),
+      certificateRequestFrom(
+        r,
+        withSpec({ isCA: true, issuerRef: { name: 'ca' } }),
+        withLabels(CSI_LABELS),
+      ),
+      found(issuer('ca', withNamespace('sandbox'), withSpec({ ca: { secretName: 's' } }))),
       denied(/Issuer "sandbox\/ca" does not allow/),
     ],
     [
       'an issuer of another group, whose annotations nobody reads',
-      request({
-        isCA: true,
-        labels: CSI_LABELS,
-        issuerRef: { name: 'pca', kind: 'PCAIssuer', group: 'example.com' },
-      }),
+      certificateRequestFrom(
+        r,
+        withSpec({
+          isCA: true,
+          issuerRef: { name: 'pca', kind: 'PCAIssuer', group: 'example.com' },
+        }),
+        withLabels(CSI_LABELS),
+      ),
       () => t.fail('no lookup for other groups') as never,
       denied(
         /PCAIssuer "pca" of group "example\.com" cannot allow CA certificates for CSI volumes: only an Issuer or ClusterIssuer of cert-manager\.io/,
@@ -137,37 +140,51 @@ t.test('the approver rule: CSI volume requests, Certificates and users’ own', 
     ],
     [
       'a pod that forges a Certificate annotation is still a CSI volume',
-      request({
-        isCA: true,
-        labels: CSI_LABELS,
-        annotations: { [CERTIFICATE_NAME_ANNOTATION]: 'ca' },
-      }),
+      certificateRequestFrom(
+        r,
+        withSpec({ isCA: true }),
+        withLabels(CSI_LABELS),
+        withAnnotations({ [CERTIFICATE_NAME_ANNOTATION]: 'ca' }),
+      ),
       found(plain),
       denied(/does not allow/),
     ],
     [
       'a CSI volume without isCA',
-      request({ isCA: false, labels: CSI_LABELS }),
+      certificateRequestFrom(r, withSpec({ isCA: false }), withLabels(CSI_LABELS)),
       found(plain),
       undefined,
     ],
     [
       "a Certificate's request (the bootstrap CA)",
-      request({ isCA: true, annotations: { [CERTIFICATE_NAME_ANNOTATION]: 'cert-csi-ca' } }),
+      certificateRequestFrom(
+        r,
+        withSpec({ isCA: true }),
+        withAnnotations({ [CERTIFICATE_NAME_ANNOTATION]: 'cert-csi-ca' }),
+      ),
       found(plain),
       undefined,
     ],
-    ["a user's own request", request({ isCA: true }), found(plain), undefined],
+    [
+      "a user's own request",
+      certificateRequestFrom(r, withSpec({ isCA: true })),
+      found(plain),
+      undefined,
+    ],
   ];
-  const { namespace: _none, ...withoutNamespace } = request({
-    isCA: true,
-    labels: CSI_LABELS,
-    issuerRef: { name: 'ca' },
-  }).metadata;
+  const { namespace: _none, ...withoutNamespace } = certificateRequestFrom(
+    r,
+    withSpec({ isCA: true, issuerRef: { name: 'ca' } }),
+    withLabels(CSI_LABELS),
+  ).metadata;
   cases.push([
     'a request as written without its namespace',
     {
-      ...request({ isCA: true, labels: CSI_LABELS, issuerRef: { name: 'ca' } }),
+      ...certificateRequestFrom(
+        r,
+        withSpec({ isCA: true, issuerRef: { name: 'ca' } }),
+        withLabels(CSI_LABELS),
+      ),
       metadata: withoutNamespace,
     },
     missing,
@@ -186,7 +203,7 @@ t.test('the refusal names the issuer and the annotation', async (t) => {
     volumeCaRefusal(
       ref,
       'team-a',
-      found(annotated(undefined, issuer('ca', 'team-a', { ca: { secretName: 's' } }))),
+      found(issuer('ca', withNamespace('team-a'), withSpec({ ca: { secretName: 's' } }))),
     ),
     `Issuer "team-a/ca" does not allow CA certificates for CSI volumes: set the annotation ${OPT_IN} on it to allow them`,
   );
@@ -195,7 +212,11 @@ t.test('the refusal names the issuer and the annotation', async (t) => {
     `Issuer "team-a/ca" does not exist, so it cannot allow CA certificates for CSI volumes (annotation ${OPT_IN})`,
   );
   t.equal(
-    volumeCaRefusal({ name: 'ca', kind: 'ClusterIssuer' }, 'x', found(annotated('true'))),
+    volumeCaRefusal(
+      { name: 'ca', kind: 'ClusterIssuer' },
+      'x',
+      found(issuerFrom(ca, allowingCa('true'))),
+    ),
     undefined,
   );
 });
@@ -221,7 +242,7 @@ t.test('the publish check names the key as written', async (t) => {
   const asked: string[] = [];
   const check = volumeCaCheck((ref, namespace) => {
     asked.push(`${namespace}/${ref.name}`);
-    return { issuer: annotated(undefined) };
+    return { issuer: issuerFrom(ca) };
   });
   const publish = (attributes: Record<string, string>) => ({
     volumeId: 'csi-1',
@@ -247,6 +268,6 @@ t.test('the publish check names the key as written', async (t) => {
     'csi.cert-manager.io/is-ca',
     'an absent key reads as the current one',
   );
-  const allowing = volumeCaCheck(() => ({ issuer: annotated('true') }));
+  const allowing = volumeCaCheck(() => ({ issuer: issuerFrom(ca, allowingCa('true')) }));
   t.equal(allowing(publish({ 'csi.cert-manager.io/is-ca': 'true' })), undefined, 'allowed');
 });

@@ -10,6 +10,7 @@ import { isConditionTrue } from '../../src/api/conditions.js';
 import { ClusterIssuerKind, type Issuer } from '../../src/api/issuer.js';
 import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
+import { tlsSecret } from '../support/builders/index.js';
 import {
   CERTIFICATE_WAIT_MS,
   certificateObject,
@@ -23,7 +24,6 @@ import {
   E2E_KEYSTORE_PASSWORD,
   E2E_LEAF_OUTPUTS,
 } from '../support/issued-secret-checks.js';
-import { tlsSecret } from '../support/issuer-fixtures.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 const _run = promisify(execFile);

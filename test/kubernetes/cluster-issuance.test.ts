@@ -13,6 +13,7 @@ import { setCondition } from '../../src/api/conditions.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
 import { controllerSelection } from '../../src/cli/controller/controller-names.js';
+import { issuer, withNamespace, withSpec } from '../support/builders/index.js';
 import { startCommand } from '../support/cli-process.js';
 import {
   CONTROLLER_TOKEN,
@@ -24,7 +25,7 @@ import {
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { expireOnceWaiting } from '../support/held-deadlines.js';
-import { issuer, run } from '../support/issuer-fixtures.js';
+import { run } from '../support/issuer-fixtures.js';
 
 const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
 
@@ -36,7 +37,11 @@ t.test(
     // An ACME issuer is cert-manager's business: the controller must not touch its requests.
     await cluster.server.store.create(
       IssuerKind,
-      issuer('letsencrypt', POD_NAMESPACE, { acme: { server: 'https://acme.example' } } as never),
+      issuer(
+        'letsencrypt',
+        withNamespace(POD_NAMESPACE),
+        withSpec({ acme: { server: 'https://acme.example' } } as never),
+      ),
     );
     const controller = await startCommand(
       [

@@ -9,6 +9,13 @@ import { type KubeEvent, KubeEventKind } from '../../src/api/kube-event.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
+import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { startCluster, startClusterController } from '../support/cluster-harness.js';
 import {
   csrChain,
@@ -18,7 +25,7 @@ import {
   keyedCsr,
 } from '../support/csr-fixtures.js';
 import { until } from '../support/eventually.js';
-import { issuer, makeCA, opensslVerify, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA, opensslVerify } from '../support/issuer-fixtures.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 // CSRs end to end: requesters create them through the fake API server with the real client
@@ -83,12 +90,15 @@ const ca = await makeCA();
 const caData = { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem };
 await server.store.create(SecretKind, tlsSecret('shop', 'ca-key', caData));
 await server.store.create(SecretKind, tlsSecret('cert-csi', 'cluster-ca-key', caData));
-await server.store.create(IssuerKind, issuer('ca', 'shop', { ca: { secretName: 'ca-key' } }));
+await server.store.create(
+  IssuerKind,
+  issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 'ca-key' } })),
+);
 await server.store.create(
   ClusterIssuerKind,
-  issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca-key' } }),
+  clusterIssuer('cluster-ca', withSpec({ ca: { secretName: 'cluster-ca-key' } })),
 );
-await server.store.create(ClusterIssuerKind, issuer('self', undefined, { selfSigned: {} }));
+await server.store.create(ClusterIssuerKind, clusterIssuer('self', withSpec({ selfSigned: {} })));
 // One signing worker: a CSR created after another is synced after it (a barrier).
 startClusterController(t, cluster, { signingWorkers: 1 });
 for (const [kind, namespace, name] of [

@@ -20,6 +20,14 @@ import { KubernetesStore, toStoreError } from '../../src/store/kubernetes/kubern
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { builtinKind, certCsiKinds } from '../fake-api-server/kinds.js';
+import {
+  certificateRequest,
+  type Modifier,
+  withCsr,
+  withIssuerRef,
+  withLabels,
+  withNamespace,
+} from '../support/builders/index.js';
 import { rejection, until } from '../support/eventually.js';
 
 async function serve(
@@ -34,30 +42,38 @@ async function serve(
   return { server, store, kubeConfig };
 }
 
-function request(name: string, labels: Record<string, string> = {}): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: { name, namespace: 'ns1', labels },
-    spec: { request: 'Y3Ny', issuerRef: { name: 'ca', kind: 'Issuer' } },
-  };
-}
+/** A CertificateRequest in ns1 (labels empty unless given). */
+const inNs1: Modifier<CertificateRequest>[] = [
+  withNamespace('ns1'),
+  withLabels({}),
+  withIssuerRef({ name: 'ca', kind: 'Issuer' }),
+  withCsr('csr'),
+];
 
 t.test('custom resources: create, get, list by label, update, status, delete', async (t) => {
   const { store, server } = await serve(t);
   const created = await store.create<CertificateRequest>(CertificateRequestKind, {
-    ...request('', { app: 'a' }),
+    ...certificateRequest('', ...inNs1, withLabels({ app: 'a' })),
     metadata: { name: '', generateName: 'cr-', namespace: 'ns1', labels: { app: 'a' } },
   });
   t.match(created.metadata.name, /^cr-.{5}$/, 'named from generateName');
   t.match(created.metadata.uid, /.+/, 'uid filled by the server');
   t.equal(created.apiVersion, 'cert-manager.io/v1');
   t.ok(
-    isStoreError(await rejection(store.create(CertificateRequestKind, request(''))), 'Invalid'),
+    isStoreError(
+      await rejection(store.create(CertificateRequestKind, certificateRequest('', ...inNs1))),
+      'Invalid',
+    ),
     'no name: Invalid',
   );
-  const named = await store.create(CertificateRequestKind, request('cr-1', { app: 'a' }));
-  await store.create(CertificateRequestKind, request('cr-2', { app: 'b' }));
+  const named = await store.create(
+    CertificateRequestKind,
+    certificateRequest('cr-1', ...inNs1, withLabels({ app: 'a' })),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('cr-2', ...inNs1, withLabels({ app: 'b' })),
+  );
   const got = await store.get<CertificateRequest>(CertificateRequestKind, 'cr-1', 'ns1');
   t.equal(got.metadata.resourceVersion, named.metadata.resourceVersion);
   const listed = await store.list<CertificateRequest>(CertificateRequestKind, {
@@ -83,7 +99,9 @@ t.test('custom resources: create, get, list by label, update, status, delete', a
     t.ok(isStoreError(err, 'Conflict'), 'stale write: Conflict');
   }
   {
-    const err = await rejection(store.create(CertificateRequestKind, request('cr-1')));
+    const err = await rejection(
+      store.create(CertificateRequestKind, certificateRequest('cr-1', ...inNs1)),
+    );
     t.ok(isStoreError(err, 'AlreadyExists'), 'rejected as expected');
   }
   await store.delete(CertificateRequestKind, 'cr-1', 'ns1');
@@ -403,8 +421,14 @@ t.test(
     );
     t.teardown(() => watch.stop());
     await until(() => server.openWatches === 1);
-    await store.create(CertificateRequestKind, request('one', { app: 'a' }));
-    await store.create(CertificateRequestKind, request('other', { app: 'b' }));
+    await store.create(
+      CertificateRequestKind,
+      certificateRequest('one', ...inNs1, withLabels({ app: 'a' })),
+    );
+    await store.create(
+      CertificateRequestKind,
+      certificateRequest('other', ...inNs1, withLabels({ app: 'b' })),
+    );
     await until(() => events.length === 1);
     t.match(events[0], {
       type: 'ADDED',
@@ -485,12 +509,12 @@ t.test(
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions(server.kubeConfig());
     const store = new KubernetesStore({ kubeConfig, requestTimeoutMs: 300 });
-    await store.create(CertificateRequestKind, request('kept'));
+    await store.create(CertificateRequestKind, certificateRequest('kept', ...inNs1));
     const endHang = server.failRequests({ hang: true });
     const calls = [
       store.get(CertificateRequestKind, 'kept', 'ns1'),
       store.list(CertificateRequestKind, { namespace: 'ns1' }),
-      store.create(CertificateRequestKind, request('new')),
+      store.create(CertificateRequestKind, certificateRequest('new', ...inNs1)),
       store.delete(CertificateRequestKind, 'kept', 'ns1'),
     ];
     // The verdict timer is cancelled once the race is decided: left running, it kept the test
@@ -552,7 +576,7 @@ t.test(
     t.teardown(() => watch.stop());
     const wait = { timeoutMs: HANG_VERDICT_MS };
     await until(() => server.openWatches === 1, { ...wait, what: 'a watch past the hung one' });
-    const one = await store.create(CertificateRequestKind, request('one'));
+    const one = await store.create(CertificateRequestKind, certificateRequest('one', ...inNs1));
     await until(() => events.length === 1, { ...wait, what: 'the first event' });
     const first = server.requests.find((r) => r.watch);
     t.equal(first?.query.get('allowWatchBookmarks'), 'true');
@@ -564,7 +588,7 @@ t.test(
 
     t.equal(server.silenceWatches(), 1);
     const silenced = server.requests.filter((r) => r.watch).length;
-    await store.create(CertificateRequestKind, request('two'));
+    await store.create(CertificateRequestKind, certificateRequest('two', ...inNs1));
     await until(() => events.length === 2, { ...wait, what: 'the event sent while silent' });
     t.match(events[1], { type: 'ADDED', object: { metadata: { name: 'two' } } });
     const reopened = server.requests.filter((r) => r.watch).slice(silenced);
@@ -590,10 +614,10 @@ t.test('an informer over the cluster store recovers from dropped watches and 410
   informer.start();
   t.teardown(() => informer.stop());
   await informer.waitForSync();
-  await store.create(CertificateRequestKind, request('a'));
+  await store.create(CertificateRequestKind, certificateRequest('a', ...inNs1));
   await until(() => informer.get('a', 'ns1') !== undefined);
   server.dropWatches();
-  await store.create(CertificateRequestKind, request('b'));
+  await store.create(CertificateRequestKind, certificateRequest('b', ...inNs1));
   await until(() => informer.get('b', 'ns1') !== undefined);
   server.expireWatches();
   server.endWatches();

@@ -21,9 +21,16 @@ import { isStoreError } from '../../src/store/errors.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { certCsiKinds } from '../fake-api-server/kinds.js';
+import {
+  clusterIssuer,
+  issuer,
+  tlsSecret,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { startCluster, startClusterController } from '../support/cluster-harness.js';
 import { rejection, until } from '../support/eventually.js';
-import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA } from '../support/issuer-fixtures.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
 import {
   createPod,
@@ -59,7 +66,7 @@ t.test(
       SecretKind,
       tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
     );
-    const ci = issuer('pods', undefined, { ca: { secretName: 'pods-ca' } });
+    const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
     ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: 'tier=web' };
     await admin.create(ClusterIssuerKind, ci);
     const pod = await createPod(admin, podIdentity('shop', 'api-0', { serviceAccount: 'api' }));
@@ -141,9 +148,12 @@ t.test(
     await admin.create(SecretKind, tlsSecret('cert-csi', 'pods-ca', pair));
     const signers: string[] = [];
     for (let i = 0; i < 15; i++) {
-      await admin.create(IssuerKind, issuer(`ca-${i}`, 'shop', { ca: { secretName: 'shop-ca' } }));
+      await admin.create(
+        IssuerKind,
+        issuer(`ca-${i}`, withNamespace('shop'), withSpec({ ca: { secretName: 'shop-ca' } })),
+      );
       signers.push(`issuers.cert-manager.io/shop.ca-${i}`);
-      const ci = issuer(`pods-${i}`, undefined, { ca: { secretName: 'pods-ca' } });
+      const ci = clusterIssuer(`pods-${i}`, withSpec({ ca: { secretName: 'pods-ca' } }));
       ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
       await admin.create(ClusterIssuerKind, ci);
       signers.push(`clusterissuers.cert-manager.io/pods-${i}`);
@@ -265,7 +275,10 @@ t.test('a cluster that does not serve the APIs runs every other controller', asy
     SecretKind,
     tlsSecret('shop', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
   );
-  await server.store.create(IssuerKind, issuer('ca', 'shop', { ca: { secretName: 'ca' } }));
+  await server.store.create(
+    IssuerKind,
+    issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 'ca' } })),
+  );
   await until(
     async () => {
       return isIssuerReady(await server.store.get<Issuer>(IssuerKind, 'ca', 'shop'));
@@ -291,7 +304,7 @@ t.test('the bundle follows a CA rotation through the API server', async (t) => {
     SecretKind,
     tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': first.certificatePem, 'tls.key': first.keyPem }),
   );
-  const ci = issuer('pods', undefined, { ca: { secretName: 'pods-ca' } });
+  const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
   ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
   await admin.create(ClusterIssuerKind, ci);
   startClusterController(t, cluster);

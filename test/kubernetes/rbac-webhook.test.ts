@@ -10,15 +10,18 @@ import { IssuerKind } from '../../src/api/issuer.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import type { RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
-import { startClusterController } from '../support/cluster-harness.js';
-import { until } from '../support/eventually.js';
 import {
   certificateRequest,
   issuer,
-  keyAndCsr,
-  makeCA,
   tlsSecret,
-} from '../support/issuer-fixtures.js';
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
+import { startClusterController } from '../support/cluster-harness.js';
+import { until } from '../support/eventually.js';
+import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import {
   deployRbacWith,
   startWebhookCluster,
@@ -98,7 +101,12 @@ async function everything(
     ready = true;
     const cr = (await w.api('alice').createNamespacedCustomObject({
       ...CR,
-      body: certificateRequest(NAMESPACE, 'web', csrPem, { issuerRef: { name: 'ca' } }),
+      body: certificateRequest(
+        'web',
+        withNamespace(NAMESPACE),
+        withIssuerRef({ name: 'ca' }),
+        withCsr(csrPem),
+      ),
     })) as CertificateRequest;
     const approval = {
       ...cr,
@@ -209,13 +217,18 @@ t.test(
       );
       await server.store.create(
         IssuerKind,
-        issuer('ca', NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
+        issuer('ca', withNamespace(NAMESPACE), withSpec({ ca: { secretName: 'ca-key-pair' } })),
       );
       await w.start();
       startClusterController(t, w.cluster);
       await w.api('alice').createNamespacedCustomObject({
         ...CR,
-        body: certificateRequest(NAMESPACE, 'web', csrPem, { issuerRef: { name: 'ca' } }),
+        body: certificateRequest(
+          'web',
+          withNamespace(NAMESPACE),
+          withIssuerRef({ name: 'ca' }),
+          withCsr(csrPem),
+        ),
       });
       return { w, server };
     };

@@ -13,6 +13,7 @@ import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust
 import { splitPemCertificates } from '../../src/pki/chain.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
+import { clusterIssuer, tlsSecret, withAnnotations, withSpec } from '../support/builders/index.js';
 import { readContinuously } from '../support/ca-file-reader.js';
 import {
   caIssuerAttributes,
@@ -23,7 +24,7 @@ import {
   startClusterPlugin,
 } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import { issuer, makeCA, run, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA, run } from '../support/issuer-fixtures.js';
 
 const TRUST_BUNDLE = 'csi.cert-manager.io/trust-bundle';
 const ECDSA = { 'csi.cert-manager.io/key-algorithm': 'ECDSA' };
@@ -180,9 +181,12 @@ t.test(
         'tls.key': oldCa.keyPem,
       }),
     );
-    const clusterIssuer = issuer('cluster-ca', undefined, { ca: { secretName: 'cluster-ca' } });
-    clusterIssuer.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
-    await server.store.create(ClusterIssuerKind, clusterIssuer);
+    const clusterCa = clusterIssuer(
+      'cluster-ca',
+      withSpec({ ca: { secretName: 'cluster-ca' } }),
+      withAnnotations({ [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' }),
+    );
+    await server.store.create(ClusterIssuerKind, clusterCa);
     const { target } = await node.publish('vol-3', {
       ...caIssuerAttributes,
       ...ECDSA,

@@ -16,8 +16,15 @@ import {
 import { ManualClock } from '../../src/base/clock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { apiError } from '../fake-api-server/api-error.js';
+import {
+  certificateRequest,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { until } from '../support/eventually.js';
-import { certificateRequest, keyAndCsr } from '../support/issuer-fixtures.js';
+import { keyAndCsr } from '../support/issuer-fixtures.js';
 import { recordingLogger } from '../support/recording-logger.js';
 import { startWebhookCluster, WEBHOOK_USER } from '../support/webhook-cluster.js';
 import { httpsRequest } from '../support/webhook-tls.js';
@@ -113,12 +120,17 @@ async function create(
     group: 'cert-manager.io',
   },
 ): Promise<CertificateRequest> {
-  const body = certificateRequest(NAMESPACE, `web-${++serial}`, csrPem, {
-    issuerRef,
-    username: 'system:admin',
-    groups: ['system:masters'],
-    uid: 'forged',
-  });
+  const body = certificateRequest(
+    `web-${++serial}`,
+    withNamespace(NAMESPACE),
+    withSpec({
+      issuerRef,
+      username: 'system:admin',
+      groups: ['system:masters'],
+      uid: 'forged',
+    }),
+    withCsr(csrPem),
+  );
   return (await w.api(user).createNamespacedCustomObject({ ...CR, body })) as CertificateRequest;
 }
 
@@ -291,7 +303,12 @@ t.test('an invalid Certificate is refused naming the field path', async (t) => {
 
 t.test('with the webhook down writes are refused, and succeed once it is back', async (t) => {
   await w.stop();
-  const body = certificateRequest(NAMESPACE, 'while-down', csrPem, { issuerRef: { name: 'ca' } });
+  const body = certificateRequest(
+    'while-down',
+    withNamespace(NAMESPACE),
+    withIssuerRef({ name: 'ca' }),
+    withCsr(csrPem),
+  );
   const status = await apiError(w.api('alice').createNamespacedCustomObject({ ...CR, body }), 500);
   t.match(
     status.message,
@@ -392,6 +409,11 @@ t.test('a stopping webhook fails readyz but answers reviews until its delay ends
   t.equal(cr.spec.username, 'alice', 'reviews are still answered');
   clock.advance(5_000);
   await stopping;
-  const body = certificateRequest(NAMESPACE, 'after-stop', csrPem, { issuerRef: { name: 'ca' } });
+  const body = certificateRequest(
+    'after-stop',
+    withNamespace(NAMESPACE),
+    withIssuerRef({ name: 'ca' }),
+    withCsr(csrPem),
+  );
   await apiError(w.api('alice').createNamespacedCustomObject({ ...CR, body }), 500);
 });

@@ -8,10 +8,10 @@ import {
   registerControllerMetrics,
 } from '../../src/observability/controller-metrics.js';
 import { startObservability } from '../../src/observability/observability.js';
+import { clusterIssuer, withSpec } from '../support/builders/index.js';
 import { certificateObject } from '../support/certificate-stack.js';
 import { POD_NAMESPACE, startCluster, startClusterController } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
-import { issuer } from '../support/issuer-fixtures.js';
 import { labelSets, sampleValue, scrape } from '../support/prometheus-text.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -35,7 +35,7 @@ t.test('the controller serves cert-manager and client families from its caches',
   await cluster.seedIssuer();
   await cluster.server.store.create(
     ClusterIssuerKind,
-    issuer('self', undefined, { selfSigned: {} }),
+    clusterIssuer('self', withSpec({ selfSigned: {} })),
   );
   // Raw issuerRef values: kind and group left empty, as a user may write them.
   await cluster.server.store.create(

@@ -3,7 +3,7 @@ import { type AddressInfo, connect } from 'node:net';
 import t from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
 import { CertificateKind } from '../../src/api/certificate.js';
-import { type CertificateRequest, encodeBytes } from '../../src/api/certificate-request.js';
+import { encodeBytes } from '../../src/api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../src/api/labels.js';
 import { isObserved, publishFact, subscribeFacts } from '../../src/base/telemetry.js';
 import { SharedInformers } from '../../src/controller/shared-informers.js';
@@ -23,6 +23,13 @@ import {
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { failureReason } from '../../src/volume-manager/telemetry/volume-telemetry.js';
+import {
+  certificateRequest,
+  withIssuerRef,
+  withLabels,
+  withNamespace,
+  withStatus,
+} from '../support/builders/index.js';
 import { freePort } from '../support/free-port.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { parseExposition, sampleValue } from '../support/prometheus-text.js';
@@ -247,29 +254,31 @@ t.test('managed volumes follow their node only', async (t) => {
 t.test('node request families: unknown status, no certificate, an unparsable one', async (t) => {
   const { certificatePem } = await makeCA();
   const node = hashIdentifier('n');
-  const request = (name: string, status: CertificateRequest['status'], nodeHash = node) =>
-    ({
-      apiVersion: 'cert-manager.io/v1',
-      kind: 'CertificateRequest',
-      metadata: {
-        name,
-        namespace: 'ns',
-        labels: { [NODE_ID_HASH_LABEL]: nodeHash, [VOLUME_ID_HASH_LABEL]: hashIdentifier(name) },
-      },
-      spec: { request: '', issuerRef: { name: 'ca' } },
-      ...(status ? { status } : {}),
-    }) as CertificateRequest;
-  const garbage = request('garbage', { certificate: encodeBytes('not a certificate') });
+  /** Sets the labels of a request for volume (named as the request) on the node of nodeHash. */
+  const onNode = (volume: string, nodeHash = node) =>
+    withLabels({ [NODE_ID_HASH_LABEL]: nodeHash, [VOLUME_ID_HASH_LABEL]: hashIdentifier(volume) });
+  const inNs = [withNamespace('ns'), withIssuerRef({ name: 'ca' })];
+  const garbage = certificateRequest(
+    'garbage',
+    ...inNs,
+    onNode('garbage'),
+    withStatus({ certificate: encodeBytes('not a certificate') }),
+  );
   t.equal(requestExpirySeconds(garbage), undefined);
   t.equal(requestExpirySeconds(garbage), undefined, 'remembered');
   const requests = [
-    request('new', undefined),
+    certificateRequest('new', ...inNs, onNode('new')),
     garbage,
-    request('issued', {
-      certificate: encodeBytes(certificatePem),
-      conditions: [{ type: 'Ready', status: 'False', reason: 'Pending' }],
-    }),
-    request('other-node', undefined, hashIdentifier('m')),
+    certificateRequest(
+      'issued',
+      ...inNs,
+      onNode('issued'),
+      withStatus({
+        certificate: encodeBytes(certificatePem),
+        conditions: [{ type: 'Ready', status: 'False', reason: 'Pending' }],
+      }),
+    ),
+    certificateRequest('other-node', ...inNs, onNode('other-node', hashIdentifier('m'))),
   ];
   const metrics = new ComponentMetrics();
   const stop = registerNodeMetrics(metrics, { nodeId: 'n', requests: () => requests }, (err) =>

@@ -1,17 +1,18 @@
-import { execFile } from 'node:child_process';
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import t from 'tap';
 import { createSelfSignedCa, signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodeJks } from '../../src/pki/jks.js';
 import { generatePrivateKey, type KeySpec } from '../../src/pki/keys.js';
+import { runTool } from './fixtures/tool-run.js';
 
-const run = promisify(execFile);
 const DAY = 86_400_000;
+
+// The subtests start JVMs; they run side by side, the tools a few at a time (fixtures/tool-run.ts).
+t.jobs = 3;
 
 async function leafSignedByCa(spec: KeySpec) {
   const caKey = await generatePrivateKey({ algorithm: 'ECDSA' });
@@ -60,15 +61,37 @@ for (const spec of [
       await inTempDir(async (dir) => {
         const path = join(dir, 'keystore.jks');
         await writeFile(path, jks);
-        const { stdout } = await run('keytool', [
-          '-list',
-          '-v',
-          '-storetype',
-          'JKS',
-          '-keystore',
-          path,
-          '-storepass',
-          'changeit',
+        // Listing and exporting read the same file: the two JVMs run at once.
+        const p12 = join(dir, 'out.p12');
+        const [{ stdout }] = await Promise.all([
+          runTool('keytool', [
+            '-list',
+            '-v',
+            '-storetype',
+            'JKS',
+            '-keystore',
+            path,
+            '-storepass',
+            'changeit',
+          ]),
+          runTool('keytool', [
+            '-importkeystore',
+            '-noprompt',
+            '-srckeystore',
+            path,
+            '-srcstoretype',
+            'JKS',
+            '-srcstorepass',
+            'changeit',
+            '-srcalias',
+            'certificate',
+            '-destkeystore',
+            p12,
+            '-deststoretype',
+            'PKCS12',
+            '-deststorepass',
+            'changeit',
+          ]),
         ]);
         t.match(stdout, /Keystore type: JKS/);
         t.match(stdout, /Your keystore contains 2 entries/);
@@ -78,26 +101,7 @@ for (const spec of [
         );
         t.match(stdout, /Alias name: ca\s+Creation date: .*\s+Entry type: trustedCertEntry/);
         // The key comes back out only if the key protector and the integrity hash are right.
-        const p12 = join(dir, 'out.p12');
-        await run('keytool', [
-          '-importkeystore',
-          '-noprompt',
-          '-srckeystore',
-          path,
-          '-srcstoretype',
-          'JKS',
-          '-srcstorepass',
-          'changeit',
-          '-srcalias',
-          'certificate',
-          '-destkeystore',
-          p12,
-          '-deststoretype',
-          'PKCS12',
-          '-deststorepass',
-          'changeit',
-        ]);
-        const { stdout: pem } = await run('openssl', [
+        const { stdout: pem } = await runTool('openssl', [
           'pkcs12',
           '-in',
           p12,
@@ -120,7 +124,7 @@ t.test(
     await inTempDir(async (dir) => {
       const path = join(dir, 'keystore.jks');
       await writeFile(path, encodeJks([{ alias: 'certificate', key, chain: [leaf] }], 'right'));
-      const refused = await run('keytool', [
+      const refused = await runTool('keytool', [
         '-list',
         '-storetype',
         'JKS',

@@ -14,6 +14,9 @@ import { hasKeytool, keytoolList, opensslPkcs12 } from './fixtures/keystore-tool
 
 const DAY = 24 * 3600_000;
 
+// Subtests run side by side; openssl and keytool a few at a time (fixtures/tool-run.ts).
+t.jobs = 3;
+
 const MAC: Record<Pkcs12Profile, RegExp> = {
   LegacyRC2: /MAC: sha1, Iteration 1\n[\s\S]*PKCS7 Encrypted data: pbeWithSHA1And40BitRC2-CBC/,
   LegacyDES: /MAC: sha1, Iteration 1\n[\s\S]*PKCS7 Encrypted data: pbeWithSHA1And3-KeyTripleDES/,
@@ -42,9 +45,14 @@ const der = (pem: string) => new X509Certificate(pem).raw.toString('hex');
 
 t.test('openssl prints every CA, in order, each a trusted certificate bag', async (t) => {
   const cas = await caBundle();
-  for (const profile of PKCS12_PROFILES) {
-    const p12 = await encodePkcs12TrustStore(cas.join(''), 'changeit', { profile });
-    const out = await opensslPkcs12(p12, 'changeit', [...legacyFlag(profile), '-nokeys']);
+  const outs = await Promise.all(
+    PKCS12_PROFILES.map(async (profile) => {
+      const p12 = await encodePkcs12TrustStore(cas.join(''), 'changeit', { profile });
+      return opensslPkcs12(p12, 'changeit', [...legacyFlag(profile), '-nokeys']);
+    }),
+  );
+  for (const [i, profile] of PKCS12_PROFILES.entries()) {
+    const out = outs[i] as string;
     t.match(out, MAC[profile], `${profile} algorithms`);
     const certs = decodePemBlocks(out).filter((b) => b.label === 'CERTIFICATE');
     t.same(
@@ -61,12 +69,17 @@ t.test('openssl prints every CA, in order, each a trusted certificate bag', asyn
 
 t.test('a wrong password fails in openssl', async (t) => {
   const [root = ''] = await caBundle();
-  for (const profile of PKCS12_PROFILES) {
-    const p12 = await encodePkcs12TrustStore(root, 'right', { profile });
-    const failure = await opensslPkcs12(p12, 'wrong', legacyFlag(profile)).then(
-      () => undefined,
-      (err: { stderr?: string }) => err,
-    );
+  const failures = await Promise.all(
+    PKCS12_PROFILES.map(async (profile) => {
+      const p12 = await encodePkcs12TrustStore(root, 'right', { profile });
+      return opensslPkcs12(p12, 'wrong', legacyFlag(profile)).then(
+        () => undefined,
+        (err: { stderr?: string }) => err,
+      );
+    }),
+  );
+  for (const [i, profile] of PKCS12_PROFILES.entries()) {
+    const failure = failures[i];
     t.match(failure?.stderr, /mac verify (error|failure)/i, profile);
   }
 });
@@ -77,9 +90,15 @@ t.test('Java keytool lists each CA as a trustedCertEntry', async (t) => {
     return;
   }
   const cas = await caBundle();
-  for (const profile of PKCS12_PROFILES) {
-    const p12 = await encodePkcs12TrustStore(cas.join(''), 'changeit', { profile });
-    const out = await keytoolList(p12, 'changeit');
+  // Three JVMs, a few at a time (fixtures/tool-run.ts).
+  const outs = await Promise.all(
+    PKCS12_PROFILES.map(async (profile) => {
+      const p12 = await encodePkcs12TrustStore(cas.join(''), 'changeit', { profile });
+      return keytoolList(p12, 'changeit');
+    }),
+  );
+  for (const [i, profile] of PKCS12_PROFILES.entries()) {
+    const out = outs[i] as string;
     t.match(out, /Your keystore contains 2 entries/, profile);
     t.match(out, /Alias name: cn=root\s+Creation date: .*\s+Entry type: trustedCertEntry/i);
     t.match(

@@ -10,6 +10,9 @@ import { hasKeytool, keytoolList, opensslPkcs12 } from './fixtures/keystore-tool
 
 const DAY = 24 * 3600_000;
 
+// Subtests run side by side; openssl and keytool a few at a time (fixtures/tool-run.ts).
+t.jobs = 3;
+
 // What `openssl pkcs12 -info` prints for each profile: go-pkcs12's parameters.
 const PROFILE_INFO: Record<Pkcs12Profile, RegExp[]> = {
   LegacyRC2: [
@@ -92,9 +95,15 @@ for (const spec of KEY_SPECS) {
   t.test(`${spec.algorithm} key: openssl reads key and leaf back unchanged`, async (t) => {
     const key = await generatePrivateKey(spec);
     const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-    for (const profile of PKCS12_PROFILES) {
-      const p12 = await encodePkcs12(key, leaf, 'changeit', { profile });
-      const out = await info(p12, 'changeit', profile, ['-nodes']);
+    // The openssl runs go at once (fixtures/tool-run.ts bounds them); assertions keep their order.
+    const outs = await Promise.all(
+      PKCS12_PROFILES.map(async (profile) => {
+        const p12 = await encodePkcs12(key, leaf, 'changeit', { profile });
+        return info(p12, 'changeit', profile, ['-nodes']);
+      }),
+    );
+    for (const [i, profile] of PKCS12_PROFILES.entries()) {
+      const out = outs[i] as string;
       for (const line of PROFILE_INFO[profile]) t.match(out, line, `${profile} algorithms`);
       t.ok(pemKey(out).equals(key), `${profile}: private key equals the input`);
       t.ok(pkcs8(pemKey(out)).equals(pkcs8(key)), `${profile}: PKCS#8 bytes equal the input`);
@@ -120,12 +129,17 @@ t.test('without a profile: Modern2023, as before profiles existed', async (t) =>
 
 t.test('a three-certificate chain keeps all three, leaf first', async (t) => {
   const chain = await threeCertificateChain({ algorithm: 'ECDSA' });
-  for (const profile of PKCS12_PROFILES) {
-    const p12 = await encodePkcs12(chain.key, chain.chainPem, 's3cret', {
-      friendlyName: 'tls',
-      profile,
-    });
-    const out = await info(p12, 's3cret', profile, ['-nokeys']);
+  const outs = await Promise.all(
+    PKCS12_PROFILES.map(async (profile) => {
+      const p12 = await encodePkcs12(chain.key, chain.chainPem, 's3cret', {
+        friendlyName: 'tls',
+        profile,
+      });
+      return info(p12, 's3cret', profile, ['-nokeys']);
+    }),
+  );
+  for (const [i, profile] of PKCS12_PROFILES.entries()) {
+    const out = outs[i] as string;
     t.notMatch(out, /PRIVATE KEY/, '-nokeys prints no key');
     const certs = pemCertificates(out);
     t.same(
@@ -142,12 +156,17 @@ t.test('a three-certificate chain keeps all three, leaf first', async (t) => {
 t.test('a wrong password fails in openssl', async (t) => {
   const key = await generatePrivateKey({ algorithm: 'ECDSA' });
   const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-  for (const profile of PKCS12_PROFILES) {
-    const p12 = await encodePkcs12(key, leaf, 'right', { profile });
-    const failure = await info(p12, 'wrong', profile, ['-nodes']).then(
-      () => undefined,
-      (err: { stderr?: string }) => err,
-    );
+  const failures = await Promise.all(
+    PKCS12_PROFILES.map(async (profile) => {
+      const p12 = await encodePkcs12(key, leaf, 'right', { profile });
+      return info(p12, 'wrong', profile, ['-nodes']).then(
+        () => undefined,
+        (err: { stderr?: string }) => err,
+      );
+    }),
+  );
+  for (const [i, profile] of PKCS12_PROFILES.entries()) {
+    const failure = failures[i];
     t.ok(failure, `${profile}: openssl exits non-zero`);
     t.match(failure?.stderr, /mac verify (error|failure)/i);
   }
@@ -158,12 +177,18 @@ t.test(
   async (t) => {
     const key = await generatePrivateKey({ algorithm: 'ECDSA' });
     const leaf = await createSelfSignedCa({ key, commonName: 'leaf', durationMs: DAY });
-    for (const profile of PKCS12_PROFILES) {
-      for (const password of ['pässwörd €', '']) {
+    const cases = PKCS12_PROFILES.flatMap((profile) =>
+      ['pässwörd €', ''].map((password) => ({ profile, password })),
+    );
+    const outs = await Promise.all(
+      cases.map(async ({ profile, password }) => {
         const p12 = await encodePkcs12(key, leaf, password, { profile });
-        const out = await info(p12, password, profile, ['-nodes']);
-        t.ok(pemKey(out).equals(key), `${profile}: key decrypts with ${JSON.stringify(password)}`);
-      }
+        return info(p12, password, profile, ['-nodes']);
+      }),
+    );
+    for (const [i, { profile, password }] of cases.entries()) {
+      const out = outs[i] as string;
+      t.ok(pemKey(out).equals(key), `${profile}: key decrypts with ${JSON.stringify(password)}`);
     }
   },
 );
@@ -187,19 +212,28 @@ t.test('Java keytool reads the key entry with its chain', async (t) => {
     });
     return;
   }
-  for (const spec of KEY_SPECS) {
-    const chain = await threeCertificateChain(spec);
-    for (const profile of PKCS12_PROFILES) {
+  // Nine JVMs: they run a few at a time (fixtures/tool-run.ts), not one after another.
+  const cases = await Promise.all(
+    KEY_SPECS.map(async (spec) => ({ spec, chain: await threeCertificateChain(spec) })),
+  );
+  const runs = cases.flatMap(({ spec, chain }) =>
+    PKCS12_PROFILES.map((profile) => ({ spec, chain, profile })),
+  );
+  const outs = await Promise.all(
+    runs.map(async ({ chain, profile }) => {
       const p12 = await encodePkcs12(chain.key, chain.chainPem, 'changeit', {
         friendlyName: 'tls',
         profile,
       });
-      const out = await keytoolList(p12, 'changeit');
-      const name = `${spec.algorithm} ${profile}`;
-      t.match(out, /Your keystore contains 1 entry/, name);
-      t.match(out, /Alias name: tls\s+Creation date: .*\s+Entry type: PrivateKeyEntry/, name);
-      t.match(out, /Certificate chain length: 3/, name);
-    }
+      return keytoolList(p12, 'changeit');
+    }),
+  );
+  for (const [i, { spec, profile }] of runs.entries()) {
+    const out = outs[i] as string;
+    const name = `${spec.algorithm} ${profile}`;
+    t.match(out, /Your keystore contains 1 entry/, name);
+    t.match(out, /Alias name: tls\s+Creation date: .*\s+Entry type: PrivateKeyEntry/, name);
+    t.match(out, /Certificate chain length: 3/, name);
   }
 });
 

@@ -6,6 +6,7 @@ import {
   formatIpAddress,
   hasSubjectAltNames,
   ipAddressBytes,
+  sameIpAddresses,
   validateUri,
 } from '../../src/pki/san.js';
 
@@ -118,4 +119,19 @@ t.test('names of other kinds are skipped when decoding', async (t) => {
     uris: [],
     emailAddresses: [],
   });
+});
+
+t.test('sameIpAddresses: the same addresses in any order, however each is spelled', async (t) => {
+  const cases: Array<[string[] | undefined, string[] | undefined, boolean]> = [
+    [undefined, [], true],
+    [['10.0.0.1', '::1'], ['0:0::1', '10.0.0.1'], true],
+    [['fd00::7'], ['FD00:0:0:0:0:0:0:7'], true],
+    [['10.0.0.1'], ['10.0.0.2'], false],
+    [['10.0.0.1', '10.0.0.1'], ['10.0.0.1'], false],
+    [['not-an-ip'], ['not-an-ip'], true],
+    [['not-an-ip'], ['10.0.0.1'], false],
+  ];
+  for (const [a, b, same] of cases) {
+    t.equal(sameIpAddresses(a, b), same, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  }
 });

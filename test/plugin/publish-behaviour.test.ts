@@ -8,9 +8,10 @@ import {
 } from '../../src/api/certificate-request.js';
 import { IssuerKind } from '../../src/api/issuer.js';
 import { SecretKind } from '../../src/api/secret.js';
+import { issuer, tlsSecret, withNamespace, withSpec } from '../support/builders/index.js';
 import { rejectsWith } from '../support/grpc-assert.js';
 import { expireOnceWaiting } from '../support/held-deadlines.js';
-import { issuer, makeCA, tlsSecret } from '../support/issuer-fixtures.js';
+import { makeCA } from '../support/issuer-fixtures.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
 t.test('identity and node info', async (t) => {
@@ -315,7 +316,7 @@ t.test(
     );
     await p.store.create(
       IssuerKind,
-      issuer('team-ca', 'sandbox', { ca: { secretName: 'team-ca' } }),
+      issuer('team-ca', withNamespace('sandbox'), withSpec({ ca: { secretName: 'team-ca' } })),
     );
     await p.publish('csi-wait', attributes);
     const requests = await p.requests();

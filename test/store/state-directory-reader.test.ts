@@ -11,22 +11,15 @@ import { lockDirectory } from '../../src/fs/directory-lock.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import { StateDirectory } from '../../src/store/state-directory/state-directory.js';
 import { StateDirectoryReader } from '../../src/store/state-directory/state-directory-reader.js';
+import {
+  certificate,
+  certificateRequest,
+  withIssuerRef,
+  withNamespace,
+  withSpec,
+} from '../support/builders/index.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir } from '../support/temp-dir.js';
-
-const certificate = (name: string, namespace = 'sandbox'): Certificate => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'Certificate',
-  metadata: { name, namespace },
-  spec: { secretName: `${name}-tls`, issuerRef: { name: 'ca' } },
-});
-
-const request = (name: string, namespace = 'sandbox'): CertificateRequest => ({
-  apiVersion: 'cert-manager.io/v1',
-  kind: 'CertificateRequest',
-  metadata: { name, namespace },
-  spec: { request: '', issuerRef: { name: 'ca' } },
-});
 
 /** A state dir written by a persisted MemoryStore (as the embedded plugin does), still open. */
 async function persisted(t: Test): Promise<{ dir: string; store: MemoryStore }> {
@@ -41,13 +34,27 @@ t.test('get: the stored object, as the owning store has it; NotFound when absent
   // The owner holds its lock: the reader neither needs nor takes it.
   const lock = await lockDirectory(dir, 'state dir');
   t.teardown(() => lock.release());
-  const created = await store.create(CertificateKind, certificate('web'));
+  const created = await store.create(
+    CertificateKind,
+    certificate(
+      'web',
+      withNamespace('sandbox'),
+      withSpec({ secretName: 'web-tls', issuerRef: { name: 'ca' } }),
+    ),
+  );
   const written = await store.updateStatus<Certificate>(CertificateKind, {
     ...created,
     status: { revision: 2 },
   });
   const longName = `w${'e'.repeat(251)}b`;
-  await store.create(CertificateKind, certificate(longName));
+  await store.create(
+    CertificateKind,
+    certificate(
+      longName,
+      withNamespace('sandbox'),
+      withSpec({ secretName: `${longName}-tls`, issuerRef: { name: 'ca' } }),
+    ),
+  );
   const reader = new StateDirectoryReader(dir);
   t.same(await reader.get<Certificate>(CertificateKind, 'web', 'sandbox'), written);
   t.equal(
@@ -94,8 +101,15 @@ t.test('get and list refuse names that are not names before touching a path', as
 
 t.test('list: one namespace, in name order; what is not an object file is skipped', async (t) => {
   const { dir, store } = await persisted(t);
-  for (const name of ['web-2', 'web-1']) await store.create(CertificateRequestKind, request(name));
-  await store.create(CertificateRequestKind, request('elsewhere', 'other'));
+  for (const name of ['web-2', 'web-1'])
+    await store.create(
+      CertificateRequestKind,
+      certificateRequest(name, withNamespace('sandbox'), withIssuerRef({ name: 'ca' })),
+    );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('elsewhere', withNamespace('other'), withIssuerRef({ name: 'ca' })),
+  );
   const reader = new StateDirectoryReader(dir);
   const names = async () =>
     (
@@ -135,9 +149,18 @@ t.test('list without a namespace: every namespace, namespace by namespace', asyn
   const { dir, store } = await persisted(t);
   const reader = new StateDirectoryReader(dir);
   t.same((await reader.list(CertificateRequestKind)).items, [], 'none written yet');
-  await store.create(CertificateRequestKind, request('web-1', 'sandbox'));
-  await store.create(CertificateRequestKind, request('api-1', 'apps'));
-  await store.create(CertificateRequestKind, request('web-0', 'sandbox'));
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('web-1', withNamespace('sandbox'), withIssuerRef({ name: 'ca' })),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('api-1', withNamespace('apps'), withIssuerRef({ name: 'ca' })),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('web-0', withNamespace('sandbox'), withIssuerRef({ name: 'ca' })),
+  );
   // Not a namespace dir: skipped.
   await writeFile(join(dir, 'cert-manager.io', 'certificaterequests', 'stray.txt'), 'x');
   const items = (await reader.list<CertificateRequest>(CertificateRequestKind)).items;
@@ -163,13 +186,30 @@ t.test('a state dir that does not exist reads as empty and is not created', asyn
 
 t.test('an object file that is no regular file is an error naming it, never a wait', async (t) => {
   const { dir, store } = await persisted(t);
-  await store.create(CertificateKind, certificate('good'));
+  await store.create(
+    CertificateKind,
+    certificate(
+      'good',
+      withNamespace('sandbox'),
+      withSpec({ secretName: 'good-tls', issuerRef: { name: 'ca' } }),
+    ),
+  );
   const reader = new StateDirectoryReader(dir);
   const make = await oddFileMaker(t);
   const namespaceDir = join(dir, 'cert-manager.io', 'certificates', 'sandbox');
   for (const kind of ODD_KINDS) {
     const path = join(namespaceDir, `odd-${kind}.json`);
-    await make(path, kind, JSON.stringify(certificate(`odd-${kind}`)));
+    await make(
+      path,
+      kind,
+      JSON.stringify(
+        certificate(
+          `odd-${kind}`,
+          withNamespace('sandbox'),
+          withSpec({ secretName: `odd-${kind}-tls`, issuerRef: { name: 'ca' } }),
+        ),
+      ),
+    );
     const message = new RegExp(
       `^unreadable state file ${path}: it is not a regular file but a (FIFO|symbolic link|socket|directory): only regular files are read$`,
     );

@@ -22,7 +22,8 @@ import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.
 import { isStoreError } from '../../src/store/errors.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
-import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
+import { clusterIssuer, tlsSecret, withSpec } from './builders/index.js';
+import { makeCA } from './issuer-fixtures.js';
 import { waitForObject } from './wait-for-object.js';
 
 /** Generous: RSA keys and signatures on a loaded 2-core machine; a passing test never waits it out. */
@@ -115,7 +116,7 @@ export async function createCaClusterIssuer(store: ResourceStore, name = 'ca'): 
   );
   await store.create(
     ClusterIssuerKind,
-    issuer(name, undefined, { ca: { secretName: `${name}-key-pair` } }),
+    clusterIssuer(name, withSpec({ ca: { secretName: `${name}-key-pair` } })),
   );
   return ca.certificatePem;
 }

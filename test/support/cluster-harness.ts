@@ -26,13 +26,14 @@ import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-re
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { loadRbacFromDirectory, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
+import { issuer, tlsSecret, withNamespace, withSpec } from './builders/index.js';
 import {
   HELD_DEADLINE_MS,
   type HeldDeadlinePlugin,
   HeldDeadlines,
   WaitingLog,
 } from './held-deadlines.js';
-import { issuer, makeCA, tlsSecret } from './issuer-fixtures.js';
+import { makeCA } from './issuer-fixtures.js';
 import { connectClient } from './plugin-harness.js';
 import { projectPath } from './project-files.js';
 import { inlineVolumeCall, podInfo } from './publish-call.js';
@@ -98,7 +99,7 @@ export async function startCluster(
       );
       await server.store.create(
         IssuerKind,
-        issuer('ca', POD_NAMESPACE, { ca: { secretName: 'ca-key-pair' } }),
+        issuer('ca', withNamespace(POD_NAMESPACE), withSpec({ ca: { secretName: 'ca-key-pair' } })),
       );
     },
     async requests() {

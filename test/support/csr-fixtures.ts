@@ -13,7 +13,7 @@ import {
 import { type CsrRequest, createCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
-import { tlsSecret } from './issuer-fixtures.js';
+import { tlsSecret } from './builders/index.js';
 
 /** A CSR object for signerName over csrPem (usages default to digital signature, key encipherment). */
 export function csrObject(

@@ -3,14 +3,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import {
-  type CertificateRequest,
-  CertificateRequestKind,
-  type CertificateRequestSpec,
-  encodeBytes,
-} from '../../src/api/certificate-request.js';
-import type { Issuer } from '../../src/api/issuer.js';
-import type { Secret } from '../../src/api/secret.js';
 import { createSelfSignedCa } from '../../src/pki/certificate.js';
 import { type CsrRequest, createCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey, generatePrivateKey, type KeySpec } from '../../src/pki/keys.js';
@@ -33,45 +25,6 @@ export async function makeCA(spec: KeySpec = { algorithm: 'ECDSA', size: 256 }):
     durationMs: 365 * 24 * 3600 * 1000,
   });
   return { certificatePem, keyPem: encodePrivateKey(key, 'PKCS8') };
-}
-
-/** A kubernetes.io/tls Secret holding pem data. */
-export function tlsSecret(namespace: string, name: string, data: Record<string, string>): Secret {
-  const encoded: Record<string, string> = {};
-  for (const [key, value] of Object.entries(data)) encoded[key] = encodeBytes(value);
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace },
-    type: 'kubernetes.io/tls',
-    data: encoded,
-  };
-}
-
-/** An Issuer (namespace given) or ClusterIssuer (namespace undefined). */
-export function issuer(name: string, namespace: string | undefined, spec: Issuer['spec']): Issuer {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: namespace ? 'Issuer' : 'ClusterIssuer',
-    metadata: namespace ? { name, namespace } : { name },
-    spec,
-  };
-}
-
-/** A CertificateRequest for csrPem with the given spec fields. */
-export function certificateRequest(
-  namespace: string,
-  name: string,
-  csrPem: string,
-  spec: Partial<CertificateRequestSpec> & Pick<CertificateRequestSpec, 'issuerRef'>,
-  annotations?: Record<string, string>,
-): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: CertificateRequestKind.kind,
-    metadata: { name, namespace, ...(annotations ? { annotations } : {}) },
-    spec: { ...spec, request: encodeBytes(csrPem) },
-  };
 }
 
 /** A fresh key and a CSR for it. */

@@ -70,7 +70,12 @@ async function serve(
 ): Promise<ControlServer> {
   const server = await serveControl(
     root,
-    { renew: renewingHandler().renew, unsavedFailures: () => [], ...handlers },
+    {
+      renew: renewingHandler().renew,
+      unsavedFailures: () => [],
+      renewalsAsked: () => [],
+      ...handlers,
+    },
     options.logger ?? recordingLogger(),
     { ...DEFAULT_CONTROL_LIMITS, ...options.limits },
   );
@@ -326,12 +331,25 @@ t.test(
     t.ok(
       logger.records.some(([, , msg]) => msg === 'removed the control socket of a previous run'),
     );
-    t.same(await askStatus(root, CALL), [failure]);
+    t.same(await askStatus(root, CALL), { unsaved: [failure], renewalsAsked: [] });
     const none = await dataRoot(t);
     await serve(t, none);
-    t.same(await askStatus(none, CALL), [], 'none held');
+    t.same(await askStatus(none, CALL), { unsaved: [], renewalsAsked: [] }, 'none held');
   },
 );
+
+t.test('status: the volumes whose renewal on request is not finished, as asked now', async (t) => {
+  const root = await dataRoot(t);
+  let asked = ['csi-a', 'csi-b'];
+  await serve(t, root, { unsavedFailures: () => [failure], renewalsAsked: () => asked });
+  t.same(await askStatus(root, CALL), { unsaved: [failure], renewalsAsked: ['csi-a', 'csi-b'] });
+  asked = [];
+  t.same(
+    await askStatus(root, CALL),
+    { unsaved: [failure], renewalsAsked: [] },
+    'each answer says what is asked at that moment',
+  );
+});
 
 t.test('something else at the socket name: the plugin refuses to start, leaves it', async (t) => {
   const make = await oddFileMaker(t);
@@ -343,7 +361,11 @@ t.test('something else at the socket name: the plugin refuses to start, leaves i
     else await make(path, kind);
     const before = await lstat(path);
     await t.rejects(
-      serveControl(root, { ...renewingHandler(), unsavedFailures: () => [] }, recordingLogger()),
+      serveControl(
+        root,
+        { ...renewingHandler(), unsavedFailures: () => [], renewalsAsked: () => [] },
+        recordingLogger(),
+      ),
       {
         message: new RegExp(
           `^${path.replace(/\./g, '\\.')} is an? [a-zA-Z ]+, not a socket: cert-csi renew and status are served there; remove it \\(it is left as it is\\)$`,
@@ -364,7 +386,11 @@ t.test('a data root that does not exist or is no directory: nothing served', asy
   const dir = await tempDir(t);
   const absent = new DataRoot(join(dir, 'absent'));
   await t.rejects(
-    serveControl(absent, { ...renewingHandler(), unsavedFailures: () => [] }, recordingLogger()),
+    serveControl(
+      absent,
+      { ...renewingHandler(), unsavedFailures: () => [], renewalsAsked: () => [] },
+      recordingLogger(),
+    ),
     {
       message: new RegExp(
         `^cannot serve cert-csi renew and status on ${controlSocketOf(absent)}: listen `,
@@ -374,7 +400,11 @@ t.test('a data root that does not exist or is no directory: nothing served', asy
   const file = new DataRoot(join(dir, 'file'));
   await writeFile(file.root, '');
   await t.rejects(
-    serveControl(file, { ...renewingHandler(), unsavedFailures: () => [] }, recordingLogger()),
+    serveControl(
+      file,
+      { ...renewingHandler(), unsavedFailures: () => [], renewalsAsked: () => [] },
+      recordingLogger(),
+    ),
     {
       code: 'ENOTDIR',
     },
@@ -527,7 +557,7 @@ t.test('a connection beyond the cap is told busy; the others are served', async 
   t.same([busy.failure, busy.detail], ['refused', 'busy: 2 requests are being served; try again']);
   idle[0]?.destroy();
   await until(() => server.connections === 1, { what: 'one connection released' });
-  t.same(await askStatus(root, CALL), [], 'served again');
+  t.same(await askStatus(root, CALL), { unsaved: [], renewalsAsked: [] }, 'served again');
 });
 
 t.test('a client gone mid-renewal: the work goes on, its connection is released', async (t) => {
@@ -672,7 +702,11 @@ t.test('only a socket at the name is asked: a link to a plugin elsewhere is not'
   await serve(t, elsewhere, { unsavedFailures: () => [failure] });
   const linked = await dataRoot(t);
   await symlink(controlSocketOf(elsewhere), controlSocketOf(linked));
-  t.same(await askStatus(elsewhere, CALL), [failure], 'the socket itself answers');
+  t.same(
+    await askStatus(elsewhere, CALL),
+    { unsaved: [failure], renewalsAsked: [] },
+    'the socket itself answers',
+  );
   const err = await controlError(askStatus(linked, CALL));
   t.same([err.failure, err.detail], ['no-plugin', 'a symbolic link is there, not a socket']);
 });
@@ -684,7 +718,7 @@ t.test('a data root too long for a socket address is served through its descript
   t.ok(Buffer.byteLength(controlSocketOf(root)) > SOCKET_PATH_MAX_BYTES, 'longer than sun_path');
   const server = await serve(t, root, { unsavedFailures: () => [failure] });
   t.ok((await lstat(controlSocketOf(root))).isSocket(), 'the socket is in the data root');
-  t.same(await askStatus(root, CALL), [failure]);
+  t.same(await askStatus(root, CALL), { unsaved: [failure], renewalsAsked: [] });
   t.same(await askRenew(root, { volumeId: 'csi-a' }, CALL), {
     renewed: [{ volumeId: 'csi-a', notAfter: NOT_AFTER, nextIssuanceTime: NEXT }],
     failed: [],

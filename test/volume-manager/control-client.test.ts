@@ -118,6 +118,13 @@ t.test('an answer that cannot be read is an error, not a wait', async (t) => {
     'unreadable',
     'a renewed line is no answer to this request',
   ]);
+  // A volume whose renewal is asked for belongs to a status answer, not to a renewal's.
+  const renewal = await dataRoot(t);
+  await answering(t, renewal, ACCEPTED, '{"type":"renewal-asked","volumeId":"csi-a"}', DONE);
+  t.same(await failureOf(askRenew(renewal, { all: true }, { timeoutMs: 60_000 })), [
+    'unreadable',
+    'a renewal-asked line is no answer to this request',
+  ]);
 });
 
 t.test('an answer larger than the client reads is dropped at its cap', async (t) => {
@@ -149,13 +156,16 @@ t.test('the end of the answer is "done": what follows it is not read', async (t)
     root,
     ACCEPTED,
     '{"type":"unsaved","volumeId":"csi-a","saveError":"ENOSPC","lastError":{"message":"m","time":"t"}}',
+    '{"type":"renewal-asked","volumeId":"csi-b"}',
     ACCEPTED,
     DONE,
     '{"type":"maybe"}',
+    '{"type":"renewal-asked","volumeId":"csi-c"}',
   );
-  t.same(await askStatus(root, { timeoutMs: 60_000 }), [
-    { volumeId: 'csi-a', saveError: 'ENOSPC', lastError: { message: 'm', time: 't' } },
-  ]);
+  t.same(await askStatus(root, { timeoutMs: 60_000 }), {
+    unsaved: [{ volumeId: 'csi-a', saveError: 'ENOSPC', lastError: { message: 'm', time: 't' } }],
+    renewalsAsked: ['csi-b'],
+  });
 });
 
 t.test('a connection that ends or breaks before "done" is a lost answer', async (t) => {

@@ -89,6 +89,7 @@ t.test('answer lines keep only known fields, each text cut to its cap', async (t
       lastError: { message: 'no space', time: NOT_AFTER, key },
       key,
     },
+    { type: 'renewal-asked', volumeId: 'csi-d', key },
     { type: 'done', key },
     { type: 'error', error: 'boom', key },
   ] as unknown as Array<AnswerLine & { key: string }>;
@@ -117,6 +118,12 @@ t.test('answer lines keep only known fields, each text cut to its cap', async (t
     { type: 'error', error: `${'e'.repeat(ANSWER_TEXT_MAX_CHARS - 1)}…` },
     'cut at the cap, never inside a character',
   );
+  const longId = 'v'.repeat(ANSWER_TEXT_MAX_CHARS + 1);
+  t.same(
+    parseAnswerLine(formatAnswerLine({ type: 'renewal-asked', volumeId: longId }).trimEnd()),
+    { type: 'renewal-asked', volumeId: `${'v'.repeat(ANSWER_TEXT_MAX_CHARS)}…` },
+    'a volume asked for is cut at the cap too',
+  );
   const exact = 'x'.repeat(ANSWER_TEXT_MAX_CHARS);
   t.same(parseAnswerLine(formatAnswerLine({ type: 'error', error: exact }).trimEnd()), {
     type: 'error',
@@ -140,6 +147,8 @@ t.test('a malformed answer line is refused, saying what is wrong', async (t) => 
       'triggered: name must be a string',
     ],
     ['{"type":"unsaved","volumeId":"a","saveError":"x"}', 'unsaved: lastError must be an object'],
+    ['{"type":"renewal-asked"}', 'renewal-asked: volumeId must be a string'],
+    ['{"type":"renewal-asked","volumeId":["csi-a"]}', 'renewal-asked: volumeId must be a string'],
     [
       '{"type":"unsaved","volumeId":"a","saveError":"x","lastError":{"message":"m"}}',
       'unsaved lastError: time must be a string',

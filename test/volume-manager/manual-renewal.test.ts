@@ -5,8 +5,9 @@ import type { IssuedCertificate } from '../../src/volume-manager/issuance/certif
 import { renewNow } from '../../src/volume-manager/operations/manual-renewal.js';
 import { renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
 import type { PublishRequest } from '../../src/volume-manager/volume-publisher.js';
+import { until } from '../support/eventually.js';
 import { INLINE_CAPABILITY } from '../support/publish-call.js';
-import { fakeIssued, type IssueFn, manage, testParts } from './parts-fixture.js';
+import { fakeIssued, heldIssuance, type IssueFn, manage, testParts } from './parts-fixture.js';
 import { makeVolume } from './renew-fixtures.js';
 
 const HOUR_MS = 3600_000;
@@ -105,4 +106,52 @@ t.test('a volume with a certificate is renewed even while a republish of it runs
   );
   finish();
   await republish;
+});
+
+t.test('each volume of a manual renewal is asked for until its outcome is in', async (t) => {
+  const issuance = heldIssuance();
+  const { parts } = await testParts(t, issuance.issue);
+  for (const id of ['csi-a', 'csi-b']) {
+    await makeVolume(parts.dataRoot, id, { nextIssuanceTime: new Date(0).toISOString() });
+    await manage(parts, id);
+  }
+  const askedWhenTold: string[][] = [];
+  const all = renewNow(parts, { all: true }, () => askedWhenTold.push(parts.asked.volumeIds()));
+  t.same(parts.asked.volumeIds(), ['csi-a', 'csi-b'], 'every volume asked from the call on');
+
+  const unknown = await renewNow(parts, { volumeId: 'csi-nope' }, () => {});
+  t.same(unknown.failed.length, 1, 'a volume not managed is refused at once');
+  t.same(parts.asked.volumeIds(), ['csi-a', 'csi-b'], 'and asked no more');
+
+  await until(() => issuance.held().length === 2, { what: 'both renewals issuing' });
+  // A second request for csi-b while the first one's renewal runs: it waits, then renews again.
+  const again = renewNow(parts, { volumeId: 'csi-b' }, () => {});
+  issuance.release('csi-a');
+  await until(() => askedWhenTold.length === 1, { what: 'csi-a told as done' });
+  t.same(askedWhenTold, [['csi-b']], 'a volume is no longer asked when it is told as done');
+  t.same(parts.asked.volumeIds(), ['csi-b']);
+
+  issuance.release('csi-b');
+  const outcome = await all;
+  t.same(outcome.renewed.map((r) => r.volumeId).sort(), ['csi-a', 'csi-b']);
+  t.same(parts.asked.volumeIds(), ['csi-b'], 'still asked by the second request');
+  await until(() => issuance.held().length === 1, { what: 'the second renewal of csi-b' });
+  issuance.release('csi-b');
+  t.same(
+    (await again).renewed.map((r) => r.volumeId),
+    ['csi-b'],
+  );
+  t.same(parts.asked.volumeIds(), [], 'nothing asked once every request is done');
+});
+
+t.test('a manual renewal that throws gives its volume back too', async (t) => {
+  const { parts } = await testParts(t);
+  await makeVolume(parts.dataRoot, 'csi-a', { nextIssuanceTime: new Date(0).toISOString() });
+  await manage(parts, 'csi-a');
+  parts.renew = () => Promise.reject(new Error('unexpected'));
+  await t.rejects(
+    renewNow(parts, { volumeId: 'csi-a' }, () => {}),
+    { message: 'unexpected' },
+  );
+  t.same(parts.asked.volumeIds(), [], 'not asked for ever');
 });

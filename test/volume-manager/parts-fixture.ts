@@ -7,9 +7,13 @@ import { MemoryStore } from '../../src/store/memory-store.js';
 import { DataRoot } from '../../src/volume/data-root.js';
 import { readMetadata } from '../../src/volume/metadata.js';
 import type { Mounter } from '../../src/volume/mounter.js';
+import type { ControlHandlers } from '../../src/volume-manager/control/control-connection.js';
 import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import type { VolumeIssuance } from '../../src/volume-manager/issuance/volume-issuance.js';
-import type { ManualRenewalDeps } from '../../src/volume-manager/operations/manual-renewal.js';
+import {
+  type ManualRenewalDeps,
+  renewNow,
+} from '../../src/volume-manager/operations/manual-renewal.js';
 import type { PublishDeps } from '../../src/volume-manager/operations/publish-volume.js';
 import type { RediscoveryDeps } from '../../src/volume-manager/operations/rediscovery.js';
 import { type RenewalDeps, renewVolume } from '../../src/volume-manager/operations/renew-volume.js';
@@ -19,6 +23,7 @@ import { contextPodSource } from '../../src/volume-manager/readiness/pod-source.
 import { DEFAULT_READINESS } from '../../src/volume-manager/settings.js';
 import { FailureRecorder } from '../../src/volume-manager/state/failure-recorder.js';
 import { RenewalScheduler } from '../../src/volume-manager/state/renewal-scheduler.js';
+import { RenewalsAsked } from '../../src/volume-manager/state/renewals-asked.js';
 import { storedSpec } from '../../src/volume-manager/state/stored-volume.js';
 import {
   VolumeRegistry,
@@ -108,6 +113,7 @@ export async function testParts(
     onFailed: (volumeId, _context, err) => void failed.push([volumeId, err]),
     // The manager's renew: the renewal operation over these same parts.
     renew: (volumeId, reason) => renewVolume(parts, volumeId, reason),
+    asked: new RenewalsAsked(),
     ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   };
   return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };
@@ -151,4 +157,42 @@ export function fakeIssued(clock: ManualClock, renewInMs: number): IssuedCertifi
     notAfter: new Date(clock.now() + 2 * renewInMs),
     nextIssuanceTime: new Date(clock.now() + renewInMs),
   } as IssuedCertificate;
+}
+
+/** An issuance whose calls wait for the test, and what it holds. */
+export interface HeldIssuance {
+  issue: IssueFn;
+  /** The volume of each call waiting, oldest first. */
+  held(): string[];
+  /** Lets the oldest waiting call for the volume end with a certificate (an hour to renewal). */
+  release(volumeId: string): void;
+}
+
+/** An issuance that holds every call until the test releases it. */
+export function heldIssuance(): HeldIssuance {
+  const waiting: Array<{ volumeId: string; resolve: (issued: IssuedCertificate) => void }> = [];
+  return {
+    issue: (volumeId) => new Promise((resolve) => waiting.push({ volumeId, resolve })),
+    held: () => waiting.map((w) => w.volumeId),
+    release(volumeId) {
+      const index = waiting.findIndex((w) => w.volumeId === volumeId);
+      const [call] = index < 0 ? [] : waiting.splice(index, 1);
+      if (!call) throw new Error(`no issuance of ${volumeId} is held`);
+      const now = Date.now();
+      // The operations read only its times.
+      call.resolve({
+        notAfter: new Date(now + 2 * 3600_000),
+        nextIssuanceTime: new Date(now + 3600_000),
+      } as IssuedCertificate);
+    },
+  };
+}
+
+/** The control socket's handlers over the operations of parts, as the node plugin wires them. */
+export function managerControlHandlers(parts: OperationDeps): ControlHandlers {
+  return {
+    renew: (target, progress) => renewNow(parts, target, progress),
+    unsavedFailures: () => parts.failures.unsavedFailures(),
+    renewalsAsked: () => parts.asked.volumeIds(),
+  };
 }

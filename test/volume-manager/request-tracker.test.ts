@@ -10,11 +10,21 @@ import {
   nodeRequestScope,
   RequestTracker,
 } from '../../src/volume-manager/issuance/request-tracker.js';
+import {
+  certificateRequest,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+} from '../support/builders/index.js';
 import { FaultyStore } from '../support/faulty-store.js';
-import { certificateRequest } from '../support/issuer-fixtures.js';
 
 function labelled(name: string, node: string, volume: string): CertificateRequest {
-  const request = certificateRequest('ns', name, 'csr', { issuerRef: { name: 'i' } });
+  const request = certificateRequest(
+    name,
+    withNamespace('ns'),
+    withIssuerRef({ name: 'i' }),
+    withCsr('csr'),
+  );
   request.metadata.labels = {
     [NODE_ID_HASH_LABEL]: hashIdentifier(node),
     [VOLUME_ID_HASH_LABEL]: hashIdentifier(volume),

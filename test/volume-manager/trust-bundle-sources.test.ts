@@ -112,6 +112,43 @@ t.test(
   },
 );
 
+t.test('a user joining a watch that has already listed is told, as of a change', async (t) => {
+  // A plugin taking back its volumes after a restart tracks them one after the other: the
+  // watch may list between two of them, and the later ones must not miss what it found.
+  const { store, sources, changes, settles } = setup(t);
+  const source: TrustBundleSource = {
+    kind: 'configmap',
+    namespace: 'shop',
+    name: 'roots',
+    key: 'ca.crt',
+  };
+  await store.create(ConfigMapKind, configMap('roots', { 'ca.crt': A }));
+  sources.use('vol-1', source);
+  await settles(source, A);
+  await until(() => changes.some((users) => users.includes('vol-1')), {
+    what: 'vol-1 to be told of the listed ConfigMap',
+  });
+  changes.length = 0;
+  sources.use('vol-2', { ...source });
+  await until(() => changes.length > 0, { what: 'vol-2 to be told' });
+  t.same(changes, [['vol-2']], 'only the joining user is told');
+  changes.length = 0;
+  sources.use('vol-2', { ...source });
+  sources.release('vol-2');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(changes, [], 'using the same source again tells nothing');
+
+  // A watch that has not listed yet tells each user when it lists, not when it is joined.
+  const pending: TrustBundleSource = { ...source, name: 'later' };
+  sources.use('vol-3', pending);
+  sources.use('vol-4', { ...pending });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(
+    changes.some((users) => users.length === 1 && users[0] === 'vol-4'),
+    'a join before the list is not told on its own',
+  );
+});
+
 t.test('ClusterTrustBundles by name and by signer and label selector', async (t) => {
   const { store, sources, settles } = setup(t);
   const byName: TrustBundleSource = { kind: 'clustertrustbundle', name: 'corp' };

@@ -3,14 +3,20 @@ import { dirname, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { writeAtomically } from '../../src/fs/atomic-writer.js';
 import { DataRoot } from '../../src/volume/data-root.js';
+import { askRenew } from '../../src/volume-manager/control/control-client.js';
+import type { ControlHandlers } from '../../src/volume-manager/control/control-connection.js';
+import { serveControl } from '../../src/volume-manager/control/control-server.js';
 import { LEGACY_RENEW_DIR_NAME } from '../../src/volume-manager/control/legacy-control-files.js';
 import {
   readVolumeStatuses,
   type VolumeStatus,
 } from '../../src/volume-manager/control/volume-status.js';
+import { until } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { importedUrl, moduleFileUrl } from '../support/project-files.js';
+import { recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { heldIssuance, manage, managerControlHandlers, testParts } from './parts-fixture.js';
 import { certificatePem, makeVolume } from './renew-fixtures.js';
 
 const NOW = new Date();
@@ -26,6 +32,14 @@ async function dataRoot(t: Test): Promise<DataRoot> {
 async function statusOf(root: DataRoot, id: string): Promise<VolumeStatus | undefined> {
   return (await readVolumeStatuses(root, NOW)).find((s) => s.volumeId === id);
 }
+
+/** Serves the control socket of root with handlers, until the test ends. */
+async function servePlugin(t: Test, root: DataRoot, handlers: ControlHandlers): Promise<void> {
+  const server = await serveControl(root, handlers, recordingLogger());
+  t.teardown(() => server.close());
+}
+
+const CALL = { timeoutMs: 60_000 };
 
 t.test('a healthy volume: pod, issuer, times, state ok', async (t) => {
   const root = await dataRoot(t);
@@ -188,6 +202,85 @@ t.test('sorted by id; what is no volume dir is no row', async (t) => {
   );
 });
 
+t.test(
+  'cert-csi renew asked of the plugin and not finished marks its volumes pending',
+  async (t) => {
+    const issuance = heldIssuance();
+    const { parts } = await testParts(t, issuance.issue);
+    const root = parts.dataRoot;
+    const fields = { notAfter: inDays(90), nextIssuanceTime: inDays(60) };
+    await makeVolume(root, 'csi-a', fields);
+    await makeVolume(root, 'csi-b', fields);
+    await mkdir(join(root.root, 'csi-c'));
+    await manage(parts, 'csi-a');
+    await manage(parts, 'csi-b');
+    await servePlugin(t, root, managerControlHandlers(parts));
+    const rows = async () =>
+      (await readVolumeStatuses(root, NOW)).map((s) => [s.volumeId, s.state, s.renewalPending]);
+
+    const one = askRenew(root, { volumeId: 'csi-a' }, CALL);
+    await until(() => issuance.held().length === 1, { what: 'the renewal of csi-a issuing' });
+    t.same(
+      await rows(),
+      [
+        ['csi-a', 'pending', true],
+        ['csi-b', 'ok', false],
+        ['csi-c', 'incomplete', false],
+      ],
+      'sorted by id; the control socket is no volume',
+    );
+
+    // csi-a waits for the renewal under way, then renews again; csi-b issues at once.
+    const all = askRenew(root, { all: true }, CALL);
+    await until(() => issuance.held().length === 2, { what: 'the renewal of csi-b issuing' });
+    t.same(
+      (await readVolumeStatuses(root, NOW)).map((s) => s.renewalPending),
+      [true, true, false],
+      'every volume of the plugin; csi-c has no metadata: no volume --all renews',
+    );
+
+    issuance.release('csi-a');
+    t.same(
+      (await one).renewed.map((r) => r.volumeId),
+      ['csi-a'],
+    );
+    t.equal((await statusOf(root, 'csi-a'))?.state, 'pending', 'csi-a: --all is not done with it');
+    issuance.release('csi-b');
+    await until(() => issuance.held().includes('csi-a'), { what: '--all renewing csi-a' });
+    issuance.release('csi-a');
+    t.same((await all).renewed.map((r) => r.volumeId).sort(), ['csi-a', 'csi-b']);
+    t.same(
+      await rows(),
+      [
+        ['csi-a', 'ok', false],
+        ['csi-b', 'ok', false],
+        ['csi-c', 'incomplete', false],
+      ],
+      'nothing pending once every renewal is done',
+    );
+  },
+);
+
+t.test('a volume the plugin names is pending whatever its state; others add no row', async (t) => {
+  const root = await dataRoot(t);
+  await makeVolume(root, 'csi-expired', { notAfter: inDays(-1) });
+  await makeVolume(root, 'csi-ok', { notAfter: inDays(90), nextIssuanceTime: inDays(60) });
+  await mkdir(join(root.root, 'csi-empty'));
+  await servePlugin(t, root, {
+    renew: () => Promise.reject(new Error('no renewal in this test')),
+    unsavedFailures: () => [],
+    renewalsAsked: () => ['csi-empty', 'csi-expired', 'csi-gone'],
+  });
+  t.same(
+    (await readVolumeStatuses(root, NOW)).map((s) => [s.volumeId, s.state, s.renewalPending]),
+    [
+      ['csi-empty', 'incomplete', true],
+      ['csi-expired', 'expired', true],
+      ['csi-ok', 'ok', false],
+    ],
+  );
+});
+
 t.test('odd files are skipped at once, each named in a warning, at most five a kind', async (t) => {
   const root = await dataRoot(t);
   const make = await oddFileMaker(t);
@@ -283,4 +376,14 @@ t.test('an unexpected error for one volume becomes its row', async (t) => {
   t.same(await readMocked(root, NOW), [
     { volumeId: 'csi-a', state: 'corrupt', renewalPending: false, detail: 'boom' },
   ]);
+  await servePlugin(t, root, {
+    renew: () => Promise.reject(new Error('no renewal in this test')),
+    unsavedFailures: () => [],
+    renewalsAsked: () => ['csi-a'],
+  });
+  t.same(
+    await readMocked(root, NOW),
+    [{ volumeId: 'csi-a', state: 'corrupt', renewalPending: true, detail: 'boom' }],
+    'its renewal asked of the plugin is still shown',
+  );
 });

@@ -87,6 +87,7 @@ export async function startNodeServices(
       {
         renew: (target, progress) => running.renewNow(target, progress),
         unsavedFailures: () => running.unsavedFailures(),
+        renewalsAsked: () => running.renewalsAsked(),
         renewCertificate,
       },
       logger,

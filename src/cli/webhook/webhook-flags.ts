@@ -1,10 +1,12 @@
+import { quoted } from '../../api/echoed-value.js';
 import {
+  DNS1035_LABEL_MESSAGE,
   DNS1123_LABEL_MESSAGE,
   DNS1123_SUBDOMAIN_MESSAGE,
+  isDns1035Label,
   isDns1123Label,
   isDns1123Subdomain,
-} from '../../api/dns-names.js';
-import { quoted } from '../../api/echoed-value.js';
+} from '../../api/kube-names.js';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../../observability/logger.js';
 import {
   type FlagTable,
@@ -149,13 +151,9 @@ function portOf(text: string): number {
   return port;
 }
 
-// A Service name: Go's IsDNS1035Label (a label that starts with a letter).
-const DNS1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1035_LABEL_MESSAGE =
-  "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, end with an alphanumeric character, and be at most 63 characters";
-
 function serviceName(text: string): string {
-  if (text.length > 63 || !DNS1035_LABEL.test(text)) {
+  // A Service name: a DNS-1035 label.
+  if (!isDns1035Label(text)) {
     throw new Error(`--service-name: ${quoted(text)} is not valid: ${DNS1035_LABEL_MESSAGE}`);
   }
   return text;

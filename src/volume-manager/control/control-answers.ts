@@ -19,6 +19,8 @@ export type AnswerLine =
   | ({ type: 'failed' } & FailedVolume)
   | ({ type: 'triggered' } & CertificateTriggered)
   | ({ type: 'unsaved' } & UnsavedFailure)
+  /** A volume whose renewal on request is asked for and not finished yet. */
+  | { type: 'renewal-asked'; volumeId: string }
   /** The answer is complete. */
   | { type: 'done' }
   /** The request was refused or failed as a whole; the plugin closes the connection. */
@@ -72,6 +74,8 @@ function cleanLine(line: AnswerLine): AnswerLine {
     }
     case 'failed':
       return { type: line.type, volumeId: clip(line.volumeId), error: clip(line.error) };
+    case 'renewal-asked':
+      return { type: line.type, volumeId: clip(line.volumeId) };
     case 'triggered':
       return {
         type: line.type,
@@ -125,6 +129,8 @@ export function parseAnswerLine(line: string): AnswerLine {
     }
     case 'failed':
       return { type, volumeId: text(value, 'volumeId', type), error: text(value, 'error', type) };
+    case 'renewal-asked':
+      return { type, volumeId: text(value, 'volumeId', type) };
     case 'triggered': {
       if (typeof value.alreadyIssuing !== 'boolean') {
         throw new Error('triggered: alreadyIssuing must be true or false');

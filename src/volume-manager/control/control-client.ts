@@ -16,9 +16,9 @@ import {
   type ControlRequest,
   controlSocketOf,
   formatControlRequest,
+  type PluginStatus,
   type RenewOutcome,
   type RenewTarget,
-  type UnsavedFailure,
 } from './control-protocol.js';
 import { fileKind } from './file-kind.js';
 import { LineBuffer } from './line-buffer.js';
@@ -106,17 +106,22 @@ export async function askCertificateRenew(
 }
 
 /**
- * The failures the plugin holds in memory (metadata.json could not take them); throws
- * ControlError.
+ * What the plugin holds in memory: the failures metadata.json could not take, and the volumes
+ * whose renewal on request is not finished; throws ControlError.
  */
-export async function askStatus(dataRoot: DataRoot, call: ControlCall): Promise<UnsavedFailure[]> {
-  const failures: UnsavedFailure[] = [];
+export async function askStatus(dataRoot: DataRoot, call: ControlCall): Promise<PluginStatus> {
+  const status: PluginStatus = { unsaved: [], renewalsAsked: [] };
   await exchange(dataRoot, { op: 'status' }, call.timeoutMs, (line) => {
-    if (line.type !== 'unsaved') throw unexpected(line);
-    const { type: _, ...failure } = line;
-    failures.push(failure);
+    if (line.type === 'renewal-asked') {
+      status.renewalsAsked.push(line.volumeId);
+    } else if (line.type === 'unsaved') {
+      const { type: _, ...failure } = line;
+      status.unsaved.push(failure);
+    } else {
+      throw unexpected(line);
+    }
   });
-  return failures;
+  return status;
 }
 
 function unexpected(line: AnswerLine): Error {

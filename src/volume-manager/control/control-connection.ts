@@ -33,6 +33,8 @@ export interface ControlHandlers {
   renew(target: RenewTarget, progress: (soFar: RenewOutcome) => void): Promise<RenewOutcome>;
   /** The failures held in memory because metadata.json could not take them. */
   unsavedFailures(): UnsavedFailure[];
+  /** The volumes whose renewal on request is asked for and not finished yet. */
+  renewalsAsked(): string[];
   /** Embedded mode; without it a Certificate request gets NO_CERTIFICATE_STORE_ERROR. */
   renewCertificate?: CertificateRenewHandler | undefined;
 }
@@ -160,8 +162,13 @@ async function serveRequest(request: ControlRequest, context: RequestContext): P
   const { socket, handlers, logger, limits } = context;
   switch (request.op) {
     case 'status':
+      // A line per volume the plugin holds something for (each volume id appears once per
+      // kind), each cut to its bound (control-answers.ts).
       for (const failure of handlers.unsavedFailures()) {
         answer(socket, { ...failure, type: 'unsaved' });
+      }
+      for (const volumeId of handlers.renewalsAsked()) {
+        answer(socket, { type: 'renewal-asked', volumeId });
       }
       return;
     case 'renew-certificate': {

@@ -10,8 +10,9 @@ import { validateVolumeId } from '../../volume/volume-id.js';
 // data root: a socket needs no free space, so a full data root (which takes no file) still gets
 // renew and status answers. One request per connection, as one JSON line; the plugin answers
 // with JSON lines (control-answers.ts): "accepted" once it took the request, the items (a
-// volume renewed or failed, a failure held in memory, a Certificate marked) as they come,
-// then "done"; or one "error" line, after which it closes the connection.
+// volume renewed or failed, a failure held in memory, a volume whose renewal is asked for, a
+// Certificate marked) as they come, then "done"; or one "error" line, after which it closes
+// the connection.
 
 /** Name of the socket in the data root; `..`-prefixed, so it is never taken for a volume. */
 export const CONTROL_SOCKET_NAME = '..control.sock';
@@ -61,6 +62,14 @@ export interface UnsavedFailure {
   lastError: VolumeFailure;
   /** Why metadata.json could not be written. */
   saveError: string;
+}
+
+/** What the running plugin knows of its volumes that their files do not say (`status`). */
+export interface PluginStatus {
+  /** The failures held in memory because metadata.json could not take them. */
+  unsaved: UnsavedFailure[];
+  /** The volumes whose renewal on request (`cert-csi renew`) is asked for, not finished yet. */
+  renewalsAsked: string[];
 }
 
 /** One request to the plugin. */

@@ -8,9 +8,12 @@ import type { DataRoot } from '../../volume/data-root.js';
 import { VolumeError } from '../../volume/errors.js';
 import { readMetadata, type VolumeMetadata } from '../../volume/metadata.js';
 import { askStatus } from './control-client.js';
-import type { UnsavedFailure } from './control-protocol.js';
+import type { PluginStatus, UnsavedFailure } from './control-protocol.js';
 
-/** One volume of the node as `cert-csi status` shows it, read from its files alone. */
+/**
+ * One volume of the node as `cert-csi status` shows it: read from its files, with what the
+ * running plugin holds in memory for it (a failure not saved, a renewal asked for).
+ */
 export interface VolumeStatus {
   volumeId: string;
   state: 'ok' | 'pending' | 'failing' | 'expired' | 'corrupt' | 'incomplete' | 'waiting';
@@ -51,7 +54,8 @@ export type SkipWarning = (message: string) => void;
 
 /**
  * Every volume under the data root, sorted by id; a volume that cannot be read becomes a row
- * saying so. A running plugin adds the failures it could not write to metadata.json. Files
+ * saying so. A running plugin adds the failures it could not write to metadata.json, and
+ * marks pending the volumes whose renewal on request (`cert-csi renew`) is not finished. Files
  * that are no regular files are never opened in a way that blocks: warn names those skipped.
  */
 export async function readVolumeStatuses(
@@ -60,22 +64,24 @@ export async function readVolumeStatuses(
   warn: SkipWarning = () => undefined,
 ): Promise<VolumeStatus[]> {
   // No plugin answering (none runs, or it is stuck): the files alone.
-  const unsaved = await askStatus(dataRoot, { timeoutMs: STATUS_ANSWER_TIMEOUT_MS }).catch(
-    () => [],
+  const plugin = await askStatus(dataRoot, { timeoutMs: STATUS_ANSWER_TIMEOUT_MS }).catch(
+    (): PluginStatus => ({ unsaved: [], renewalsAsked: [] }),
   );
+  const asked = new Set(plugin.renewalsAsked);
   const statuses: VolumeStatus[] = [];
   const unreadCertificates: string[] = [];
   for (const id of await dataRoot.listVolumeIds()) {
-    const inMemory = unsaved.find((u) => u.volumeId === id);
+    const requested = asked.has(id);
+    const inMemory = plugin.unsaved.find((u) => u.volumeId === id);
     const notAfterOf = (fileName: string | undefined) =>
       certificateNotAfter(dataRoot, id, fileName, unreadCertificates);
     try {
-      statuses.push(await volumeStatus(dataRoot, id, now, inMemory, notAfterOf));
+      statuses.push(await volumeStatus(dataRoot, id, requested, now, inMemory, notAfterOf));
     } catch (err) {
       statuses.push({
         volumeId: id,
         state: 'corrupt',
-        renewalPending: false,
+        renewalPending: requested,
         detail: errorMessage(err),
       });
     }
@@ -91,9 +97,11 @@ function warnSkipped(warn: SkipWarning, what: string, messages: readonly string[
   if (more > 0) warn(`${what}: ${more} more`);
 }
 
+// requested: a renewal of the volume is asked of the plugin (cert-csi renew), not finished.
 async function volumeStatus(
   dataRoot: DataRoot,
   id: string,
+  requested: boolean,
   now: Date,
   unsaved: UnsavedFailure | undefined,
   notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
@@ -103,7 +111,7 @@ async function volumeStatus(
     meta = await readMetadata(dataRoot, id);
   } catch (err) {
     if (!(err instanceof VolumeError)) throw err;
-    return unmanagedStatus(dataRoot, id, err, notAfterOf);
+    return unmanagedStatus(dataRoot, id, requested, err, notAfterOf);
   }
   const status: VolumeStatus = { volumeId: id, state: 'ok', renewalPending: false };
   const context = meta.volumeContext;
@@ -131,7 +139,7 @@ async function volumeStatus(
   if (nextRenewal !== undefined) status.nextRenewal = nextRenewal;
   if (lastError !== undefined) status.lastError = lastError;
   status.renewalPending =
-    meta.pendingRequest !== undefined || failures > 0 || unsaved !== undefined;
+    meta.pendingRequest !== undefined || failures > 0 || unsaved !== undefined || requested;
 
   const valid = notAfter !== undefined && Date.parse(notAfter) >= now.getTime();
   if (notAfter !== undefined && !valid) status.state = 'expired';
@@ -163,6 +171,7 @@ async function volumeStatus(
 async function unmanagedStatus(
   dataRoot: DataRoot,
   id: string,
+  requested: boolean,
   err: VolumeError,
   notAfterOf: (fileName: string | undefined) => Promise<string | undefined>,
 ): Promise<VolumeStatus> {
@@ -174,7 +183,7 @@ async function unmanagedStatus(
   const status: VolumeStatus = {
     volumeId: id,
     state: missing && movedAside === undefined ? 'incomplete' : 'corrupt',
-    renewalPending: false,
+    renewalPending: requested,
   };
   // The volume is already named in its row; the bare file name keeps the reason readable.
   if (!missing) status.detail = err.message.replace(dataRoot.metadataPath(id), 'metadata.json');

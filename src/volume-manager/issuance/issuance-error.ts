@@ -1,7 +1,8 @@
 import type { ErrorKind } from '../../base/error-catalogue.js';
+import type { IssuanceErrorReason } from '../../base/telemetry.js';
 
 // Each reason its own kind: a CSI client (kubelet, `cert-csi publish`) tells them by gRPC code.
-const issuanceKinds: Record<IssuanceError['reason'], ErrorKind> = {
+const issuanceKinds: Record<IssuanceErrorReason, ErrorKind> = {
   denied: 'CERT_CSI_ISSUANCE_DENIED',
   failed: 'CERT_CSI_ISSUANCE_FAILED',
   timeout: 'CERT_CSI_ISSUANCE_TIMED_OUT',
@@ -13,7 +14,7 @@ const issuanceKinds: Record<IssuanceError['reason'], ErrorKind> = {
 export class IssuanceError extends Error {
   constructor(
     message: string,
-    readonly reason: 'denied' | 'failed' | 'timeout' | 'aborted' | 'invalid-certificate',
+    readonly reason: IssuanceErrorReason,
   ) {
     super(message);
     this.name = 'IssuanceError';

@@ -21,7 +21,7 @@ export interface FailureRecorderDeps {
  * Records the failures of publishes and renewals in metadata.json, with the backoff's retry
  * time, so a restart continues the backoff instead of bursting. When metadata.json cannot be
  * written (a full data root) the failure is held in memory, where `cert-csi status` reads it
- * through the status socket, until the volume's metadata is written again.
+ * through the control socket, until the volume's metadata is written again.
  */
 export class FailureRecorder {
   /** Failures metadata.json could not take, by volume id. */

@@ -2,7 +2,8 @@ import type { EventType } from '../../api/event.js';
 import type { KubeObject } from '../../api/meta.js';
 import { POD_NAME_KEY, POD_NAMESPACE_KEY, POD_UID_KEY } from '../../attributes/attribute-keys.js';
 import { errorMessage } from '../../base/error-message.js';
-import { IssuanceError } from '../issuance/issuance-error.js';
+import type { IssuanceFailureReason } from '../../base/telemetry.js';
+import { failureReason } from './volume-telemetry.js';
 
 /** An Event to record on a pod. */
 export interface PodEvent {
@@ -12,12 +13,13 @@ export interface PodEvent {
   message: string;
 }
 
-const reasons: Record<IssuanceError['reason'], string> = {
+const reasons: Record<IssuanceFailureReason, string> = {
   denied: 'CertificateRequestDenied',
   failed: 'CertificateRequestFailed',
   timeout: 'CertificateRequestPending',
   aborted: 'IssuanceAborted',
   'invalid-certificate': 'InvalidCertificate',
+  other: 'IssuanceFailed',
 };
 
 /**
@@ -41,7 +43,7 @@ export function issuanceFailureEvent(
       metadata: { name, namespace, ...(uid ? { uid } : {}) },
     },
     type: 'Warning',
-    reason: err instanceof IssuanceError ? reasons[err.reason] : 'IssuanceFailed',
+    reason: reasons[failureReason(err)],
     message: `certificate for volume ${volumeId}: ${detail}`,
   };
 }

@@ -59,7 +59,7 @@ export class VolumeTelemetry {
   }
 }
 
-/** The bounded reason of a failed issuance. */
+/** The bounded reason of a failed issuance: the one mapping from an error to a reason. */
 export function failureReason(err: unknown): IssuanceFailureReason {
   return err instanceof IssuanceError ? err.reason : 'other';
 }

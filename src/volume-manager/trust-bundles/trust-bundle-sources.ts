@@ -55,7 +55,16 @@ export class TrustBundleSources {
     if (previous) this.release(user);
     if (this.stopped) return;
     this.usersSources.set(user, source);
-    for (const spec of watchesOf(source)) this.watch(spec).users.add(user);
+    let listedBefore = true;
+    for (const spec of watchesOf(source)) {
+      const running = this.watch(spec);
+      running.users.add(user);
+      listedBefore &&= running.informer.hasSynced();
+    }
+    // A user joining watches that have already listed missed their events: what they hold may
+    // differ from what the user last wrote (a change while the plugin was down), so it is
+    // told now, as it would be of a change. A watch that lists later tells its users then.
+    if (listedBefore) queueMicrotask(() => this.options.onChange([user]));
   }
 
   /** Leaves user's watches; a watch nobody uses any more is stopped. */

@@ -10,13 +10,22 @@ import type {
   AdmissionRequest,
   GroupVersionResource,
 } from '../../../src/api/admission-review.js';
-import type { CertificateRequest } from '../../../src/api/certificate-request.js';
 import type { Condition } from '../../../src/api/conditions.js';
 import type { KubeObject } from '../../../src/api/meta.js';
 import type { ResourceAttributes } from '../../../src/api/subject-access-review.js';
 import type { UserInfo } from '../../../src/api/user-info.js';
 import { StoreError } from '../../../src/store/errors.js';
-import { certificateRequest, keyAndCsr } from '../../support/issuer-fixtures.js';
+import {
+  certificateRequest,
+  certificateRequestFrom,
+  withConditions,
+  withCsr,
+  withIssuerRef,
+  withNamespace,
+  withRequester,
+  withSpec,
+} from '../../support/builders/index.js';
+import { keyAndCsr } from '../../support/issuer-fixtures.js';
 import { importedUrl, moduleFileUrl } from '../../support/project-files.js';
 
 const ALICE: UserInfo = {
@@ -31,24 +40,19 @@ const { csrPem } = await keyAndCsr(
   { subject: { commonName: 'web' }, dnsNames: ['web.team.svc'] },
 );
 
-/** A CertificateRequest alice created (identity set) for issuerRef. */
-function request(
-  issuerRef: CertificateRequest['spec']['issuerRef'] = {
-    name: 'ca',
-    kind: 'Issuer',
-    group: 'cert-manager.io',
-  },
-  conditions?: Condition[],
-): CertificateRequest {
-  const cr = certificateRequest('team', 'web-1', csrPem, {
-    issuerRef,
+/** A CertificateRequest alice created (identity set) for the namespace's CA Issuer. */
+const web1 = certificateRequest(
+  'web-1',
+  withNamespace('team'),
+  withCsr(csrPem),
+  withIssuerRef({ name: 'ca', kind: 'Issuer', group: 'cert-manager.io' }),
+  withRequester({
     username: 'alice',
     uid: 'u-1',
     groups: ['developers', 'system:authenticated'],
     extra: { 'authentication.kubernetes.io/credential-id': ['JTI=1'] },
-  });
-  return conditions ? { ...cr, status: { conditions } } : cr;
-}
+  }),
+);
 
 const approved: Condition = { type: 'Approved', status: 'True', reason: 'ok', message: 'fine' };
 const denied: Condition = { type: 'Denied', status: 'True', reason: 'no', message: 'nope' };
@@ -121,11 +125,13 @@ const refused = (message: string) => ({
 
 t.test('CertificateRequest CREATE: the requester must be the one recorded', async (t) => {
   const { validate } = certManagerAdmission(authority().value);
-  t.same(await validate(review('CREATE', 'certificaterequests', request())), { allowed: true });
-  const forged = {
-    ...request(),
-    spec: { ...request().spec, username: 'admin', groups: ['system:masters'] },
-  };
+  t.same(await validate(review('CREATE', 'certificaterequests', certificateRequestFrom(web1))), {
+    allowed: true,
+  });
+  const forged = certificateRequestFrom(
+    web1,
+    withRequester({ username: 'admin', groups: ['system:masters'] }),
+  );
   t.same(
     await validate(review('CREATE', 'certificaterequests', forged)),
     refused(
@@ -133,10 +139,10 @@ t.test('CertificateRequest CREATE: the requester must be the one recorded', asyn
     ),
     'both fields named, in one aggregate',
   );
-  const invalid = {
-    ...request({ name: '', kind: 'Bogus' }),
-    spec: { ...request().spec, username: 'mallory', issuerRef: { name: '', kind: 'Bogus' } },
-  };
+  const invalid = certificateRequestFrom(
+    web1,
+    withSpec({ username: 'mallory', issuerRef: { name: '', kind: 'Bogus' } }),
+  );
   const answer = await validate(review('CREATE', 'certificaterequests', invalid));
   t.match(answer, { allowed: false, code: 406 });
   const message = 'message' in answer ? answer.message : '';
@@ -152,7 +158,7 @@ t.test('CertificateRequest CREATE: the requester must be the one recorded', asyn
 
 t.test('CertificateRequest UPDATE: spec and identity are immutable', async (t) => {
   const { validate } = certManagerAdmission(authority().value);
-  const old = request();
+  const old = certificateRequestFrom(web1);
   t.same(
     await validate(
       review(
@@ -182,8 +188,8 @@ t.test('CertificateRequest UPDATE: spec and identity are immutable', async (t) =
 t.test(
   'a status write adding Approved or Denied asks SubjectAccessReviews, wildcard first',
   async (t) => {
-    const old = request(undefined, [ready]);
-    const approving = request(undefined, [ready, approved]);
+    const old = certificateRequestFrom(web1, withConditions([ready]));
+    const approving = certificateRequestFrom(web1, withConditions([ready, approved]));
     const wildcard = authority({ allow: (name) => name === 'issuers.cert-manager.io/*' });
     t.same(
       await certManagerAdmission(wildcard.value).validate(
@@ -212,7 +218,13 @@ t.test(
     const exact = authority({ allow: (name) => name === 'issuers.cert-manager.io/team.ca' });
     t.same(
       await certManagerAdmission(exact.value).validate(
-        review('UPDATE', 'certificaterequests', request(undefined, [denied]), old, 'status'),
+        review(
+          'UPDATE',
+          'certificaterequests',
+          certificateRequestFrom(web1, withConditions([denied])),
+          old,
+          'status',
+        ),
       ),
       { allowed: true },
       'Denied too',
@@ -242,10 +254,15 @@ t.test(
       resource: { signerResource: 'clusterissuers.cert-manager.io', namespaced: false },
       allow: (name) => name === 'clusterissuers.cert-manager.io/root',
     });
-    const old = request({ name: 'root', kind: 'ClusterIssuer', group: 'cert-manager.io' });
-    const approving = request({ name: 'root', kind: 'ClusterIssuer', group: 'cert-manager.io' }, [
-      approved,
-    ]);
+    const old = certificateRequestFrom(
+      web1,
+      withIssuerRef({ name: 'root', kind: 'ClusterIssuer', group: 'cert-manager.io' }),
+    );
+    const approving = certificateRequestFrom(
+      web1,
+      withIssuerRef({ name: 'root', kind: 'ClusterIssuer', group: 'cert-manager.io' }),
+      withConditions([approved]),
+    );
     t.same(
       await certManagerAdmission(cluster.value).validate(
         review('UPDATE', 'certificaterequests', approving, old, 'status'),
@@ -261,8 +278,8 @@ t.test(
       review(
         'UPDATE',
         'certificaterequests',
-        request({ name: 'ca' }, [approved]),
-        request({ name: 'ca' }),
+        certificateRequestFrom(web1, withIssuerRef({ name: 'ca' }), withConditions([approved])),
+        certificateRequestFrom(web1, withIssuerRef({ name: 'ca' })),
         'status',
       ),
     );
@@ -271,10 +288,15 @@ t.test(
 );
 
 t.test('an unknown issuer kind, a failed discovery and a failed review refuse', async (t) => {
-  const old = request({ name: 'vault', kind: 'VaultIssuer', group: 'example.com' });
-  const approving = request({ name: 'vault', kind: 'VaultIssuer', group: 'example.com' }, [
-    approved,
-  ]);
+  const old = certificateRequestFrom(
+    web1,
+    withIssuerRef({ name: 'vault', kind: 'VaultIssuer', group: 'example.com' }),
+  );
+  const approving = certificateRequestFrom(
+    web1,
+    withIssuerRef({ name: 'vault', kind: 'VaultIssuer', group: 'example.com' }),
+    withConditions([approved]),
+  );
   const unknown = authority({ resource: undefined });
   t.same(
     await certManagerAdmission(unknown.value).validate(
@@ -306,7 +328,13 @@ t.test('an unknown issuer kind, a failed discovery and a failed review refuse', 
   const failing = authority({ allow: () => new Error('create subjectaccessreviews: forbidden') });
   t.match(
     await certManagerAdmission(failing.value).validate(
-      review('UPDATE', 'certificaterequests', request(undefined, [approved]), request(), 'status'),
+      review(
+        'UPDATE',
+        'certificaterequests',
+        certificateRequestFrom(web1, withConditions([approved])),
+        certificateRequestFrom(web1),
+        'status',
+      ),
     ),
     { allowed: false, message: /does not have permissions/ },
     'a review that fails is a deny',
@@ -317,17 +345,29 @@ t.test('an unknown issuer kind, a failed discovery and a failed review refuse', 
 t.test('no SubjectAccessReview unless Approved or Denied is newly added on status', async (t) => {
   const asked = authority({ allow: () => true });
   const { validate } = certManagerAdmission(asked.value);
-  const old = request(undefined, [approved]);
+  const old = certificateRequestFrom(web1, withConditions([approved]));
   t.same(
     await validate(
-      review('UPDATE', 'certificaterequests', request(undefined, [approved, ready]), old, 'status'),
+      review(
+        'UPDATE',
+        'certificaterequests',
+        certificateRequestFrom(web1, withConditions([approved, ready])),
+        old,
+        'status',
+      ),
     ),
     { allowed: true },
     'Ready added',
   );
   t.same(
     await validate(
-      review('UPDATE', 'certificaterequests', request(undefined, [approved]), request(), undefined),
+      review(
+        'UPDATE',
+        'certificaterequests',
+        certificateRequestFrom(web1, withConditions([approved])),
+        certificateRequestFrom(web1),
+        undefined,
+      ),
     ),
     { allowed: true },
     'an object update (the API server keeps status)',
@@ -338,7 +378,7 @@ t.test('no SubjectAccessReview unless Approved or Denied is newly added on statu
     review(
       'UPDATE',
       'certificaterequests',
-      request(undefined, [{ ...approved, reason: 'other' }, denied]),
+      certificateRequestFrom(web1, withConditions([{ ...approved, reason: 'other' }, denied])),
       old,
       'status',
     ),
@@ -357,8 +397,12 @@ t.test('no SubjectAccessReview unless Approved or Denied is newly added on statu
 
 t.test('approval errors come first, then identity, then validation', async (t) => {
   const { validate } = certManagerAdmission(authority().value);
-  const old = request();
-  const next = { ...request(undefined, [approved]), spec: { ...old.spec, username: 'bob' } };
+  const old = certificateRequestFrom(web1);
+  const next = certificateRequestFrom(
+    web1,
+    withConditions([approved]),
+    withRequester({ username: 'bob' }),
+  );
   const answer = await validate(review('UPDATE', 'certificaterequests', next, old, 'status'));
   const message = 'message' in answer ? answer.message : '';
   const order = ['status.conditions: Forbidden: user', 'spec.username:', 'spec: Forbidden'].map(
@@ -432,9 +476,14 @@ t.test('other resources, DELETE and CONNECT pass unchecked', async (t) => {
     { allowed: true },
     'a cert-manager.io resource it does not know',
   );
-  t.same(await validate(review('DELETE', 'certificaterequests', undefined, request())), {
-    allowed: true,
-  });
+  t.same(
+    await validate(
+      review('DELETE', 'certificaterequests', undefined, certificateRequestFrom(web1)),
+    ),
+    {
+      allowed: true,
+    },
+  );
   t.same(await validate(review('CONNECT', 'certificates', undefined)), { allowed: true });
   t.same(
     await mutate(review('CREATE', 'certificates', secret)),
@@ -442,7 +491,14 @@ t.test('other resources, DELETE and CONNECT pass unchecked', async (t) => {
     'only requests are mutated',
   );
   t.same(
-    await mutate(review('UPDATE', 'certificaterequests', request(), request())),
+    await mutate(
+      review(
+        'UPDATE',
+        'certificaterequests',
+        certificateRequestFrom(web1),
+        certificateRequestFrom(web1),
+      ),
+    ),
     { allowed: true },
     'only at create',
   );
@@ -451,7 +507,7 @@ t.test('other resources, DELETE and CONNECT pass unchecked', async (t) => {
 
 t.test('the resource the client wrote to decides; resource alone is enough', async (t) => {
   const { validate } = certManagerAdmission(authority().value);
-  const forged = { ...request(), spec: { ...request().spec, username: 'admin' } };
+  const forged = certificateRequestFrom(web1, withRequester({ username: 'admin' }));
   const { requestResource: _r, ...withoutRequestResource } = review(
     'CREATE',
     'certificaterequests',
@@ -463,8 +519,8 @@ t.test('the resource the client wrote to decides; resource alone is enough', asy
 t.test('an object the rules cannot read is a 400, as one cert-manager cannot decode', async (t) => {
   const { validate } = certManagerAdmission(authority().value);
   const malformed = {
-    ...request(),
-    spec: { ...request().spec, usages: 5 },
+    ...certificateRequestFrom(web1),
+    spec: { ...certificateRequestFrom(web1).spec, usages: 5 },
   } as unknown as KubeObject;
   t.same(await validate(review('CREATE', 'certificaterequests', malformed)), {
     allowed: false,
@@ -486,8 +542,10 @@ t.test('every field the rules read is checked for its type first, and named', as
       metadata: { name: 'ca' },
       spec,
     }) as KubeObject;
-  const withSpec = (spec: unknown) => ({ ...request(), spec }) as unknown as KubeObject;
-  const withStatus = (status: unknown) => ({ ...request(), status }) as unknown as KubeObject;
+  const requestWithSpec = (spec: unknown) =>
+    ({ ...certificateRequestFrom(web1), spec }) as unknown as KubeObject;
+  const requestWithStatus = (status: unknown) =>
+    ({ ...certificateRequestFrom(web1), status }) as unknown as KubeObject;
   const cases: Array<[string, AdmissionRequest, string]> = [
     [
       'a Certificate spec that is text',
@@ -558,7 +616,11 @@ t.test('every field the rules read is checked for its type first, and named', as
     ],
     [
       'extra values that are not lists',
-      review('CREATE', 'certificaterequests', withSpec({ ...request().spec, extra: { k: 'v' } })),
+      review(
+        'CREATE',
+        'certificaterequests',
+        requestWithSpec({ ...certificateRequestFrom(web1).spec, extra: { k: 'v' } }),
+      ),
       'request.object.spec.extra["k"] must be a list of strings, got a string',
     ],
     [
@@ -566,15 +628,19 @@ t.test('every field the rules read is checked for its type first, and named', as
       review(
         'UPDATE',
         'certificaterequests',
-        withStatus({ conditions: [{ type: 'Approved', status: 1 }] }),
-        request(),
+        requestWithStatus({ conditions: [{ type: 'Approved', status: 1 }] }),
+        certificateRequestFrom(web1),
         'status',
       ),
       'request.object.status.conditions[0].status must be a string, got a number',
     ],
     [
       'an isCA that is text',
-      review('CREATE', 'certificaterequests', withSpec({ ...request().spec, isCA: 'true' })),
+      review(
+        'CREATE',
+        'certificaterequests',
+        requestWithSpec({ ...certificateRequestFrom(web1).spec, isCA: 'true' }),
+      ),
       'request.object.spec.isCA must be a boolean, got a string',
     ],
   ];
@@ -586,7 +652,7 @@ t.test('every field the rules read is checked for its type first, and named', as
     );
   }
   // The mutating endpoint reads only the identity fields, whatever their type, and replaces them.
-  t.match(await mutate(review('CREATE', 'certificaterequests', withSpec({ username: 5 }))), {
+  t.match(await mutate(review('CREATE', 'certificaterequests', requestWithSpec({ username: 5 }))), {
     allowed: true,
     patch: [{ op: 'add', path: '/spec/uid' }],
   });
@@ -622,8 +688,8 @@ t.test('a null field is an absent one, as in Go: no crash, the rules as without 
 t.test('a request without spec still gets the approval check (issuerRef defaulted)', async (t) => {
   const asked = authority({ allow: () => false });
   const { validate } = certManagerAdmission(asked.value);
-  const { spec: _s, ...specless } = request(undefined, [approved]);
-  const { spec: _o, ...oldSpecless } = request();
+  const { spec: _s, ...specless } = certificateRequestFrom(web1, withConditions([approved]));
+  const { spec: _o, ...oldSpecless } = certificateRequestFrom(web1);
   const answer = await validate(
     review(
       'UPDATE',
@@ -653,7 +719,7 @@ t.test('a review without the object its operation needs is a 400', async (t) => 
     badRequest('request.object is missing for CREATE'),
   );
   t.same(
-    await validate(review('UPDATE', 'certificates', request())),
+    await validate(review('UPDATE', 'certificates', certificateRequestFrom(web1))),
     badRequest('request.oldObject is missing for UPDATE'),
   );
   t.same(
@@ -666,7 +732,12 @@ t.test(
   'CertificateRequest CREATE is patched with the requester, forged values replaced',
   async (t) => {
     const { mutate } = certManagerAdmission(authority().value);
-    const bare = certificateRequest('team', 'web-1', csrPem, { issuerRef: { name: 'ca' } });
+    const bare = certificateRequest(
+      'web-1',
+      withNamespace('team'),
+      withCsr(csrPem),
+      withIssuerRef({ name: 'ca' }),
+    );
     t.same(await mutate(review('CREATE', 'certificaterequests', bare)), {
       allowed: true,
       patch: [
@@ -691,7 +762,7 @@ t.test(
       ],
     });
     t.same(
-      await mutate(review('CREATE', 'certificaterequests', request())),
+      await mutate(review('CREATE', 'certificaterequests', certificateRequestFrom(web1))),
       { allowed: true, patch: [] },
       'nothing to change',
     );
@@ -741,5 +812,8 @@ t.test('a rule that fails unexpectedly is thrown on, for the server to answer 50
     spec: {},
   } as KubeObject;
   await t.rejects(validate(review('CREATE', 'certificates', certificate)), TypeError);
-  await t.rejects(mutate(review('CREATE', 'certificaterequests', request())), RangeError);
+  await t.rejects(
+    mutate(review('CREATE', 'certificaterequests', certificateRequestFrom(web1))),
+    RangeError,
+  );
 });

@@ -18,8 +18,9 @@ import { silentLogger } from '../../../src/api/logger.js';
 import { type Secret, SecretKind } from '../../../src/api/secret.js';
 import { ManualClock } from '../../../src/base/clock.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
+import { tlsSecret } from '../../support/builders/index.js';
 import { until } from '../../support/eventually.js';
-import { opensslText, opensslVerify, tlsSecret } from '../../support/issuer-fixtures.js';
+import { opensslText, opensslVerify } from '../../support/issuer-fixtures.js';
 import { recordingLogger } from '../../support/recording-logger.js';
 import { httpsRequest, servedCertificate, WEBHOOK_HOST } from '../../support/webhook-tls.js';
 

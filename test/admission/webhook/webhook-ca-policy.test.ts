@@ -9,7 +9,13 @@ import {
 } from '../../../src/admission/webhook/webhook-ca-policy.js';
 import { createSelfSignedCa } from '../../../src/pki/certificate.js';
 import { encodePrivateKey, generatePrivateKey } from '../../../src/pki/keys.js';
-import { tlsSecret } from '../../support/issuer-fixtures.js';
+import {
+  secret,
+  secretFrom,
+  withData,
+  withNamespace,
+  withType,
+} from '../../support/builders/index.js';
 import { servingCertificate } from '../../support/webhook-tls.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -30,20 +36,30 @@ const fresh = await ca(10);
 const older = await ca(200);
 const expired = await ca(400);
 
-function secret(pair: { certificatePem: string; keyPem: string }, bundle = pair.certificatePem) {
-  return tlsSecret('cert-csi', 'cert-csi-webhook-ca', {
-    'tls.crt': pair.certificatePem,
-    'tls.key': pair.keyPem,
-    'ca.crt': bundle,
-  });
+/** The webhook's CA Secret. */
+const webhookCa = secret(
+  'cert-csi-webhook-ca',
+  withNamespace('cert-csi'),
+  withType('kubernetes.io/tls'),
+);
+
+/** Sets the Secret's data to pair, with bundle as its ca.crt. */
+function holding(pair: { certificatePem: string; keyPem: string }, bundle = pair.certificatePem) {
+  return withData({ 'tls.crt': pair.certificatePem, 'tls.key': pair.keyPem, 'ca.crt': bundle });
 }
 
 t.test('a usable CA is used; a missing Secret is created', async (t) => {
   t.same(caSecretPlan(undefined, NOW), { action: 'create' });
-  t.same(caSecretPlan(secret(fresh), NOW), { action: 'use' });
-  t.same(caSecretPlan(secret(fresh, fresh.certificatePem + older.certificatePem), NOW), {
-    action: 'use',
-  });
+  t.same(caSecretPlan(secretFrom(webhookCa, holding(fresh)), NOW), { action: 'use' });
+  t.same(
+    caSecretPlan(
+      secretFrom(webhookCa, holding(fresh, fresh.certificatePem + older.certificatePem)),
+      NOW,
+    ),
+    {
+      action: 'use',
+    },
+  );
 });
 
 t.test(
@@ -51,7 +67,7 @@ t.test(
   async (t) => {
     const nearEnd = await ca(250);
     const plan = caSecretPlan(
-      secret(nearEnd, nearEnd.certificatePem + expired.certificatePem),
+      secretFrom(webhookCa, holding(nearEnd, nearEnd.certificatePem + expired.certificatePem)),
       NOW,
     );
     if (plan.action !== 'rotate') throw new Error(`expected a rotation, got ${plan.action}`);
@@ -61,7 +77,11 @@ t.test(
       ['CN=ca-250'],
       'the expired CA of the old bundle is dropped',
     );
-    t.same(caSecretPlan(secret(nearEnd), NOW - 100 * DAY), { action: 'use' }, 'not before');
+    t.same(
+      caSecretPlan(secretFrom(webhookCa, holding(nearEnd)), NOW - 100 * DAY),
+      { action: 'use' },
+      'not before',
+    );
   },
 );
 
@@ -70,25 +90,41 @@ t.test('an unusable Secret is rotated, saying why', async (t) => {
     const plan = caSecretPlan(s, NOW);
     return plan.action === 'rotate' ? plan.why : plan.action;
   };
-  t.equal(why(secret(expired)), 'its CA has expired');
+  t.equal(why(secretFrom(webhookCa, holding(expired))), 'its CA has expired');
   t.match(
-    why({ ...secret(fresh), data: {} }),
+    why({ ...secretFrom(webhookCa, holding(fresh)), data: {} }),
     /^its key pair cannot sign: secret has no "tls.crt"/,
   );
   t.match(
-    why(secret({ certificatePem: fresh.certificatePem, keyPem: older.keyPem })),
+    why(
+      secretFrom(
+        webhookCa,
+        holding({ certificatePem: fresh.certificatePem, keyPem: older.keyPem }),
+      ),
+    ),
     'private key does not match certificate',
   );
   const { issued, serving } = await servingCertificate();
   serving.stop();
   t.equal(
-    why(secret({ certificatePem: issued.certificatePem, keyPem: issued.keyPem }, issued.caPem)),
+    why(
+      secretFrom(
+        webhookCa,
+        holding({ certificatePem: issued.certificatePem, keyPem: issued.keyPem }, issued.caPem),
+      ),
+    ),
     'its certificate is not a CA',
   );
-  t.equal(why(secret(fresh, older.certificatePem)), 'its ca.crt does not hold the signing CA');
-  t.equal(why(secret(fresh, 'not a PEM')), 'its ca.crt does not hold the signing CA');
+  t.equal(
+    why(secretFrom(webhookCa, holding(fresh, older.certificatePem))),
+    'its ca.crt does not hold the signing CA',
+  );
+  t.equal(
+    why(secretFrom(webhookCa, holding(fresh, 'not a PEM'))),
+    'its ca.crt does not hold the signing CA',
+  );
   const keyInBundle = caSecretPlan(
-    secret(fresh, '-----BEGIN KEY-----\nAAAA\n-----END KEY-----\n'),
+    secretFrom(webhookCa, holding(fresh, '-----BEGIN KEY-----\nAAAA\n-----END KEY-----\n')),
     NOW,
   );
   t.match(

@@ -15,6 +15,19 @@ import type {
   WatchOptions,
 } from '../../../src/store/resource-store.js';
 import { isNewerResourceVersion } from '../../../src/store/resource-version.js';
+import {
+  certificate,
+  certificateRequest,
+  clusterIssuer,
+  type Modifier,
+  secret,
+  withCsr,
+  withData,
+  withLabels,
+  withNamespace,
+  withSpec,
+  withType,
+} from '../../support/builders/index.js';
 import { rejection } from '../../support/eventually.js';
 import type { StoreBackend } from './backend.js';
 import { WatchRecorder } from './recorder.js';
@@ -32,85 +45,28 @@ const OTHER_NS = 'conformance-other';
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 const DECIMAL = /^[1-9][0-9]*$/;
 
-interface RequestOptions {
-  namespace?: string;
-  labels?: Record<string, string>;
-  duration?: string;
-}
-
-/** A CertificateRequest: a namespaced custom resource with a status subresource. */
-function request(name: string, options: RequestOptions = {}): CertificateRequest {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'CertificateRequest',
-    metadata: {
-      name,
-      namespace: options.namespace ?? NS,
-      ...(options.labels ? { labels: options.labels } : {}),
-    },
-    spec: {
-      request: 'Y3Ny',
-      issuerRef: { name: 'ca', kind: 'Issuer' },
-      duration: options.duration ?? '1h0m0s',
-    },
-  };
-}
-
-interface CertificateOptions {
-  namespace?: string;
-  labels?: Record<string, string>;
-  issuerGroup?: string;
-}
-
-/**
- * A Certificate: its CRD offers spec.issuerRef.{group,kind,name} as field labels, so every
- * backend (the API server too) can select on a field an update changes.
- */
-function certificate(name: string, issuer: string, options: CertificateOptions = {}): Certificate {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'Certificate',
-    metadata: {
-      name,
-      namespace: options.namespace ?? NS,
-      ...(options.labels ? { labels: options.labels } : {}),
-    },
-    spec: {
-      secretName: `${name}-tls`,
-      issuerRef: {
-        name: issuer,
-        kind: 'Issuer',
-        ...(options.issuerGroup ? { group: options.issuerGroup } : {}),
-      },
-    },
-  };
-}
-
 /** The Certificate issued by another issuer. */
 function reissued(obj: Certificate, issuer: string): Certificate {
   return { ...obj, spec: { ...obj.spec, issuerRef: { ...obj.spec.issuerRef, name: issuer } } };
 }
 
-/** A ClusterIssuer: a cluster-scoped custom resource with a status subresource. */
-function clusterIssuer(name: string): Issuer {
-  return {
-    apiVersion: 'cert-manager.io/v1',
-    kind: 'ClusterIssuer',
-    metadata: { name },
-    spec: { selfSigned: {} },
-  };
-}
+/**
+ * The CertificateRequests of the cases (with certificateRequest): a namespaced custom
+ * resource with a status subresource.
+ */
+const conformanceRequest: Modifier<CertificateRequest>[] = [
+  withNamespace(NS),
+  withSpec({ issuerRef: { name: 'ca', kind: 'Issuer' }, duration: '1h0m0s' }),
+  withCsr('csr'),
+];
 
-/** A core Secret: a built-in kind without a status subresource. */
-function secret(name: string, value: string): Secret {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: NS },
-    type: 'Opaque',
-    data: { key: Buffer.from(value).toString('base64') },
-  };
-}
+// The Certificates of the cases (certificate(name, withNamespace, withSpec)): its CRD offers
+// spec.issuerRef.{group,kind,name} as field labels, so every backend (the API server too) can
+// select on a field an update changes. The ClusterIssuers: a cluster-scoped custom resource
+// with a status subresource.
+
+/** The Secrets of the cases (with secret): a built-in kind without a status subresource. */
+const opaque: Modifier<Secret>[] = [withNamespace(NS), withType('Opaque')];
 
 /** A coordination.k8s.io Lease: a built-in kind outside the core group. */
 function lease(name: string, holder: string): Lease {
@@ -182,7 +138,10 @@ async function listedKeys(
 const createCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
   const before = await store.list(CertificateRequestKind);
-  const sent = { ...request('a'), status: { certificate: 'c2VudA==' } };
+  const sent = {
+    ...certificateRequest('a', ...conformanceRequest),
+    status: { certificate: 'c2VudA==' },
+  };
   const created = await store.create<CertificateRequest>(CertificateRequestKind, sent);
   t.match(created.metadata.uid, /^.+$/, 'uid filled');
   t.match(rvOf(created), DECIMAL, 'resourceVersion filled');
@@ -202,7 +161,10 @@ const createCase: ConformanceCase = async (t, backend) => {
 
   await expectError(
     t,
-    store.create(CertificateRequestKind, request('a', { duration: '2h0m0s' })),
+    store.create(
+      CertificateRequestKind,
+      certificateRequest('a', ...conformanceRequest, withSpec({ duration: '2h0m0s' })),
+    ),
     'AlreadyExists',
     'second create of the same name',
   );
@@ -213,18 +175,21 @@ const createCase: ConformanceCase = async (t, backend) => {
 
   const elsewhere = await store.create(
     CertificateRequestKind,
-    request('a', { namespace: OTHER_NS }),
+    certificateRequest('a', ...conformanceRequest, withNamespace(OTHER_NS)),
   );
   t.not(elsewhere.metadata.uid, created.metadata.uid, 'the same name in another namespace');
   t.ok(isNewerResourceVersion(rvOf(elsewhere), rvOf(created)), 'resourceVersions increase');
-  const other = await store.create(SecretKind, secret('a', 'v'));
+  const other = await store.create(SecretKind, secret('a', ...opaque, withData({ key: 'v' })));
   t.not(other.metadata.uid, created.metadata.uid, 'the same name for another kind');
 };
 
 const getCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
   await expectError(t, store.get(CertificateRequestKind, 'a', NS), 'NotFound', 'get of nothing');
-  const created = await store.create(CertificateRequestKind, request('a'));
+  const created = await store.create(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
   t.same(await store.get(CertificateRequestKind, 'a', NS), created, 'found');
   await expectError(
     t,
@@ -243,7 +208,10 @@ const getCase: ConformanceCase = async (t, backend) => {
 
 const updateCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const created = await store.create<CertificateRequest>(CertificateRequestKind, request('a'));
+  const created = await store.create<CertificateRequest>(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
   const updated = await store.update<CertificateRequest>(CertificateRequestKind, {
     ...created,
     spec: { ...created.spec, duration: '2h0m0s' },
@@ -278,7 +246,10 @@ const updateCase: ConformanceCase = async (t, backend) => {
 
   await expectError(
     t,
-    store.update(CertificateRequestKind, atVersion(request('missing'), rvOf(labelled))),
+    store.update(
+      CertificateRequestKind,
+      atVersion(certificateRequest('missing', ...conformanceRequest), rvOf(labelled)),
+    ),
     'NotFound',
     'update of a missing object',
   );
@@ -286,13 +257,16 @@ const updateCase: ConformanceCase = async (t, backend) => {
 
 const noOpUpdateCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const created = await store.create<CertificateRequest>(CertificateRequestKind, request('a'));
+  const created = await store.create<CertificateRequest>(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
   const from = (await store.list(CertificateRequestKind)).resourceVersion;
   const same = await store.update<CertificateRequest>(CertificateRequestKind, created);
   t.equal(rvOf(same), rvOf(created), 'an update that changes nothing keeps the resourceVersion');
   const sameStatus = await store.updateStatus<CertificateRequest>(CertificateRequestKind, created);
   t.equal(rvOf(sameStatus), rvOf(created), 'so does such a status update');
-  await store.create(CertificateRequestKind, request('sentinel'));
+  await store.create(CertificateRequestKind, certificateRequest('sentinel', ...conformanceRequest));
   const watch = new WatchRecorder(t, store, CertificateRequestKind, { resourceVersion: from });
   await watch.waitFor(`ADDED ${NS}/sentinel`);
   t.same(watch.seen, [`ADDED ${NS}/sentinel`], 'and no watch hears of it');
@@ -301,9 +275,12 @@ const noOpUpdateCase: ConformanceCase = async (t, backend) => {
 
 const builtinUpdateCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const created = await store.create<Secret>(SecretKind, secret('s', 'one'));
+  const created = await store.create<Secret>(
+    SecretKind,
+    secret('s', ...opaque, withData({ key: 'one' })),
+  );
   t.match(rvOf(created), DECIMAL);
-  const unconditional = secret('s', 'two');
+  const unconditional = secret('s', ...opaque, withData({ key: 'two' }));
   t.equal(unconditional.metadata.resourceVersion, undefined);
   const updated = await store.update<Secret>(SecretKind, unconditional);
   t.same(updated.data, unconditional.data, 'a Secret updates without a resourceVersion');
@@ -311,7 +288,10 @@ const builtinUpdateCase: ConformanceCase = async (t, backend) => {
   t.equal(updated.metadata.uid, created.metadata.uid, 'uid kept');
   await expectError(
     t,
-    store.update(SecretKind, atVersion(secret('s', 'three'), rvOf(created))),
+    store.update(
+      SecretKind,
+      atVersion(secret('s', ...opaque, withData({ key: 'three' })), rvOf(created)),
+    ),
     'Conflict',
     'a stale resourceVersion is still checked',
   );
@@ -337,7 +317,7 @@ const secretStringDataCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
   const base64 = (text: string) => Buffer.from(text).toString('base64');
   const created = await store.create<Secret>(SecretKind, {
-    ...secret('s', 'kept'),
+    ...secret('s', ...opaque, withData({ key: 'kept' })),
     data: { kept: base64('kept'), both: base64('from data') },
     stringData: { both: 'from stringData', plain: 'text' },
   });
@@ -358,7 +338,10 @@ const secretStringDataCase: ConformanceCase = async (t, backend) => {
 
 const statusCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const created = await store.create<CertificateRequest>(CertificateRequestKind, request('a'));
+  const created = await store.create<CertificateRequest>(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
   const withStatus = await store.updateStatus<CertificateRequest>(CertificateRequestKind, {
     ...relabelled(created, { sneaky: 'label' }),
     spec: { ...created.spec, duration: '9h0m0s' },
@@ -406,7 +389,7 @@ const statusCase: ConformanceCase = async (t, backend) => {
   await expectError(
     t,
     store.updateStatus(CertificateRequestKind, {
-      ...atVersion(request('missing'), rvOf(kept)),
+      ...atVersion(certificateRequest('missing', ...conformanceRequest), rvOf(kept)),
       status: {},
     }),
     'NotFound',
@@ -425,8 +408,14 @@ const statusCase: ConformanceCase = async (t, backend) => {
 
 const deleteCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const created = await store.create(CertificateRequestKind, request('a'));
-  await store.create(CertificateRequestKind, request('a', { namespace: OTHER_NS }));
+  const created = await store.create(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest, withNamespace(OTHER_NS)),
+  );
   await store.delete(CertificateRequestKind, 'a', NS);
   await expectError(t, store.get(CertificateRequestKind, 'a', NS), 'NotFound', 'get after delete');
   t.same(await listedNames(store, CertificateRequestKind, { namespace: NS }), [], 'not listed');
@@ -441,14 +430,17 @@ const deleteCase: ConformanceCase = async (t, backend) => {
     await store.get(CertificateRequestKind, 'a', OTHER_NS),
     'the namesake in another namespace is still there',
   );
-  const again = await store.create(CertificateRequestKind, request('a'));
+  const again = await store.create(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
   t.not(again.metadata.uid, created.metadata.uid, 'a re-created object is a new object');
   t.ok(isNewerResourceVersion(rvOf(again), rvOf(created)));
 };
 
 const generateNameCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const template = request('');
+  const template = certificateRequest('', ...conformanceRequest);
   template.metadata.generateName = 'gen-';
   const first = await store.create<CertificateRequest>(CertificateRequestKind, template);
   const second = await store.create<CertificateRequest>(CertificateRequestKind, template);
@@ -465,7 +457,7 @@ const generateNameCase: ConformanceCase = async (t, backend) => {
     await listedNames(store, CertificateRequestKind),
     [first.metadata.name, second.metadata.name].sort(),
   );
-  const named = request('chosen');
+  const named = certificateRequest('chosen', ...conformanceRequest);
   named.metadata.generateName = 'gen-';
   t.equal(
     (await store.create(CertificateRequestKind, named)).metadata.name,
@@ -474,7 +466,7 @@ const generateNameCase: ConformanceCase = async (t, backend) => {
   );
   await expectError(
     t,
-    store.create(CertificateRequestKind, request('')),
+    store.create(CertificateRequestKind, certificateRequest('', ...conformanceRequest)),
     'Invalid',
     'neither name nor generateName',
   );
@@ -482,14 +474,23 @@ const generateNameCase: ConformanceCase = async (t, backend) => {
 
 const listThenWatchCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const a = await store.create<CertificateRequest>(CertificateRequestKind, request('a'));
-  const b = await store.create(CertificateRequestKind, request('b'));
+  const a = await store.create<CertificateRequest>(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest),
+  );
+  const b = await store.create(
+    CertificateRequestKind,
+    certificateRequest('b', ...conformanceRequest),
+  );
   const listed = await store.list(CertificateRequestKind);
   t.match(listed.resourceVersion, DECIMAL, 'a list carries a resourceVersion');
   t.ok(!isNewerResourceVersion(rvOf(b), listed.resourceVersion), 'no older than what it lists');
   t.same(listed.items.map((item) => item.metadata.name).sort(), ['a', 'b']);
 
-  const c = await store.create(CertificateRequestKind, request('c'));
+  const c = await store.create(
+    CertificateRequestKind,
+    certificateRequest('c', ...conformanceRequest),
+  );
   const a2 = await store.update(CertificateRequestKind, { ...a, spec: { ...a.spec, isCA: true } });
   await store.delete(CertificateRequestKind, 'b', NS);
   const watch = new WatchRecorder(t, store, CertificateRequestKind, {
@@ -520,7 +521,10 @@ const listThenWatchCase: ConformanceCase = async (t, backend) => {
 const replayCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
   const from = (await store.list(CertificateRequestKind)).resourceVersion;
-  const x1 = await store.create<CertificateRequest>(CertificateRequestKind, request('x'));
+  const x1 = await store.create<CertificateRequest>(
+    CertificateRequestKind,
+    certificateRequest('x', ...conformanceRequest),
+  );
   const x2 = await store.update<CertificateRequest>(CertificateRequestKind, {
     ...x1,
     spec: { ...x1.spec, duration: '2h0m0s' },
@@ -530,7 +534,10 @@ const replayCase: ConformanceCase = async (t, backend) => {
     status: { certificate: 'eA==' },
   });
   await store.delete(CertificateRequestKind, 'x', NS);
-  const y = await store.create(CertificateRequestKind, request('y'));
+  const y = await store.create(
+    CertificateRequestKind,
+    certificateRequest('y', ...conformanceRequest),
+  );
 
   const all = new WatchRecorder<CertificateRequest>(t, store, CertificateRequestKind, {
     resourceVersion: from,
@@ -579,12 +586,17 @@ const goneCase: ConformanceCase = async (t, backend) => {
   const historySize = 4;
   const store = await backend.open(t, { historySize });
   // A list of a store that was never written to may say "0", which means "any" to a watch.
-  await store.create(SecretKind, secret('first', 'write'));
+  await store.create(SecretKind, secret('first', ...opaque, withData({ key: 'write' })));
   const from = (await store.list(CertificateRequestKind)).resourceVersion;
   t.not(from, '0');
   const created: KubeObject[] = [];
   for (let i = 0; i < historySize + 2; i++) {
-    created.push(await store.create(CertificateRequestKind, request(`r${i}`)));
+    created.push(
+      await store.create(
+        CertificateRequestKind,
+        certificateRequest(`r${i}`, ...conformanceRequest),
+      ),
+    );
   }
   const old = new WatchRecorder(t, store, CertificateRequestKind, { resourceVersion: from });
   const err = await old.waitForError();
@@ -619,11 +631,19 @@ const LABELLED: Array<[string, Record<string, string>]> = [
 const listSelectorCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
   for (const [name, labels] of LABELLED) {
-    await store.create(CertificateRequestKind, request(name, { labels }));
+    await store.create(
+      CertificateRequestKind,
+      certificateRequest(name, ...conformanceRequest, withLabels(labels)),
+    );
   }
   await store.create(
     CertificateRequestKind,
-    request('other', { namespace: OTHER_NS, labels: { tier: 'web' } }),
+    certificateRequest(
+      'other',
+      ...conformanceRequest,
+      withNamespace(OTHER_NS),
+      withLabels({ tier: 'web' }),
+    ),
   );
   const expectations: Array<[string, string[]]> = [
     ['', ['bare', 'cache', 'db', 'prod', 'web']],
@@ -697,9 +717,15 @@ const watchSelectorCase: ConformanceCase = async (t, backend) => {
       new WatchRecorder(t, store, CertificateRequestKind, { resourceVersion: from, labelSelector }),
     ]),
   );
-  const a1 = await store.create(CertificateRequestKind, request('a', { labels: { tier: 'web' } }));
-  const b1 = await store.create(CertificateRequestKind, request('b', { labels: { tier: 'db' } }));
-  await store.create(CertificateRequestKind, request('c'));
+  const a1 = await store.create(
+    CertificateRequestKind,
+    certificateRequest('a', ...conformanceRequest, withLabels({ tier: 'web' })),
+  );
+  const b1 = await store.create(
+    CertificateRequestKind,
+    certificateRequest('b', ...conformanceRequest, withLabels({ tier: 'db' })),
+  );
+  await store.create(CertificateRequestKind, certificateRequest('c', ...conformanceRequest));
   const a2 = await store.update(CertificateRequestKind, relabelled(a1, { tier: 'web', x: '1' }));
   const b2 = await store.update(CertificateRequestKind, relabelled(b1, { tier: 'web' }));
   const a3 = await store.update(CertificateRequestKind, relabelled(a2, {}));
@@ -707,8 +733,11 @@ const watchSelectorCase: ConformanceCase = async (t, backend) => {
   await store.delete(CertificateRequestKind, 'c', NS);
   // Every selector matches one of these; they come last, so once a watch has its sentinel
   // it has everything before it too.
-  await store.create(CertificateRequestKind, request('z-web', { labels: { tier: 'web' } }));
-  await store.create(CertificateRequestKind, request('z-bare'));
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('z-web', ...conformanceRequest, withLabels({ tier: 'web' })),
+  );
+  await store.create(CertificateRequestKind, certificateRequest('z-bare', ...conformanceRequest));
 
   const expected: Record<string, string[]> = {
     'tier=web': ['ADDED a', 'MODIFIED a', 'ADDED b', 'DELETED a', 'DELETED b', 'ADDED z-web'],
@@ -768,13 +797,44 @@ const watchSelectorCase: ConformanceCase = async (t, backend) => {
 
 const listFieldSelectorCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  await store.create(CertificateKind, certificate('a', 'ca', { labels: { tier: 'web' } }));
   await store.create(
     CertificateKind,
-    certificate('b', 'other', { labels: { tier: 'web' }, issuerGroup: 'cert-manager.io' }),
+    certificate(
+      'a',
+      withNamespace(NS),
+      withSpec({ secretName: 'a-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+      withLabels({ tier: 'web' }),
+    ),
   );
-  await store.create(CertificateKind, certificate('c', 'ca', { labels: { tier: 'db' } }));
-  await store.create(CertificateKind, certificate('a', 'ca', { namespace: OTHER_NS }));
+  await store.create(
+    CertificateKind,
+    certificate(
+      'b',
+      withNamespace(NS),
+      withSpec({
+        secretName: 'b-tls',
+        issuerRef: { name: 'other', kind: 'Issuer', group: 'cert-manager.io' },
+      }),
+      withLabels({ tier: 'web' }),
+    ),
+  );
+  await store.create(
+    CertificateKind,
+    certificate(
+      'c',
+      withNamespace(NS),
+      withSpec({ secretName: 'c-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+      withLabels({ tier: 'db' }),
+    ),
+  );
+  await store.create(
+    CertificateKind,
+    certificate(
+      'a',
+      withNamespace(OTHER_NS),
+      withSpec({ secretName: 'a-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+    ),
+  );
   const expectations: Array<[ListOptions, string[]]> = [
     [{ fieldSelector: '' }, ['a', 'b', 'c']],
     [{ fieldSelector: 'spec.issuerRef.name=ca' }, ['a', 'c']],
@@ -829,15 +889,30 @@ const watchFieldSelectorCase: ConformanceCase = async (t, backend) => {
   });
   const a1 = await store.create(
     CertificateKind,
-    certificate('a', 'ca', { labels: { tier: 'web' } }),
+    certificate(
+      'a',
+      withNamespace(NS),
+      withSpec({ secretName: 'a-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+      withLabels({ tier: 'web' }),
+    ),
   );
   const b1 = await store.create(
     CertificateKind,
-    certificate('b', 'other', { labels: { tier: 'web' } }),
+    certificate(
+      'b',
+      withNamespace(NS),
+      withSpec({ secretName: 'b-tls', issuerRef: { name: 'other', kind: 'Issuer' } }),
+      withLabels({ tier: 'web' }),
+    ),
   );
   const c1 = await store.create(
     CertificateKind,
-    certificate('c', 'ca', { labels: { tier: 'db' } }),
+    certificate(
+      'c',
+      withNamespace(NS),
+      withSpec({ secretName: 'c-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+      withLabels({ tier: 'db' }),
+    ),
   );
   // b enters the field selection, then a leaves it and changes again outside it.
   const b2 = await store.update(CertificateKind, reissued(b1, 'ca'));
@@ -849,7 +924,15 @@ const watchFieldSelectorCase: ConformanceCase = async (t, backend) => {
   await store.delete(CertificateKind, 'b', NS);
   await store.delete(CertificateKind, 'c', NS);
   // Matched by every watch, and last: once a watch has it, it has everything before it.
-  await store.create(CertificateKind, certificate('z', 'ca', { labels: { tier: 'web' } }));
+  await store.create(
+    CertificateKind,
+    certificate(
+      'z',
+      withNamespace(NS),
+      withSpec({ secretName: 'z-tls', issuerRef: { name: 'ca', kind: 'Issuer' } }),
+      withLabels({ tier: 'web' }),
+    ),
+  );
   // Started after every change, this one replays them from the history.
   const replayed = new WatchRecorder(t, store, CertificateKind, byIssuer);
 
@@ -900,22 +983,28 @@ const scopeCase: ConformanceCase = async (t, backend) => {
   const issuers = new WatchRecorder(t, store, ClusterIssuerKind, { resourceVersion: from });
   const there = await store.create(
     CertificateRequestKind,
-    request('same', { namespace: OTHER_NS }),
+    certificateRequest('same', ...conformanceRequest, withNamespace(OTHER_NS)),
   );
-  const mine = await store.create(CertificateRequestKind, request('same'));
+  const mine = await store.create(
+    CertificateRequestKind,
+    certificateRequest('same', ...conformanceRequest),
+  );
   t.not(mine.metadata.uid, there.metadata.uid, 'one name, two namespaces: two objects');
   t.same(await listedNames(store, CertificateRequestKind, { namespace: NS }), ['same']);
   t.equal((await store.list(CertificateRequestKind)).items.length, 2, 'every namespace');
   await here.waitFor(`ADDED ${NS}/same`);
   t.same(here.seen, [`ADDED ${NS}/same`], 'a namespaced watch sees its namespace only');
 
-  const issuer = await store.create<Issuer>(ClusterIssuerKind, clusterIssuer('ca'));
+  const issuer = await store.create<Issuer>(
+    ClusterIssuerKind,
+    clusterIssuer('ca', withSpec({ selfSigned: {} })),
+  );
   t.equal(issuer.metadata.namespace, undefined, 'a cluster-scoped object has no namespace');
   t.same(await store.get(ClusterIssuerKind, 'ca'), issuer);
   t.same(await listedNames(store, ClusterIssuerKind), ['ca']);
   await expectError(
     t,
-    store.create(ClusterIssuerKind, clusterIssuer('ca')),
+    store.create(ClusterIssuerKind, clusterIssuer('ca', withSpec({ selfSigned: {} }))),
     'AlreadyExists',
     'cluster-scoped names are unique',
   );
@@ -943,7 +1032,7 @@ const scopeCase: ConformanceCase = async (t, backend) => {
 
 const clusterNamespaceCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  const sent = clusterIssuer('ca');
+  const sent = clusterIssuer('ca', withSpec({ selfSigned: {} }));
   sent.metadata.namespace = NS;
   const created = await store.create<Issuer>(ClusterIssuerKind, sent);
   t.equal(created.metadata.namespace, undefined, 'create drops the namespace');
@@ -966,12 +1055,26 @@ const clusterNamespaceCase: ConformanceCase = async (t, backend) => {
 
 const freshWatchCase: ConformanceCase = async (t, backend) => {
   const store = await backend.open(t);
-  await store.create(CertificateRequestKind, request('a', { labels: { tier: 'web' } }));
-  const b = await store.create(CertificateRequestKind, request('b', { labels: { tier: 'web' } }));
-  await store.create(CertificateRequestKind, request('c', { labels: { tier: 'db' } }));
   await store.create(
     CertificateRequestKind,
-    request('d', { namespace: OTHER_NS, labels: { tier: 'web' } }),
+    certificateRequest('a', ...conformanceRequest, withLabels({ tier: 'web' })),
+  );
+  const b = await store.create(
+    CertificateRequestKind,
+    certificateRequest('b', ...conformanceRequest, withLabels({ tier: 'web' })),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest('c', ...conformanceRequest, withLabels({ tier: 'db' })),
+  );
+  await store.create(
+    CertificateRequestKind,
+    certificateRequest(
+      'd',
+      ...conformanceRequest,
+      withNamespace(OTHER_NS),
+      withLabels({ tier: 'web' }),
+    ),
   );
   const omitted = new WatchRecorder(t, store, CertificateRequestKind, {
     namespace: NS,

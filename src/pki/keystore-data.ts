@@ -1,8 +1,11 @@
 import type { KeyObject, X509Certificate } from 'node:crypto';
 import type { CertificateSpec } from '../api/certificate.js';
-import { splitPemCertificates } from '../pki/chain.js';
-import { encodeJks, type JksEntry } from '../pki/jks.js';
-import { encodePkcs12, encodePkcs12TrustStore, type Pkcs12Profile } from '../pki/pkcs12.js';
+import { splitPemCertificates } from './chain.js';
+import { encodeJks, type JksEntry } from './jks.js';
+import { encodePkcs12, encodePkcs12TrustStore, type Pkcs12Profile } from './pkcs12.js';
+
+// The files an application reads its key and certificate from besides PEM: keystores and the
+// combined PEM, built alike for a Certificate's Secret and for a CSI volume.
 
 /** The keystore files of a Certificate Secret, under cert-manager's names. */
 export const KeystoreKey = {
@@ -24,6 +27,37 @@ export interface KeystorePasswords {
 /** Trusted entries named as cert-manager names them: `ca`, then `ca-1`, `ca-2`... */
 export function trustedEntries(cas: readonly X509Certificate[]): JksEntry[] {
   return cas.map((trusted, i) => ({ alias: i === 0 ? 'ca' : `ca-${i}`, trusted }));
+}
+
+/** A JKS keystore as cert-manager writes it: the key entry (key and chain) under alias, then the CAs trusted. */
+export function jksKeystore(input: {
+  key: KeyObject;
+  chain: readonly X509Certificate[];
+  cas: readonly X509Certificate[];
+  alias: string;
+  password: string;
+  now: Date;
+}): Buffer {
+  const { key, chain, cas, alias, password, now } = input;
+  return encodeJks([{ alias, key, chain }, ...trustedEntries(cas)], password, now);
+}
+
+/** A JKS truststore: the CAs as trusted entries (none for no CA). */
+export function jksTruststore(
+  cas: readonly X509Certificate[],
+  password: string,
+  now: Date,
+): Buffer {
+  return encodeJks(trustedEntries(cas), password, now);
+}
+
+/**
+ * The combined PEM: the key PEM, then the certificate PEM (leaf and chain), as cert-manager's
+ * CombinedPEM and kubelet's credential bundle order them. cert-manager joins the two with a
+ * newline (so an empty line parts them); a volume's file has no separator.
+ */
+export function combinedPem(keyPem: string, certificatePem: string, separator = ''): string {
+  return keyPem + separator + certificatePem;
 }
 
 /**
@@ -57,13 +91,8 @@ export async function keystoreData(input: {
   const jks = spec.keystores?.jks;
   if (jks?.create && passwords.jks !== undefined) {
     const alias = jks.alias || DEFAULT_JKS_ALIAS;
-    data[KeystoreKey.jks] = encodeJks(
-      [{ alias, key, chain }, ...trustedEntries(cas)],
-      passwords.jks,
-      now,
-    );
-    if (cas.length > 0)
-      data[KeystoreKey.jksTrustStore] = encodeJks(trustedEntries(cas), passwords.jks, now);
+    data[KeystoreKey.jks] = jksKeystore({ key, chain, cas, alias, password: passwords.jks, now });
+    if (cas.length > 0) data[KeystoreKey.jksTrustStore] = jksTruststore(cas, passwords.jks, now);
   }
   return data;
 }

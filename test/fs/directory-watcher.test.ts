@@ -252,18 +252,19 @@ t.test('no onChange after close, also when closed during a sync', async (t) => {
   t.equal(changes, 0, 'closed during the sync: no onChange');
   t.same(watch.watchedPaths(), []);
 
-  // Closed with a burst settling: its timer is cancelled.
+  // Closed with a burst settling: its timer is cancelled. The settle time is long against the
+  // event's arrival (a busy machine must not fire it before the close) and waited out after.
   const settling = watchDirectory({
     root,
     onChange: () => t.fail('settling'),
-    settleMs: 10,
+    settleMs: 1_000,
     resyncMs: 600_000,
   });
   await settling.ready;
   await writeFile(join(root, 'x'), '');
-  await delay(5);
+  await delay(100);
   settling.close();
-  await delay(50);
+  await delay(1_200);
   t.same(settling.watchedPaths(), []);
 });
 

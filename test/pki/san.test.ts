@@ -124,6 +124,8 @@ t.test('names of other kinds are skipped when decoding', async (t) => {
 t.test('sameIpAddresses: the same addresses in any order, however each is spelled', async (t) => {
   const cases: Array<[string[] | undefined, string[] | undefined, boolean]> = [
     [undefined, [], true],
+    [['::'], undefined, false],
+    [[], undefined, true],
     [['10.0.0.1', '::1'], ['0:0::1', '10.0.0.1'], true],
     [['fd00::7'], ['FD00:0:0:0:0:0:0:7'], true],
     [['10.0.0.1'], ['10.0.0.2'], false],

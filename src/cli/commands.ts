@@ -1,62 +1,45 @@
-/** The `cert-csi` subcommands: dispatch by name; each subcommand wires its own parts. */
+/** The `cert-csi` subcommands: dispatch by name from the command table; each wires its own parts. */
+import { COMMANDS, commandNamed } from './command-table.js';
 import { commandFailure } from './common/command-failure.js';
-import { packageVersion } from './common/package-version.js';
 import { UsageError } from './common/usage-error.js';
+
+/** The column the command summaries start at in the top-level usage. */
+const SUMMARY_COLUMN = 14;
+
+/** The top-level usage's list of commands, from the command table. */
+function commandList(): string {
+  const indent = ' '.repeat(SUMMARY_COLUMN);
+  return COMMANDS.flatMap(({ name, summary }) => {
+    const [first = '', ...rest] = summary;
+    return [`  ${name.padEnd(SUMMARY_COLUMN - 4)}  ${first}`, ...rest.map((l) => indent + l)];
+  }).join('\n');
+}
 
 /** The top-level help: the commands only; each command's --help lists its flags. */
 export const USAGE = `Usage: cert-csi <command> [flags]
 
 Commands:
-  node        run the CSI node plugin (embedded store and issuers, or --mode kubernetes)
-  controller  run the controller stack (issuers, Certificates) against a cluster,
-              leader-elected
-  webhook     serve cert-manager's admission webhook (CertificateRequest identity
-              and approval, validation) for a cluster without cert-manager
-  publish     publish a volume through a running plugin, as kubelet would
-  unpublish   unpublish a volume through a running plugin
-  renew       make a running plugin renew a volume, or all, now; or mark a
-              cert-manager Certificate for issuance (as cmctl renew)
-  status      list this node's volumes, their certificates and renewal state;
-              or show a cert-manager Certificate (as cmctl status certificate)
-  version     print the version
+${commandList()}
 
 Run "cert-csi <command> --help" for a command's flags.
 `;
 
+// Other words for a command: `cert-csi --version`, and the ways to ask for the usage.
+const ALIASES: ReadonlyMap<string, string> = new Map([['--version', 'version']]);
+const USAGE_WORDS: ReadonlySet<string> = new Set(['help', '--help', '-h']);
+
 /** Runs `cert-csi ARGV` and resolves with its exit status. */
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  // Each command is imported on demand: a process loads only what its command uses (the
-  // controller no gRPC, a CLI call no controller stack), which a restart pays for at once.
-  switch (command) {
-    case 'node':
-      return (await import('./node/node-command.js')).runNode(rest);
-    case 'controller':
-      return (await import('./controller/controller-command.js')).runController(rest);
-    case 'webhook':
-      return (await import('./webhook/webhook-command.js')).runWebhook(rest);
-    case 'publish':
-      return (await import('./publish/publish-command.js')).runPublish(rest);
-    case 'unpublish':
-      return (await import('./publish/publish-command.js')).runUnpublish(rest);
-    case 'renew':
-      return (await import('./renew/renew-command.js')).runRenew(rest);
-    case 'status':
-      return (await import('./status/status-command.js')).runStatus(rest);
-    case 'version':
-    case '--version':
-      process.stdout.write(`${packageVersion()}\n`);
-      return 0;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return 0;
-    default: {
-      const failure = commandFailure(new UsageError(`unknown command "${command}"`));
-      process.stderr.write(`${failure.line}\n\n${USAGE}`);
-      return failure.exitCode;
-    }
+  const [name, ...rest] = argv;
+  if (name === undefined || USAGE_WORDS.has(name)) {
+    process.stdout.write(USAGE);
+    return 0;
   }
+  const command = commandNamed(ALIASES.get(name) ?? name);
+  if (command === undefined) {
+    const failure = commandFailure(new UsageError(`unknown command "${name}"`));
+    process.stderr.write(`${failure.line}\n\n${USAGE}`);
+    return failure.exitCode;
+  }
+  return (await command.run())(rest);
 }

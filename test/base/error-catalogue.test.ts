@@ -17,9 +17,9 @@ import {
 } from '../../src/base/error-catalogue.js';
 import { CertificateNotFoundError } from '../../src/certificates/manual-trigger.js';
 import { DuplicateRequestsError } from '../../src/certificates/request-gatherer.js';
+import { PluginCallError } from '../../src/cli/common/plugin-call-error.js';
 import { UsageError } from '../../src/cli/common/usage-error.js';
 import { ManifestError } from '../../src/cli/node/load-manifests.js';
-import { PluginCallError } from '../../src/cli/publish/plugin-call-error.js';
 import { invalidArgument } from '../../src/driver/csi-error.js';
 import { LockHeldError } from '../../src/fs/directory-lock.js';
 import { FsError } from '../../src/fs/errors.js';

@@ -4,7 +4,7 @@ import type {
   LeafSummary,
   SecretReport,
 } from '../../src/certificates/certificate-status-report.js';
-import { formatCertificateStatus } from '../../src/cli/status/certificate-status-text.js';
+import { formatCertificateStatus } from '../../src/cli/certificate-status/certificate-status-text.js';
 
 const leaf: LeafSummary = {
   subject: 'CN=web',

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { commandFailure } from '../../src/cli/common/command-failure.js';
+import { PluginCallError } from '../../src/cli/common/plugin-call-error.js';
 import { UsageError } from '../../src/cli/common/usage-error.js';
 import { ManifestError } from '../../src/cli/node/load-manifests.js';
-import { PluginCallError } from '../../src/cli/publish/plugin-call-error.js';
 import { LockHeldError } from '../../src/fs/directory-lock.js';
 import { EmbeddedCaLostError } from '../../src/issuer/ca-guard.js';
 

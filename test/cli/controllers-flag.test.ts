@@ -8,7 +8,8 @@ import {
 import { runController } from '../../src/cli/controller/controller-command.js';
 import { CONTROLLER_HELP } from '../../src/cli/controller/controller-flags.js';
 import { KNOWN_CONTROLLERS } from '../../src/cli/controller/controller-names.js';
-import { NODE_HELP, runNode } from '../../src/cli/node/node-command.js';
+import { runNode } from '../../src/cli/node/node-command.js';
+import { NODE_HELP } from '../../src/cli/node/node-flags.js';
 import { rejectionMessage, until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 

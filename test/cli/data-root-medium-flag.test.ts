@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { NODE_DEFAULTS, NODE_HELP, runNode } from '../../src/cli/node/node-command.js';
+import { runNode } from '../../src/cli/node/node-command.js';
+import { NODE_DEFAULTS, NODE_HELP } from '../../src/cli/node/node-flags.js';
 import { rejectionMessage } from '../support/eventually.js';
 
 // The flag's effect on mounts is tested in a private mount namespace:

@@ -5,12 +5,12 @@ import { join, relative } from 'node:path';
 import { Metadata } from '@grpc/grpc-js';
 import t, { type Test } from 'tap';
 import { silentLogger } from '../../src/api/logger.js';
-import type { CommandOutput } from '../../src/cli/common/data-root-command.js';
+import type { CommandOutput } from '../../src/cli/common/command-output.js';
+import { runPublish } from '../../src/cli/publish/publish-command.js';
 import {
   NOTHING_UNPUBLISHED_EXIT,
-  runPublish,
   runUnpublish,
-} from '../../src/cli/publish/publish-command.js';
+} from '../../src/cli/unpublish/unpublish-command.js';
 import { invalidArgument } from '../../src/driver/csi-error.js';
 import {
   AnswerWithTrailers,

@@ -5,7 +5,10 @@ import {
 } from '../../src/api/certificate-request.js';
 import type { Condition } from '../../src/api/conditions.js';
 import { systemClock } from '../../src/base/clock.js';
-import { ageText, formatRequestsTable } from '../../src/cli/status/requests-status-text.js';
+import {
+  ageText,
+  formatRequestsTable,
+} from '../../src/cli/requests-status/requests-status-text.js';
 import { runStatus } from '../../src/cli/status/status-command.js';
 import {
   type RequestAwaitingApproval,

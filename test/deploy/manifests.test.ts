@@ -24,7 +24,7 @@ import { readinessStatus } from '../../src/certificates/readiness-status.js';
 import { observabilityAddresses } from '../../src/cli/common/observability-flags.js';
 import { CONTROLLER_OPTIONS } from '../../src/cli/controller/controller-flags.js';
 import { loadManifests } from '../../src/cli/node/load-manifests.js';
-import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node/node-command.js';
+import { NODE_DEFAULTS, NODE_MODES, NODE_OPTIONS } from '../../src/cli/node/node-flags.js';
 import { WEBHOOK_OPTIONS, webhookSettings } from '../../src/cli/webhook/webhook-flags.js';
 import { parseEndpoint } from '../../src/driver/endpoint.js';
 import { failedStatus, issuedStatus } from '../../src/issuer/certificaterequests/request-status.js';

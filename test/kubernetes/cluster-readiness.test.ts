@@ -6,7 +6,7 @@ import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { type Pod, PodKind } from '../../src/api/pod.js';
-import { formatTable } from '../../src/cli/status/status-command.js';
+import { formatTable } from '../../src/cli/status/volumes-table.js';
 import { ipAddressBytes } from '../../src/pki/index.js';
 import { readMetadata } from '../../src/volume/metadata.js';
 import { readVolumeStatuses } from '../../src/volume-manager/control/volume-status.js';

@@ -1,4 +1,4 @@
-import type { CommandOutput } from '../../src/cli/common/data-root-command.js';
+import type { CommandOutput } from '../../src/cli/common/command-output.js';
 
 /** A subcommand's entry point: its args and where it prints; resolves with the exit status. */
 export type CommandRun = (args: string[], out: CommandOutput) => Promise<number>;

@@ -1,4 +1,4 @@
-import { commandFailure } from './command-failure.js';
+import { reportFailure } from './command-failure.js';
 
 /** The parts of `process` that decide how a command exits. */
 export interface ExitingProcess {
@@ -20,9 +20,7 @@ export function exitWithOutcome(
   stderr: { write(text: string): unknown } = process.stderr,
 ): void {
   const fail = (err: unknown) => {
-    const failure = commandFailure(err);
-    stderr.write(`${failure.line}\n`);
-    proc.exitCode = failure.exitCode;
+    proc.exitCode = reportFailure(stderr, err);
   };
   const unsettled = () =>
     fail(new Error('the command ended without an outcome: no answer will come'));

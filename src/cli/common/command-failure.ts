@@ -10,8 +10,27 @@ export interface CommandFailure {
 
 /**
  * How err ends a command: the line `PREFIX: message` (prefix `cert-csi` unless told, e.g.
- * `cert-csi renew`) and the exit status of err's kind, 1 for an error of no kind.
+ * `cert-csi renew`; the message alone for the prefix '') and the exit status of err's kind, 1
+ * for an error of no kind.
  */
 export function commandFailure(err: unknown, prefix = 'cert-csi'): CommandFailure {
-  return { line: `${prefix}: ${errorMessage(err)}`, exitCode: errorSpecOf(err).exitCode };
+  const message = errorMessage(err);
+  return {
+    line: prefix === '' ? message : `${prefix}: ${message}`,
+    exitCode: errorSpecOf(err).exitCode,
+  };
+}
+
+/**
+ * Reports an error a command ends with: writes its line (see commandFailure) to stderr and
+ * returns the exit status of its kind.
+ */
+export function reportFailure(
+  stderr: { write(text: string): unknown },
+  err: unknown,
+  prefix?: string,
+): number {
+  const failure = commandFailure(err, prefix);
+  stderr.write(`${failure.line}\n`);
+  return failure.exitCode;
 }

@@ -1,4 +1,4 @@
-import type { ParseArgsConfig } from 'node:util';
+import type { FlagTable } from './flag-table.js';
 import { flagTimeout } from './flag-values.js';
 
 /**
@@ -8,29 +8,55 @@ import { flagTimeout } from './flag-values.js';
  */
 export const KUBE_CLIENT_DEFAULTS = { qps: '20', burst: '40', timeout: '30s' } as const;
 
-/** Flags that say how to reach the cluster API, shared by `node --mode kubernetes` and `controller`. */
-export const KUBE_CLIENT_OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  'kube-api-qps': { type: 'string', default: KUBE_CLIENT_DEFAULTS.qps },
-  'kube-api-burst': { type: 'string', default: KUBE_CLIENT_DEFAULTS.burst },
-  'kube-api-timeout': { type: 'string', default: KUBE_CLIENT_DEFAULTS.timeout },
-} as const satisfies ParseArgsConfig['options'];
-
-/** The help lines of KUBE_CLIENT_OPTIONS, for a command whose --kube-api-timeout defaults to timeout. */
-export function kubeClientHelp(timeout: string = KUBE_CLIENT_DEFAULTS.timeout): string {
-  return `  --kubeconfig PATH              kubeconfig file (default: in-cluster service account,
-                                 else $KUBECONFIG, else ~/.kube/config)
-  --context NAME                 kubeconfig context (default: its current-context)
-  --kube-api-qps N               API requests per second, sustained (default ${KUBE_CLIENT_DEFAULTS.qps})
-  --kube-api-burst N             API requests allowed in a burst (default ${KUBE_CLIENT_DEFAULTS.burst})
-  --kube-api-timeout DURATION    how long one API request may take before it is cancelled
-                                 and retried (default ${timeout})
-`;
+/**
+ * Flags that say how to reach the cluster API (`node --mode kubernetes`, `controller`,
+ * `webhook`, and the `--certificate`/`--requests` forms of `renew` and `status`), for a
+ * command whose --kube-api-timeout defaults to timeout.
+ */
+export function kubeClientFlagTable(timeout: string = KUBE_CLIENT_DEFAULTS.timeout) {
+  return {
+    kubeconfig: {
+      type: 'string',
+      value: 'PATH',
+      description: [
+        'kubeconfig file (default: in-cluster service account,',
+        'else $KUBECONFIG, else ~/.kube/config)',
+      ],
+    },
+    context: {
+      type: 'string',
+      value: 'NAME',
+      description: 'kubeconfig context (default: its current-context)',
+    },
+    'kube-api-qps': {
+      type: 'string',
+      value: 'N',
+      default: KUBE_CLIENT_DEFAULTS.qps,
+      description: `API requests per second, sustained (default ${KUBE_CLIENT_DEFAULTS.qps})`,
+    },
+    'kube-api-burst': {
+      type: 'string',
+      value: 'N',
+      default: KUBE_CLIENT_DEFAULTS.burst,
+      description: `API requests allowed in a burst (default ${KUBE_CLIENT_DEFAULTS.burst})`,
+    },
+    'kube-api-timeout': {
+      type: 'string',
+      value: 'DURATION',
+      default: timeout,
+      description: [
+        'how long one API request may take before it is cancelled',
+        `and retried (default ${timeout})`,
+      ],
+    },
+  } as const satisfies FlagTable;
 }
 
-/** The help lines of KUBE_CLIENT_OPTIONS. */
-export const KUBE_CLIENT_HELP = kubeClientHelp();
+/** The Kubernetes client flags with their usual defaults. */
+export const KUBE_CLIENT_FLAGS = kubeClientFlagTable();
+
+/** The long names of the Kubernetes client flags: a command refuses them where no cluster is used. */
+export const KUBE_CLIENT_FLAG_NAMES: readonly string[] = Object.keys(KUBE_CLIENT_FLAGS);
 
 /** Parses --kube-api-qps, --kube-api-burst and --kube-api-timeout. */
 export function kubeClientFlags(values: {

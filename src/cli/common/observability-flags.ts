@@ -1,20 +1,25 @@
-import type { ParseArgsConfig } from 'node:util';
 import { type BindAddress, parseBindAddress } from '../../observability/bind-address.js';
+import type { FlagTable } from './flag-table.js';
 
 /** The metrics and health flags of `cert-csi node` and `cert-csi controller`; `0` disables. */
-export const OBSERVABILITY_OPTIONS = {
-  'metrics-bind-address': { type: 'string', default: '0' },
-  'health-probe-bind-address': { type: 'string', default: '0' },
-} as const satisfies ParseArgsConfig['options'];
-
-/** The help lines of OBSERVABILITY_OPTIONS. */
-export const OBSERVABILITY_HELP = `  --metrics-bind-address ADDR    serve Prometheus metrics at /metrics on host:port
-                                 (":9402"); port 0 picks a free port (logged);
-                                 0 disables (default 0)
-  --health-probe-bind-address ADDR
-                                 serve /livez and /readyz on host:port; 0 disables
-                                 (default 0)
-`;
+export const OBSERVABILITY_FLAGS = {
+  'metrics-bind-address': {
+    type: 'string',
+    value: 'ADDR',
+    default: '0',
+    description: [
+      'serve Prometheus metrics at /metrics on host:port',
+      '(":9402"); port 0 picks a free port (logged);',
+      '0 disables (default 0)',
+    ],
+  },
+  'health-probe-bind-address': {
+    type: 'string',
+    value: 'ADDR',
+    default: '0',
+    description: ['serve /livez and /readyz on host:port; 0 disables', '(default 0)'],
+  },
+} as const satisfies FlagTable;
 
 /** Where metrics and health are served, from the parsed flags (undefined: not served). */
 export function observabilityAddresses(values: {

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { quoted } from '../../api/echoed-value.js';
 import { PCR_MIN_EXPIRATION_SECONDS } from '../../api/pod-certificate-request.js';
 import { checkLeaderElectionTiming } from '../../controller/leader-election.js';
@@ -13,12 +12,13 @@ import {
 import { createLogger, isLogLevel } from '../../observability/logger.js';
 import { startObservability } from '../../observability/observability.js';
 import { loadKubeConfig } from '../../store/kubernetes/kube-config.js';
+import { parseFlags } from '../common/flag-table.js';
 import { flagDuration, positiveInteger } from '../common/flag-values.js';
 import { kubeClientFlags } from '../common/kube-flags.js';
 import { observabilityAddresses } from '../common/observability-flags.js';
 import { terminationSignal } from '../common/termination.js';
 import { type Controller, startController } from './controller.js';
-import { CONTROLLER_HELP, CONTROLLER_OPTIONS } from './controller-flags.js';
+import { CONTROLLER_FLAGS, CONTROLLER_HELP } from './controller-flags.js';
 import { controllerSelection } from './controller-names.js';
 
 /**
@@ -30,7 +30,7 @@ export async function runController(
   args: string[],
   until: () => Promise<unknown> = terminationSignal,
 ): Promise<number> {
-  const { values } = parseArgs({ args, options: CONTROLLER_OPTIONS });
+  const { values } = parseFlags(CONTROLLER_FLAGS, args);
   if (values.help) {
     process.stdout.write(CONTROLLER_HELP);
     return 0;

@@ -1,12 +1,12 @@
-import type { ParseArgsConfig } from 'node:util';
 import {
   DEFAULT_CLUSTER_RESOURCE_NAMESPACE,
   DEFAULT_TRUST_DOMAIN,
 } from '../../issuer/stack-config.js';
 import { LOG_LEVELS } from '../../observability/logger.js';
-import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS } from '../common/kube-flags.js';
-import { OBSERVABILITY_HELP, OBSERVABILITY_OPTIONS } from '../common/observability-flags.js';
-import { CONTROLLERS_HELP } from './controller-names.js';
+import { type FlagTable, flagList, flagOptions, HELP_FLAG } from '../common/flag-table.js';
+import { KUBE_CLIENT_FLAGS } from '../common/kube-flags.js';
+import { OBSERVABILITY_FLAGS } from '../common/observability-flags.js';
+import { CONTROLLERS_FLAG } from './controller-names.js';
 
 export const CONTROLLER_DEFAULTS = {
   leaderElectionNamespace: 'cert-csi',
@@ -19,32 +19,108 @@ export const CONTROLLER_DEFAULTS = {
   podCertificateMaxDuration: '720h',
 } as const;
 
-/** The flags of `cert-csi controller`, as node:util parseArgs options (the manifests test reads them). */
-export const CONTROLLER_OPTIONS = {
-  ...KUBE_CLIENT_OPTIONS,
-  'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
-  'leader-elect': { type: 'string', default: 'true' },
+/** The flags of `cert-csi controller`, in the order its help lists them. */
+export const CONTROLLER_FLAGS = {
+  ...KUBE_CLIENT_FLAGS,
+  'cluster-resource-namespace': {
+    type: 'string',
+    value: 'NS',
+    default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE,
+    description: `namespace of ClusterIssuer Secrets (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})`,
+  },
+  'leader-elect': {
+    type: 'string',
+    value: 'true|false',
+    default: 'true',
+    description: 'elect a leader on a Lease (default true)',
+  },
   'leader-election-namespace': {
     type: 'string',
+    value: 'NS',
     default: CONTROLLER_DEFAULTS.leaderElectionNamespace,
+    description: `namespace of the Lease (default ${CONTROLLER_DEFAULTS.leaderElectionNamespace})`,
   },
-  'leader-election-id': { type: 'string', default: CONTROLLER_DEFAULTS.leaderElectionId },
-  'leader-election-lease-duration': { type: 'string', default: CONTROLLER_DEFAULTS.leaseDuration },
-  'leader-election-renew-deadline': { type: 'string', default: CONTROLLER_DEFAULTS.renewDeadline },
-  'leader-election-retry-period': { type: 'string', default: CONTROLLER_DEFAULTS.retryPeriod },
-  identity: { type: 'string' },
-  controllers: { type: 'string', multiple: true },
-  'disable-approval': { type: 'boolean', default: false },
-  'signing-workers': { type: 'string', default: CONTROLLER_DEFAULTS.signingWorkers },
-  'trust-domain': { type: 'string', default: DEFAULT_TRUST_DOMAIN },
+  'leader-election-id': {
+    type: 'string',
+    value: 'NAME',
+    default: CONTROLLER_DEFAULTS.leaderElectionId,
+    description: `name of the Lease (default ${CONTROLLER_DEFAULTS.leaderElectionId})`,
+  },
+  'leader-election-lease-duration': {
+    type: 'string',
+    value: 'DURATION',
+    default: CONTROLLER_DEFAULTS.leaseDuration,
+    description: `how long a lease lasts without renewal (default ${CONTROLLER_DEFAULTS.leaseDuration})`,
+  },
+  'leader-election-renew-deadline': {
+    type: 'string',
+    value: 'DURATION',
+    default: CONTROLLER_DEFAULTS.renewDeadline,
+    description: [
+      'the leader gives up when it cannot renew within this',
+      `(default ${CONTROLLER_DEFAULTS.renewDeadline})`,
+    ],
+  },
+  'leader-election-retry-period': {
+    type: 'string',
+    value: 'DURATION',
+    default: CONTROLLER_DEFAULTS.retryPeriod,
+    description: `how often to try to acquire or renew (default ${CONTROLLER_DEFAULTS.retryPeriod})`,
+  },
+  identity: {
+    type: 'string',
+    value: 'NAME',
+    description: [
+      "this replica's name in the Lease (default: the hostname",
+      'and a random suffix)',
+    ],
+  },
+  ...CONTROLLERS_FLAG,
+  'disable-approval': {
+    type: 'boolean',
+    default: false,
+    description: [
+      'do not approve requests; leave it to another approver',
+      "(cert-manager's, approver-policy): the same as",
+      '--controllers=*,-certificaterequests-approver',
+    ],
+  },
+  'signing-workers': {
+    type: 'string',
+    value: 'N',
+    default: CONTROLLER_DEFAULTS.signingWorkers,
+    description: `requests signed at once (default ${CONTROLLER_DEFAULTS.signingWorkers})`,
+  },
+  'trust-domain': {
+    type: 'string',
+    value: 'NAME',
+    default: DEFAULT_TRUST_DOMAIN,
+    description: [
+      'trust domain of the SPIFFE ID in pod certificates',
+      `(default ${DEFAULT_TRUST_DOMAIN})`,
+    ],
+  },
   'pod-certificate-max-duration': {
     type: 'string',
+    value: 'DURATION',
     default: CONTROLLER_DEFAULTS.podCertificateMaxDuration,
+    description: [
+      'longest pod certificate, at least 1h; a request may ask',
+      `for less (default ${CONTROLLER_DEFAULTS.podCertificateMaxDuration})`,
+    ],
   },
-  ...OBSERVABILITY_OPTIONS,
-  'log-level': { type: 'string', default: CONTROLLER_DEFAULTS.logLevel },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
+  ...OBSERVABILITY_FLAGS,
+  'log-level': {
+    type: 'string',
+    value: 'LEVEL',
+    default: CONTROLLER_DEFAULTS.logLevel,
+    description: `${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})`,
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** The flags of `cert-csi controller`, as node:util parseArgs options (the manifests test reads them). */
+export const CONTROLLER_OPTIONS = flagOptions(CONTROLLER_FLAGS);
 
 export const CONTROLLER_HELP = `Usage: cert-csi controller [flags]
 
@@ -56,30 +132,4 @@ Kubernetes PodCertificateRequests with its ClusterTrustBundles (when the cluster
 serves them). Only the holder of the leader-election Lease works; the others
 wait to take over.
 
-Flags:
-${KUBE_CLIENT_HELP}  --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
-                                 (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})
-  --leader-elect true|false      elect a leader on a Lease (default true)
-  --leader-election-namespace NS namespace of the Lease (default ${CONTROLLER_DEFAULTS.leaderElectionNamespace})
-  --leader-election-id NAME      name of the Lease (default ${CONTROLLER_DEFAULTS.leaderElectionId})
-  --leader-election-lease-duration DURATION
-                                 how long a lease lasts without renewal (default ${CONTROLLER_DEFAULTS.leaseDuration})
-  --leader-election-renew-deadline DURATION
-                                 the leader gives up when it cannot renew within this
-                                 (default ${CONTROLLER_DEFAULTS.renewDeadline})
-  --leader-election-retry-period DURATION
-                                 how often to try to acquire or renew (default ${CONTROLLER_DEFAULTS.retryPeriod})
-  --identity NAME                this replica's name in the Lease (default: the hostname
-                                 and a random suffix)
-${CONTROLLERS_HELP}  --disable-approval             do not approve requests; leave it to another approver
-                                 (cert-manager's, approver-policy): the same as
-                                 --controllers=*,-certificaterequests-approver
-  --signing-workers N            requests signed at once (default ${CONTROLLER_DEFAULTS.signingWorkers})
-  --trust-domain NAME            trust domain of the SPIFFE ID in pod certificates
-                                 (default ${DEFAULT_TRUST_DOMAIN})
-  --pod-certificate-max-duration DURATION
-                                 longest pod certificate, at least 1h; a request may ask
-                                 for less (default ${CONTROLLER_DEFAULTS.podCertificateMaxDuration})
-${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${CONTROLLER_DEFAULTS.logLevel})
-  -h, --help                     show this help
-`;
+${flagList(CONTROLLER_FLAGS)}`;

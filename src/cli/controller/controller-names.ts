@@ -1,4 +1,5 @@
 import { parseControllersFlag, selectControllers } from '../../controller/controller-selection.js';
+import type { FlagTable } from '../common/flag-table.js';
 import { stackControllers } from './stack-controllers.js';
 
 /** Every controller cert-csi can run, in start order (what `--controllers` may name). */
@@ -20,9 +21,16 @@ export function controllerSelection(
   return selectControllers([...requested, ...extra], KNOWN_CONTROLLERS, DEFAULT_CONTROLLERS);
 }
 
-/** The help lines of `--controllers`, shared by `cert-csi node` and `cert-csi controller`. */
-export const CONTROLLERS_HELP = `  --controllers LIST             the controllers to run, cert-manager's syntax: "*" (every
-                                 one on by default), a name, "-name" to turn one off;
-                                 comma-separated or repeated (default "*"). Known:
-${KNOWN_CONTROLLERS.map((name) => `                                 ${name}`).join('\n')}
-`;
+/** The `--controllers` flag, shared by `cert-csi node` and `cert-csi controller`. */
+export const CONTROLLERS_FLAG = {
+  controllers: {
+    type: 'multiple',
+    value: 'LIST',
+    description: [
+      'the controllers to run, cert-manager\'s syntax: "*" (every',
+      'one on by default), a name, "-name" to turn one off;',
+      'comma-separated or repeated (default "*"). Known:',
+      ...KNOWN_CONTROLLERS,
+    ],
+  },
+} as const satisfies FlagTable;

@@ -1,150 +1,34 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { quoted } from '../../api/echoed-value.js';
 import { parseEndpoint } from '../../driver/endpoint.js';
-import { DEFAULT_CLUSTER_RESOURCE_NAMESPACE } from '../../issuer/stack-config.js';
-import { createLogger, isLogLevel, LOG_LEVELS } from '../../observability/logger.js';
-import { formatGoDuration } from '../../pki/duration.js';
+import { createLogger, isLogLevel } from '../../observability/logger.js';
 import { createMounter } from '../../volume/create-mounter.js';
-import {
-  DATA_ROOT_MEDIA,
-  DEFAULT_DATA_ROOT_MEDIUM,
-  isDataRootMedium,
-} from '../../volume/data-root-medium.js';
+import { DATA_ROOT_MEDIA, isDataRootMedium } from '../../volume/data-root-medium.js';
 import { DEFAULT_SETTINGS, volumeManagerSettings } from '../../volume-manager/settings.js';
+import { parseFlags } from '../common/flag-table.js';
 import { flagDuration, positiveInteger } from '../common/flag-values.js';
-import { KUBE_CLIENT_HELP, KUBE_CLIENT_OPTIONS, kubeClientFlags } from '../common/kube-flags.js';
-import {
-  OBSERVABILITY_HELP,
-  OBSERVABILITY_OPTIONS,
-  observabilityAddresses,
-} from '../common/observability-flags.js';
+import { KUBE_CLIENT_FLAG_NAMES, kubeClientFlags } from '../common/kube-flags.js';
+import { observabilityAddresses } from '../common/observability-flags.js';
 import { packageVersion } from '../common/package-version.js';
 import { terminationSignal } from '../common/termination.js';
-import { CONTROLLERS_HELP, controllerSelection } from '../controller/controller-names.js';
+import { controllerSelection } from '../controller/controller-names.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
 import { loadManifests } from './load-manifests.js';
+import { NODE_FLAGS, NODE_HELP, NODE_MODES } from './node-flags.js';
 import { type ObservedPlugin, startNodeObservability } from './node-observability.js';
-import { READINESS_HELP, READINESS_OPTIONS, readinessOptions } from './readiness-flags.js';
-
-export const NODE_DEFAULTS = {
-  mode: 'embedded',
-  endpoint: 'unix:///run/cert-csi/csi.sock',
-  driverName: 'csi.cert-manager.io',
-  dataRoot: '/var/lib/cert-csi/volumes',
-  stateDir: '/var/lib/cert-csi/state',
-  logLevel: 'info',
-  mountMode: 'auto',
-  dataRootMedium: DEFAULT_DATA_ROOT_MEDIUM,
-  // The volume manager's settings as flag values: its defaults are the one source.
-  maxConcurrentIssuances: String(DEFAULT_SETTINGS.maxConcurrentIssuances),
-  renewalJitter: formatGoDuration(DEFAULT_SETTINGS.renewalJitterMs),
-  backoffInitial: formatGoDuration(DEFAULT_SETTINGS.backoff.initialMs),
-  backoffMax: formatGoDuration(DEFAULT_SETTINGS.backoff.capMs),
-  backoffFactor: String(DEFAULT_SETTINGS.backoff.factor),
-} as const;
-
-export const NODE_HELP = `Usage: cert-csi node [flags]
-
-Runs the CSI node plugin.
-
-  --mode embedded (default): an in-process store persisted under --state-dir and the
-  CA/SelfSigned issuer stack in the same process, with ClusterIssuers "embedded-ca"
-  and "self-signed" created on first start.
-  --mode kubernetes: CertificateRequests in the cluster API, signed by cert-manager or
-  by "cert-csi controller"; this node watches only its own requests.
-
-Flags:
-  --mode embedded|kubernetes     where requests live and who signs them (default ${NODE_DEFAULTS.mode})
-  --endpoint URL                 CSI socket, unix://PATH or tcp://HOST:PORT
-                                 (default ${NODE_DEFAULTS.endpoint})
-  --node-id ID                   this node's id, hashed into request labels
-                                 (default: the hostname)
-  --driver-name NAME             CSI driver name (default ${NODE_DEFAULTS.driverName})
-  --data-root DIR                per-volume directories, on a tmpfs in bind mode (see
-                                 --data-root-medium) (default ${NODE_DEFAULTS.dataRoot})
-  --state-dir DIR                where the embedded store persists its objects
-                                 (default ${NODE_DEFAULTS.stateDir})
-  --manifests DIR                load Issuer, ClusterIssuer, Certificate, Secret, ConfigMap YAML
-                                 files at start
-  --accept-new-ca                when the CA Secret of embedded-ca or of any CA Issuer or
-                                 ClusterIssuer is missing or unusable while volumes or
-                                 Secrets it signed exist, accept a new CA (embedded-ca is
-                                 replaced, a bootstrap CA re-issued by its Certificate; the
-                                 volumes are renewed) instead of refusing to start
-  --cluster-resource-namespace NS  namespace of ClusterIssuer Secrets
-                                 (default ${DEFAULT_CLUSTER_RESOURCE_NAMESPACE})
-${CONTROLLERS_HELP}  --mount-mode auto|bind|direct  bind: tmpfs + read-only bind mounts (needs root);
-                                 direct: files written into the target directory;
-                                 auto: bind when root on Linux (default ${NODE_DEFAULTS.mountMode})
-  --data-root-medium tmpfs|disk  bind mode: where private keys are kept. tmpfs: a tmpfs is
-                                 mounted over --data-root, also over a mounted dir (a
-                                 hostPath), and reused after a restart; a node reboot loses
-                                 the keys and volumes are issued again. disk: no tmpfs, keys
-                                 on the data root's filesystem (a warning at start). Not
-                                 accepted in direct mode (default ${NODE_DEFAULTS.dataRootMedium})
-  --max-concurrent-issuances N   issuances (first or renewal) creating their request at
-                                 once; more wait their turn; waiting for the signature
-                                 takes no slot (default ${NODE_DEFAULTS.maxConcurrentIssuances})
-  --renewal-jitter DURATION      spread each renewal over a random delay of at most this
-                                 after its renewal time (default ${NODE_DEFAULTS.renewalJitter})
-  --backoff-initial DURATION     first retry delay after a failed renewal (default ${NODE_DEFAULTS.backoffInitial})
-  --backoff-max DURATION         longest retry delay (default ${NODE_DEFAULTS.backoffMax})
-  --backoff-factor N             delay multiplier per failure (default ${NODE_DEFAULTS.backoffFactor});
-                                 each delay is stretched by up to 50 % at random
-${OBSERVABILITY_HELP}  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${NODE_DEFAULTS.logLevel})
-${READINESS_HELP}  -h, --help                     show this help
-
-Kubernetes mode:
-${KUBE_CLIENT_HELP}  --use-token-request            create each CertificateRequest with the pod's own
-                                 service-account token (CSIDriver tokenRequests with
-                                 audience ""); the token is never logged or stored
-`;
-
-/** Where `cert-csi node` keeps requests and who signs them. */
-export const NODE_MODES = ['embedded', 'kubernetes'] as const;
+import { readinessOptions } from './readiness-flags.js';
 
 function isNodeMode(value: string): value is (typeof NODE_MODES)[number] {
   return (NODE_MODES as readonly string[]).includes(value);
 }
-
-/** The flags of `cert-csi node`, as node:util parseArgs options (the manifests test reads them). */
-export const NODE_OPTIONS = {
-  mode: { type: 'string', default: NODE_DEFAULTS.mode },
-  ...KUBE_CLIENT_OPTIONS,
-  'use-token-request': { type: 'boolean', default: false },
-  endpoint: { type: 'string', default: NODE_DEFAULTS.endpoint },
-  'node-id': { type: 'string' },
-  'driver-name': { type: 'string', default: NODE_DEFAULTS.driverName },
-  'data-root': { type: 'string', default: NODE_DEFAULTS.dataRoot },
-  'state-dir': { type: 'string', default: NODE_DEFAULTS.stateDir },
-  manifests: { type: 'string' },
-  'accept-new-ca': { type: 'boolean', default: false },
-  'cluster-resource-namespace': { type: 'string', default: DEFAULT_CLUSTER_RESOURCE_NAMESPACE },
-  controllers: { type: 'string', multiple: true },
-  'mount-mode': { type: 'string', default: NODE_DEFAULTS.mountMode },
-  'data-root-medium': { type: 'string', default: NODE_DEFAULTS.dataRootMedium },
-  'max-concurrent-issuances': { type: 'string', default: NODE_DEFAULTS.maxConcurrentIssuances },
-  'renewal-jitter': { type: 'string', default: NODE_DEFAULTS.renewalJitter },
-  'backoff-initial': { type: 'string', default: NODE_DEFAULTS.backoffInitial },
-  'backoff-max': { type: 'string', default: NODE_DEFAULTS.backoffMax },
-  'backoff-factor': { type: 'string', default: NODE_DEFAULTS.backoffFactor },
-  // Metrics and health (issue 14).
-  ...OBSERVABILITY_OPTIONS,
-  'log-level': { type: 'string', default: NODE_DEFAULTS.logLevel },
-  // csi-driver's readiness options (--continue-on-not-ready, --pod-readiness-gate, --gate-backoff-*).
-  ...READINESS_OPTIONS,
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
 
 /** `cert-csi node`: parses flags and runs the plugin until SIGINT or SIGTERM (or until, in tests). */
 export async function runNode(
   args: string[],
   until: () => Promise<unknown> = terminationSignal,
 ): Promise<number> {
-  const { values, tokens } = parseArgs({ args, options: NODE_OPTIONS, tokens: true });
-  const explicit = new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
+  const { values, explicit } = parseFlags(NODE_FLAGS, args);
   if (values.help) {
     process.stdout.write(NODE_HELP);
     return 0;
@@ -162,14 +46,7 @@ export async function runNode(
     'accept-new-ca',
     'controllers',
   ] as const;
-  const kubernetesOnly = [
-    'kubeconfig',
-    'context',
-    'kube-api-qps',
-    'kube-api-burst',
-    'kube-api-timeout',
-    'use-token-request',
-  ] as const;
+  const kubernetesOnly = [...KUBE_CLIENT_FLAG_NAMES, 'use-token-request'];
   for (const flag of mode === 'kubernetes' ? embeddedOnly : kubernetesOnly) {
     if (explicit.has(flag))
       throw new Error(

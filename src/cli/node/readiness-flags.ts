@@ -3,32 +3,63 @@ import { formatGoDuration, parseGoDuration } from '../../pki/duration.js';
 import type { ReadinessOptions } from '../../volume-manager/readiness/pod-readiness.js';
 import { parseReadinessGates } from '../../volume-manager/readiness/readiness-gate.js';
 import { DEFAULT_GATE_BACKOFF } from '../../volume-manager/settings.js';
+import type { FlagTable } from '../common/flag-table.js';
+
+const GATE_BACKOFF_DEFAULTS = {
+  duration: formatGoDuration(DEFAULT_GATE_BACKOFF.initialMs),
+  factor: String(DEFAULT_GATE_BACKOFF.factor),
+  jitter: String(DEFAULT_GATE_BACKOFF.jitter),
+  cap: formatGoDuration(DEFAULT_GATE_BACKOFF.capMs),
+};
 
 /** The readiness flags of `cert-csi node`, csi-driver's names and defaults (cmd/app/options). */
-export const READINESS_OPTIONS = {
-  'continue-on-not-ready': { type: 'boolean', default: false },
-  'pod-readiness-gate': { type: 'string', multiple: true },
+export const READINESS_FLAGS = {
+  'continue-on-not-ready': {
+    type: 'boolean',
+    default: false,
+    description: [
+      'publish a volume whose pod is not ready (readiness gates)',
+      'at once, empty, and issue it when the pod is ready',
+    ],
+  },
+  'pod-readiness-gate': {
+    type: 'multiple',
+    value: 'GATE',
+    description: [
+      'repeatable, all must pass before issuance (needs',
+      '--continue-on-not-ready): pod-ip:any|ipv4|ipv6,',
+      'pod-condition:TYPE[=True|False|Unknown],',
+      'pod-annotation:KEY (embedded mode: pod-ip only)',
+    ],
+  },
   'gate-backoff-duration': {
     type: 'string',
-    default: formatGoDuration(DEFAULT_GATE_BACKOFF.initialMs),
+    value: 'D',
+    default: GATE_BACKOFF_DEFAULTS.duration,
+    description: [
+      `first wait before gates are evaluated again (default ${GATE_BACKOFF_DEFAULTS.duration});`,
+      'a change of the pod is seen at once anyway',
+    ],
   },
-  'gate-backoff-factor': { type: 'string', default: String(DEFAULT_GATE_BACKOFF.factor) },
-  'gate-backoff-jitter': { type: 'string', default: String(DEFAULT_GATE_BACKOFF.jitter) },
-  'gate-backoff-cap': { type: 'string', default: formatGoDuration(DEFAULT_GATE_BACKOFF.capMs) },
-} as const;
-
-export const READINESS_HELP = `  --continue-on-not-ready         publish a volume whose pod is not ready (readiness gates)
-                                 at once, empty, and issue it when the pod is ready
-  --pod-readiness-gate GATE      repeatable, all must pass before issuance (needs
-                                 --continue-on-not-ready): pod-ip:any|ipv4|ipv6,
-                                 pod-condition:TYPE[=True|False|Unknown],
-                                 pod-annotation:KEY (embedded mode: pod-ip only)
-  --gate-backoff-duration D      first wait before gates are evaluated again (default ${READINESS_OPTIONS['gate-backoff-duration'].default});
-                                 a change of the pod is seen at once anyway
-  --gate-backoff-factor F        wait multiplier per evaluation (default ${READINESS_OPTIONS['gate-backoff-factor'].default})
-  --gate-backoff-jitter J        each wait stretched by up to J at random, 0-1 (default ${READINESS_OPTIONS['gate-backoff-jitter'].default})
-  --gate-backoff-cap D           longest wait, 0 for none (default ${READINESS_OPTIONS['gate-backoff-cap'].default})
-`;
+  'gate-backoff-factor': {
+    type: 'string',
+    value: 'F',
+    default: GATE_BACKOFF_DEFAULTS.factor,
+    description: `wait multiplier per evaluation (default ${GATE_BACKOFF_DEFAULTS.factor})`,
+  },
+  'gate-backoff-jitter': {
+    type: 'string',
+    value: 'J',
+    default: GATE_BACKOFF_DEFAULTS.jitter,
+    description: `each wait stretched by up to J at random, 0-1 (default ${GATE_BACKOFF_DEFAULTS.jitter})`,
+  },
+  'gate-backoff-cap': {
+    type: 'string',
+    value: 'D',
+    default: GATE_BACKOFF_DEFAULTS.cap,
+    description: `longest wait, 0 for none (default ${GATE_BACKOFF_DEFAULTS.cap})`,
+  },
+} as const satisfies FlagTable;
 
 /** The readiness flag values as node:util parseArgs gives them. */
 export interface ReadinessFlagValues {

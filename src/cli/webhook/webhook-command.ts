@@ -1,9 +1,9 @@
-import { parseArgs } from 'node:util';
 import { createLogger } from '../../observability/logger.js';
 import { loadKubeConfig } from '../../store/kubernetes/kube-config.js';
+import { parseFlags } from '../common/flag-table.js';
 import { terminationSignal } from '../common/termination.js';
 import { startWebhook, type Webhook } from './webhook.js';
-import { WEBHOOK_HELP, WEBHOOK_OPTIONS, webhookSettings } from './webhook-flags.js';
+import { WEBHOOK_FLAGS, WEBHOOK_HELP, webhookSettings } from './webhook-flags.js';
 
 /**
  * `cert-csi webhook`: cert-manager's admission webhook over HTTPS until SIGTERM or SIGINT,
@@ -15,7 +15,7 @@ export async function runWebhook(
   until: () => Promise<unknown> = terminationSignal,
   started?: (webhook: Webhook) => void,
 ): Promise<number> {
-  const { values } = parseArgs({ args, options: WEBHOOK_OPTIONS });
+  const { values } = parseFlags(WEBHOOK_FLAGS, args);
   if (values.help) {
     process.stdout.write(WEBHOOK_HELP);
     return 0;

@@ -1,4 +1,3 @@
-import type { ParseArgsConfig, parseArgs } from 'node:util';
 import { quoted } from '../../api/echoed-value.js';
 import {
   DNS1035_LABEL_MESSAGE,
@@ -9,8 +8,15 @@ import {
   isDns1123Subdomain,
 } from '../../api/kube-names.js';
 import { isLogLevel, LOG_LEVELS, type LogLevel } from '../../observability/logger.js';
+import {
+  type FlagTable,
+  type FlagValues,
+  flagList,
+  flagOptions,
+  HELP_FLAG,
+} from '../common/flag-table.js';
 import { flagDuration } from '../common/flag-values.js';
-import { KUBE_CLIENT_OPTIONS, kubeClientFlags, kubeClientHelp } from '../common/kube-flags.js';
+import { kubeClientFlags, kubeClientFlagTable } from '../common/kube-flags.js';
 
 export const WEBHOOK_DEFAULTS = {
   /** cert-manager's webhook port: above 1024, so the container needs no privilege. */
@@ -32,23 +38,79 @@ export const WEBHOOK_DEFAULTS = {
   logLevel: 'info',
 } as const;
 
-/** The flags of `cert-csi webhook`, as node:util parseArgs options (the manifests test reads them). */
-export const WEBHOOK_OPTIONS = {
-  ...KUBE_CLIENT_OPTIONS,
-  'kube-api-timeout': { type: 'string', default: WEBHOOK_DEFAULTS.kubeApiTimeout },
-  'secure-port': { type: 'string', default: WEBHOOK_DEFAULTS.securePort },
-  namespace: { type: 'string' },
-  'service-name': { type: 'string', default: WEBHOOK_DEFAULTS.serviceName },
-  'ca-secret-name': { type: 'string', default: WEBHOOK_DEFAULTS.caSecretName },
+/** The flags of `cert-csi webhook`, in the order its help lists them. */
+export const WEBHOOK_FLAGS = {
+  ...kubeClientFlagTable(WEBHOOK_DEFAULTS.kubeApiTimeout),
+  'secure-port': {
+    type: 'string',
+    value: 'PORT',
+    default: WEBHOOK_DEFAULTS.securePort,
+    description: [
+      'HTTPS port of /validate, /mutate, /livez and /readyz',
+      `(default ${WEBHOOK_DEFAULTS.securePort}; 0 picks a free one)`,
+    ],
+  },
+  namespace: {
+    type: 'string',
+    value: 'NS',
+    description: [
+      "the webhook's namespace: its Service and CA Secret live",
+      'there (default: $POD_NAMESPACE)',
+    ],
+  },
+  'service-name': {
+    type: 'string',
+    value: 'NAME',
+    default: WEBHOOK_DEFAULTS.serviceName,
+    description: [
+      'the Service in front of the webhook; the serving',
+      `certificate holds its DNS names (default ${WEBHOOK_DEFAULTS.serviceName})`,
+    ],
+  },
+  'ca-secret-name': {
+    type: 'string',
+    value: 'NAME',
+    default: WEBHOOK_DEFAULTS.caSecretName,
+    description: `the Secret holding the webhook's CA (default ${WEBHOOK_DEFAULTS.caSecretName})`,
+  },
   'validating-webhook-configuration': {
     type: 'string',
+    value: 'NAME',
     default: WEBHOOK_DEFAULTS.configuration,
+    description: [
+      'whose caBundle is kept current; "" for none',
+      `(default ${WEBHOOK_DEFAULTS.configuration})`,
+    ],
   },
-  'mutating-webhook-configuration': { type: 'string', default: WEBHOOK_DEFAULTS.configuration },
-  'shutdown-delay': { type: 'string', default: WEBHOOK_DEFAULTS.shutdownDelay },
-  'log-level': { type: 'string', default: WEBHOOK_DEFAULTS.logLevel },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
+  'mutating-webhook-configuration': {
+    type: 'string',
+    value: 'NAME',
+    default: WEBHOOK_DEFAULTS.configuration,
+    description: [
+      'the same for the MutatingWebhookConfiguration',
+      `(default ${WEBHOOK_DEFAULTS.configuration})`,
+    ],
+  },
+  'shutdown-delay': {
+    type: 'string',
+    value: 'DURATION',
+    default: WEBHOOK_DEFAULTS.shutdownDelay,
+    description: [
+      'after SIGTERM, answer reviews this long (readyz failing)',
+      `before the listener closes (default ${WEBHOOK_DEFAULTS.shutdownDelay})`,
+    ],
+  },
+  'log-level': {
+    type: 'string',
+    value: 'LEVEL',
+    default: WEBHOOK_DEFAULTS.logLevel,
+    description: `${LOG_LEVELS.join(', ')} (default ${WEBHOOK_DEFAULTS.logLevel})`,
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+/** The flags of `cert-csi webhook`, as node:util parseArgs options (the manifests test reads them). */
+export const WEBHOOK_OPTIONS = flagOptions(WEBHOOK_FLAGS);
 
 export const WEBHOOK_HELP = `Usage: cert-csi webhook [flags]
 
@@ -61,25 +123,7 @@ a serving certificate from its own CA (a Secret in its namespace), renewed befor
 expires. It keeps the caBundle of its webhook configurations current. Stateless: run
 two replicas.
 
-Flags:
-${kubeClientHelp(WEBHOOK_DEFAULTS.kubeApiTimeout)}  --secure-port PORT             HTTPS port of /validate, /mutate, /livez and /readyz
-                                 (default ${WEBHOOK_DEFAULTS.securePort}; 0 picks a free one)
-  --namespace NS                 the webhook's namespace: its Service and CA Secret live
-                                 there (default: $POD_NAMESPACE)
-  --service-name NAME            the Service in front of the webhook; the serving
-                                 certificate holds its DNS names (default ${WEBHOOK_DEFAULTS.serviceName})
-  --ca-secret-name NAME          the Secret holding the webhook's CA (default ${WEBHOOK_DEFAULTS.caSecretName})
-  --validating-webhook-configuration NAME
-                                 whose caBundle is kept current; "" for none
-                                 (default ${WEBHOOK_DEFAULTS.configuration})
-  --mutating-webhook-configuration NAME
-                                 the same for the MutatingWebhookConfiguration
-                                 (default ${WEBHOOK_DEFAULTS.configuration})
-  --shutdown-delay DURATION      after SIGTERM, answer reviews this long (readyz failing)
-                                 before the listener closes (default ${WEBHOOK_DEFAULTS.shutdownDelay})
-  --log-level LEVEL              ${LOG_LEVELS.join(', ')} (default ${WEBHOOK_DEFAULTS.logLevel})
-  -h, --help                     show this help
-`;
+${flagList(WEBHOOK_FLAGS)}`;
 
 /** What the flags of `cert-csi webhook` ask for, checked. */
 export interface WebhookSettings {
@@ -97,7 +141,7 @@ export interface WebhookSettings {
 }
 
 /** What parseArgs makes of the flags. */
-type WebhookValues = ReturnType<typeof parseArgs<{ options: typeof WEBHOOK_OPTIONS }>>['values'];
+type WebhookValues = FlagValues<typeof WEBHOOK_FLAGS>;
 
 function portOf(text: string): number {
   const port = Number(text);

@@ -1,0 +1,41 @@
+import { errorMessage } from '../../base/error-message.js';
+import { commandFailure } from './command-failure.js';
+import type { CommandOutput } from './command-output.js';
+import { type FlagTable, type ParsedFlags, parseFlags } from './flag-table.js';
+import { UsageError } from './usage-error.js';
+
+/** A command that answers a command line it cannot use with its help (`renew`, `status`); its flags include HELP_FLAG. */
+export interface HelpedCommand<T extends FlagTable = FlagTable> {
+  name: string;
+  help: string;
+  flags: T;
+}
+
+/** Writes `cert-csi NAME: message` and the command's help to stderr; exit status 2. */
+export function usageError(out: CommandOutput, command: HelpedCommand, message: string): number {
+  const failure = commandFailure(new UsageError(message), `cert-csi ${command.name}`);
+  out.stderr.write(`${failure.line}\n\n${command.help}`);
+  return failure.exitCode;
+}
+
+/**
+ * Parses the flags (a bad one is a usage error) and answers --help. Returns the exit status
+ * when that already ended the command.
+ */
+export function startCommand<T extends FlagTable>(
+  args: string[],
+  out: CommandOutput,
+  command: HelpedCommand<T>,
+): ParsedFlags<T> | number {
+  let parsed: ParsedFlags<T>;
+  try {
+    parsed = parseFlags(command.flags, args);
+  } catch (err) {
+    return usageError(out, command, errorMessage(err));
+  }
+  if (parsed.explicit.has('help')) {
+    out.stdout.write(command.help);
+    return 0;
+  }
+  return parsed;
+}

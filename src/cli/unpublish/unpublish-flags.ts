@@ -1,0 +1,36 @@
+import { DEFAULT_CALL_TIMEOUT } from '../common/csi-call.js';
+import { type FlagTable, flagList, HELP_FLAG } from '../common/flag-table.js';
+
+/** The flags of `cert-csi unpublish`, in the order its help lists them. */
+export const UNPUBLISH_FLAGS = {
+  endpoint: {
+    type: 'string',
+    value: 'URL',
+    description: "the plugin's CSI socket (unix://PATH; a relative PATH is resolved here)",
+  },
+  'volume-id': { type: 'string', value: 'ID', description: 'the volume to unpublish' },
+  target: {
+    type: 'string',
+    value: 'DIR',
+    description: 'the target it was published to (a relative DIR is resolved here)',
+  },
+  timeout: {
+    type: 'string',
+    value: 'DURATION',
+    default: DEFAULT_CALL_TIMEOUT,
+    description: `how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})`,
+  },
+  ...HELP_FLAG,
+} as const satisfies FlagTable;
+
+export const UNPUBLISH_HELP = `Usage: cert-csi unpublish --endpoint URL --volume-id ID --target DIR [--timeout DURATION]
+
+Asks a running plugin to unpublish a volume: unmount, stop renewal, remove its files.
+Only the target the volume is published at is unpublished. The plugin answers success
+whatever it did, as kubelet needs; it tells this command whether anything was done.
+
+Exit codes: 0 unpublished; 1 the plugin refused, failed or did not answer within
+--timeout; 3 nothing unpublished: the volume is published at another target (which
+keeps it), or this node has no such volume.
+
+${flagList(UNPUBLISH_FLAGS, 23)}`;

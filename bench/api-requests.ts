@@ -13,7 +13,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { IssuerKind } from '../src/api/issuer.js';
 import { silentLogger } from '../src/api/logger.js';
 import { SecretKind } from '../src/api/secret.js';
@@ -21,6 +20,7 @@ import { startController } from '../src/cli/controller/controller.js';
 import { controllerSelection } from '../src/cli/controller/controller-names.js';
 import { startKubernetesPlugin } from '../src/cli/node/kubernetes-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
+import { KubeConfig } from '../src/store/kubernetes/client-node.js';
 import { createMounter } from '../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import {

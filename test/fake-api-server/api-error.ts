@@ -1,4 +1,4 @@
-import * as k8s from '@kubernetes/client-node';
+import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 
 /** A Kubernetes Status, as the API server answers a failed call. */
 export interface ApiStatus {

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as k8s from '@kubernetes/client-node';
+import type * as K8s from '@kubernetes/client-node';
 import t from 'tap';
 import {
   type CertificateRequest,
@@ -10,6 +10,7 @@ import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
+import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import {
   certificateRequest,
@@ -39,10 +40,10 @@ interface Teardown {
 }
 
 interface Clients {
-  kc: k8s.KubeConfig;
-  custom: k8s.CustomObjectsApi;
-  core: k8s.CoreV1Api;
-  coordination: k8s.CoordinationV1Api;
+  kc: K8s.KubeConfig;
+  custom: K8s.CustomObjectsApi;
+  core: K8s.CoreV1Api;
+  coordination: K8s.CoordinationV1Api;
 }
 
 interface WatchedEvent {
@@ -79,7 +80,7 @@ const QUICK = { timeoutMs: 1_500, intervalMs: 5 };
 
 /** Starts a client-node watch collecting events; done resolves with the done callback's argument. */
 async function startWatch(
-  kc: k8s.KubeConfig,
+  kc: K8s.KubeConfig,
   path: string,
   query: Record<string, string | number | boolean | undefined>,
 ) {
@@ -1497,7 +1498,7 @@ t.test(
       CR_PATH,
       () =>
         custom.listNamespacedCustomObject({ ...G, namespace: 'ns1' }) as Promise<
-          k8s.KubernetesListObject<k8s.KubernetesObject>
+          K8s.KubernetesListObject<K8s.KubernetesObject>
         >,
     );
     const seen: string[] = [];

@@ -1,4 +1,4 @@
-import * as k8s from '@kubernetes/client-node';
+import type * as K8s from '@kubernetes/client-node';
 import t from 'tap';
 import type { ClusterTrustBundle } from '../../src/api/cluster-trust-bundle.js';
 import { formatTimestamp } from '../../src/api/conditions.js';
@@ -8,6 +8,7 @@ import {
   type PodCertificateRequestStatus,
 } from '../../src/api/pod-certificate-request.js';
 import { encodePem } from '../../src/pki/pem.js';
+import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import {
   issuedStatus,
   issueLeaf,
@@ -118,7 +119,7 @@ async function start(t: Teardown, options: FakeApiServerOptions = {}) {
   };
 }
 
-type Custom = k8s.CustomObjectsApi;
+type Custom = K8s.CustomObjectsApi;
 
 function createRequest(custom: Custom, body: PodCertificateRequest) {
   return custom.createNamespacedCustomObject({

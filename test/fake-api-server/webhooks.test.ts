@@ -3,10 +3,11 @@ import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import * as k8s from '@kubernetes/client-node';
+import type * as K8s from '@kubernetes/client-node';
 import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { KubeObject } from '../../src/api/meta.js';
+import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import {
   certificateRequest,
   clusterIssuer,
@@ -182,7 +183,7 @@ async function start(
   };
 }
 
-type Rule = k8s.V1RuleWithOperations;
+type Rule = K8s.V1RuleWithOperations;
 
 const CR_RULE: Rule = {
   operations: ['CREATE', 'UPDATE'],
@@ -196,8 +197,8 @@ function webhook(
   name: string,
   path: string,
   rules: Rule[],
-  extra: Partial<k8s.V1ValidatingWebhook> = {},
-): k8s.V1ValidatingWebhook {
+  extra: Partial<K8s.V1ValidatingWebhook> = {},
+): K8s.V1ValidatingWebhook {
   return {
     name,
     clientConfig: { service: { namespace: 'webhooks', name: 'hook', path }, caBundle },
@@ -209,17 +210,17 @@ function webhook(
 }
 
 async function validating(
-  api: k8s.AdmissionregistrationV1Api,
+  api: K8s.AdmissionregistrationV1Api,
   name: string,
-  webhooks: k8s.V1ValidatingWebhook[],
+  webhooks: K8s.V1ValidatingWebhook[],
 ) {
   await api.createValidatingWebhookConfiguration({ body: { metadata: { name }, webhooks } });
 }
 
 async function mutating(
-  api: k8s.AdmissionregistrationV1Api,
+  api: K8s.AdmissionregistrationV1Api,
   name: string,
-  webhooks: k8s.V1MutatingWebhook[],
+  webhooks: K8s.V1MutatingWebhook[],
 ) {
   await api.createMutatingWebhookConfiguration({ body: { metadata: { name }, webhooks } });
 }
@@ -231,7 +232,7 @@ const inNs: Modifier<CertificateRequest>[] = [
   withCsr('-----BEGIN'),
 ];
 
-function createRequest(custom: k8s.CustomObjectsApi, body: KubeObject, fieldManager?: string) {
+function createRequest(custom: K8s.CustomObjectsApi, body: KubeObject, fieldManager?: string) {
   return custom.createNamespacedCustomObject({
     ...CR,
     namespace: NS,
@@ -578,7 +579,7 @@ t.test(
     );
 
     // objectSelector: the new object's labels or the old one's.
-    const secret = (name: string, labels?: Record<string, string>): k8s.V1Secret => ({
+    const secret = (name: string, labels?: Record<string, string>): K8s.V1Secret => ({
       metadata: { name, ...(labels && { labels }) },
       stringData: { 'tls.crt': 'x' },
     });
@@ -621,7 +622,7 @@ t.test(
     for (const [name, env] of namespaces) {
       await alice.core.createNamespace({ body: { metadata: { name, labels: { env } } } });
     }
-    const lease = (name: string): k8s.V1Lease => ({
+    const lease = (name: string): K8s.V1Lease => ({
       metadata: { name },
       spec: { holderIdentity: 'x' },
     });
@@ -682,7 +683,7 @@ t.test(
       label: string,
       name: string,
       path: string,
-      extra: Partial<k8s.V1ValidatingWebhook> = {},
+      extra: Partial<K8s.V1ValidatingWebhook> = {},
     ) =>
       webhook(name, path, [CR_RULE], {
         objectSelector: { matchLabels: { case: label } },
@@ -989,7 +990,7 @@ t.test(
               admissionReviewVersions: ['v2'],
               matchConditions: [{ name: 'c', expression: 'true' }],
               // sideEffects left out on purpose: the server requires it.
-            } as unknown as k8s.V1ValidatingWebhook,
+            } as unknown as K8s.V1ValidatingWebhook,
             { ...webhook('dup.cert-csi.io', '/v', []), clientConfig: {} },
             webhook('dup.cert-csi.io', '/v', []),
           ],
@@ -1075,7 +1076,7 @@ t.test(
       label: string,
       name: string,
       path: string,
-      extra: Partial<k8s.V1MutatingWebhook> = {},
+      extra: Partial<K8s.V1MutatingWebhook> = {},
     ) =>
       webhook(name, path, [CR_RULE], {
         objectSelector: { matchLabels: { case: label } },

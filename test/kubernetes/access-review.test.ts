@@ -1,7 +1,7 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { allowEveryone, subjectAccessReviewer } from '../../src/controller/access-reviewer.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';

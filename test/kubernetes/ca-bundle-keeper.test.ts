@@ -1,4 +1,3 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import t, { type Test } from 'tap';
 import { CaBundleKeeper } from '../../src/admission/webhook/ca-bundle-keeper.js';
 import {
@@ -11,6 +10,7 @@ import {
   ValidatingWebhookConfigurationKind as VALIDATING,
 } from '../../src/api/webhook-configuration.js';
 import { ManualClock } from '../../src/base/clock.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { rejection, until } from '../support/eventually.js';

@@ -1,5 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { runConformance } from '../store/conformance/cases.js';

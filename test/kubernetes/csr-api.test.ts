@@ -1,4 +1,3 @@
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { encodeBytes } from '../../src/api/certificate-request.js';
 import {
@@ -6,6 +5,7 @@ import {
   CertificateSigningRequestKind,
 } from '../../src/api/certificate-signing-request.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { ApiException, KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';

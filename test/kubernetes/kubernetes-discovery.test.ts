@@ -1,7 +1,7 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { SignerResourceResolver } from '../../src/admission/webhook/signer-resources.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesDiscovery } from '../../src/store/kubernetes/kubernetes-discovery.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { rejection } from '../support/eventually.js';

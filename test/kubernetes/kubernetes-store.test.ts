@@ -1,5 +1,4 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import {
   type CertificateRequest,
@@ -16,6 +15,7 @@ import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { EventWriter } from '../../src/controller/event-writer.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { Informer } from '../../src/store/informer.js';
+import { ApiException, KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore, toStoreError } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';

@@ -1,5 +1,4 @@
 import { X509Certificate } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import {
   type ClusterTrustBundle,
@@ -18,6 +17,7 @@ import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcerti
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { certCsiKinds } from '../fake-api-server/kinds.js';

@@ -1,11 +1,11 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import t from 'tap';
 import { CertificateKind } from '../../src/api/certificate.js';
 import { CertificateRequestKind } from '../../src/api/certificate-request.js';
 import { registerClientMetrics } from '../../src/observability/client-metrics.js';
 import { ComponentMetrics } from '../../src/observability/component-metrics.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { Watch } from '../../src/store/resource-store.js';
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';

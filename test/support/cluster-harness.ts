@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Test } from 'tap';
 import {
   type CertificateRequest,
@@ -21,6 +20,7 @@ import {
   startKubernetesPlugin,
 } from '../../src/cli/node/kubernetes-plugin.js';
 import type { CsiClient } from '../../src/driver/csi-client.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';

@@ -1,9 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import {
-  CertificatesV1Api,
-  type KubeConfig,
-  type V1CertificateSigningRequest,
-} from '@kubernetes/client-node';
+import type { KubeConfig, V1CertificateSigningRequest } from '@kubernetes/client-node';
 import { decodeBytes, encodeBytes } from '../../src/api/certificate-request.js';
 import {
   type CertificateSigningRequest,
@@ -12,6 +8,7 @@ import {
 } from '../../src/api/certificate-signing-request.js';
 import { type CsrRequest, createCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
+import { clientNode } from '../../src/store/kubernetes/client-node.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { tlsSecret } from './builders/index.js';
 
@@ -106,7 +103,7 @@ export async function decideThroughApproval(
   name: string,
   type: 'Approved' | 'Denied',
 ): Promise<V1CertificateSigningRequest> {
-  const api = kubeConfig.makeApiClient(CertificatesV1Api);
+  const api = kubeConfig.makeApiClient(clientNode.CertificatesV1Api);
   const csr = await api.readCertificateSigningRequest({ name });
   csr.status = {
     ...csr.status,

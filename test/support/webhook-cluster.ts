@@ -1,7 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Test } from 'tap';
 import { parseAllDocuments } from 'yaml';
 import type { Logger } from '../../src/api/logger.js';
@@ -18,6 +17,7 @@ import {
   type WebhookSettings,
   webhookSettings,
 } from '../../src/cli/webhook/webhook-flags.js';
+import { CustomObjectsApi, KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { loadRbacObjects, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';

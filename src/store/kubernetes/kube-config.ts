@@ -1,5 +1,5 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { errorMessage } from '../../base/error-message.js';
+import { KubeConfig } from './client-node.js';
 
 export interface KubeConfigFlags {
   /** A kubeconfig file; without it: in-cluster when running in a pod, else client-node's default search. */

@@ -1,15 +1,9 @@
-import {
-  ApiException,
-  type ConfigurationOptions,
-  CoreV1Api,
-  type CoreV1Event,
-  CustomObjectsApi,
-  type KubeConfig,
-  Watch as KubeWatch,
-  Observable,
-  type RequestContext,
-  type ResponseContext,
-  type V1Secret,
+import type {
+  ConfigurationOptions,
+  CoreV1Event,
+  RequestContext,
+  ResponseContext,
+  V1Secret,
 } from '@kubernetes/client-node';
 import { apiVersionOf, type KubeObject, type ResourceKind } from '../../api/meta.js';
 import { type Clock, systemClock, type TimerHandle } from '../../base/clock.js';
@@ -26,6 +20,14 @@ import type {
   WatchHandlers,
   WatchOptions,
 } from '../resource-store.js';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  Watch as KubeWatch,
+  Observable,
+} from './client-node.js';
 import { RateLimiter } from './rate-limiter.js';
 import { RequestObservation } from './request-telemetry.js';
 

@@ -115,7 +115,8 @@ async function takeBack(
     });
   // Parsed once, here: its renewals and pod changes work from it.
   deps.registry.manage(volumeId, spec);
-  // Before the refresh below could miss a change: the watch starts now.
+  // A trust bundle changed while the plugin was down reaches this volume once its source has
+  // listed (at once when another volume's watch of it already has).
   deps.trustBundles.track(volumeId, spec, metadata.targetPath);
   deps.scheduler.arm(volumeId, plan);
   deps.telemetry.managed(volumeId, metadata.nextIssuanceTime);

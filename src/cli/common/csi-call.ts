@@ -2,13 +2,24 @@ import { resolve } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { reportFailure } from './command-failure.js';
 import type { CommandOutput } from './command-output.js';
+import type { FlagTable } from './flag-table.js';
 import { flagTimeout } from './flag-values.js';
 import { PluginCallError } from './plugin-call-error.js';
 
 // What `cert-csi publish` and `cert-csi unpublish` share: a CSI call to a running plugin.
 
 /** How long publish and unpublish wait for the plugin's answer by default: kubelet's 2m. */
-export const DEFAULT_CALL_TIMEOUT = '2m';
+const DEFAULT_CALL_TIMEOUT = '2m';
+
+/** The --timeout flag of publish and unpublish. */
+export const CALL_TIMEOUT_FLAG = {
+  timeout: {
+    type: 'string',
+    value: 'DURATION',
+    default: DEFAULT_CALL_TIMEOUT,
+    description: `how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})`,
+  },
+} as const satisfies FlagTable;
 
 /**
  * The flags every call needs. The target is made absolute here: the plugin refuses relative

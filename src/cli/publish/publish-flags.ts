@@ -1,4 +1,4 @@
-import { DEFAULT_CALL_TIMEOUT } from '../common/csi-call.js';
+import { CALL_TIMEOUT_FLAG } from '../common/csi-call.js';
 import { type FlagTable, flagList, HELP_FLAG } from '../common/flag-table.js';
 
 /** The flags of `cert-csi publish`, in the order its help lists them. */
@@ -70,12 +70,7 @@ export const PUBLISH_FLAGS = {
     value: 'GID',
     description: "the pod's fsGroup, sent as volume_mount_group",
   },
-  timeout: {
-    type: 'string',
-    value: 'DURATION',
-    default: DEFAULT_CALL_TIMEOUT,
-    description: `how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})`,
-  },
+  ...CALL_TIMEOUT_FLAG,
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 

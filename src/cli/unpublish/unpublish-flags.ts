@@ -1,4 +1,4 @@
-import { DEFAULT_CALL_TIMEOUT } from '../common/csi-call.js';
+import { CALL_TIMEOUT_FLAG } from '../common/csi-call.js';
 import { type FlagTable, flagList, HELP_FLAG } from '../common/flag-table.js';
 
 /** The flags of `cert-csi unpublish`, in the order its help lists them. */
@@ -14,12 +14,7 @@ export const UNPUBLISH_FLAGS = {
     value: 'DIR',
     description: 'the target it was published to (a relative DIR is resolved here)',
   },
-  timeout: {
-    type: 'string',
-    value: 'DURATION',
-    default: DEFAULT_CALL_TIMEOUT,
-    description: `how long to wait for the answer, Go syntax (default ${DEFAULT_CALL_TIMEOUT})`,
-  },
+  ...CALL_TIMEOUT_FLAG,
   ...HELP_FLAG,
 } as const satisfies FlagTable;
 

@@ -1,6 +1,7 @@
 import { lstat, readdir, symlink, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { setImmediate as setImmediatePromise } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import type { Logger } from '../../src/api/logger.js';
 import { DataRoot } from '../../src/volume/data-root.js';
@@ -61,6 +62,10 @@ function renewingHandler(): { targets: RenewTarget[]; renew: ControlHandlers['re
     },
   };
 }
+
+/** Timers holding the process open now: a connection's deadlines among them. */
+const pendingTimers = () =>
+  process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
 
 async function serve(
   t: Test,
@@ -630,12 +635,15 @@ t.test('a client that closes its side while its answer is coming abandons it', a
       return { renewed: [], failed: [] };
     },
   });
+  const timersBefore = pendingTimers();
   const text = await raw(root, ['{"op":"renew","all":true}\n'], { end: true });
   t.notOk(finished, 'the connection closed without waiting for the work');
   t.notMatch(text, /done/);
   await until(() => server.connections === 0, { what: 'the connection released' });
   release();
   await until(() => finished, { what: 'the work to end' });
+  await setImmediatePromise();
+  t.equal(pendingTimers(), timersBefore, 'no deadline of the gone connection is left running');
 });
 
 t.test(

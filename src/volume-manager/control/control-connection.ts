@@ -70,8 +70,10 @@ export function serveConnection(
   let answered = false;
   let flushTimer: NodeJS.Timeout | undefined;
   // Once the work is done, a client that does not read keeps the rest of its answer here: not
-  // for longer than this.
+  // for longer than this. A client already gone has nothing queued, and a timer armed after
+  // 'close' would never be cleared (it held the process for 30 s).
   const flushDeadline = (): void => {
+    if (socket.destroyed) return;
     flushTimer ??= setTimeout(() => socket.destroy(), limits.flushDeadlineMs);
   };
   const close = (last: AnswerLine): void => {

@@ -1,6 +1,7 @@
 import { quoted } from '../api/echoed-value.js';
 import type { SubjectSpec } from '../api/volume-spec.js';
-import { ipAddressBytes, parseLiteralSubject, validateUri } from '../pki/index.js';
+import { parseLiteralSubject } from '../pki/literal-subject.js';
+import { ipAddressBytes, validateUri } from '../pki/san.js';
 import { codePoints, tooLong, tooMany } from './attribute-errors.js';
 import type { AttributeName } from './attribute-keys.js';
 import type { AttributeReader } from './attribute-reader.js';

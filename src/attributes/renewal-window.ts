@@ -1,4 +1,4 @@
-import { formatGoDuration } from '../pki/index.js';
+import { formatGoDuration } from '../pki/duration.js';
 
 /**
  * The shortest time a volume's certificate may be asked to live before its renewal is due.

@@ -1,11 +1,6 @@
 import type { PodInfo, VolumeCertificateSpec } from '../api/volume-spec.js';
-import {
-  DEFAULT_USAGES,
-  formatGoDuration,
-  isKnownUsage,
-  KEY_USAGE_NAMES,
-  parseGoDuration,
-} from '../pki/index.js';
+import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
+import { DEFAULT_USAGES, isKnownUsage, KEY_USAGE_NAMES } from '../pki/usages.js';
 import {
   type AttributeError,
   invalidValue,

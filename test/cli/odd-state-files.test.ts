@@ -17,6 +17,9 @@ import { tempDir, tmpfsBase } from '../support/temp-dir.js';
 const CLI_DEADLINE_MS = 30_000;
 const STOP_DEADLINE_MS = 20_000;
 
+// The two tests share nothing (a dir each): the refused start runs beside the long one.
+t.jobs = 2;
+
 t.test(
   'odd files as metadata.json, pending.key and state files: start-up and status answer',
   async (t) => {

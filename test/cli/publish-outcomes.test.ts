@@ -88,14 +88,15 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   t.equal(badTarget.code, 1, 'a target with files of its own: refused');
   t.match(badTarget.stderr, /^error: FAILED_PRECONDITION: target path .* is a non-empty directory/);
 
-  const afterRefusals = await renewAll();
+  // Each command is a process start: those that only read what the refusals left run together.
+  const [afterRefusals, rowsAfterRefusals] = await Promise.all([renewAll(), statusRows()]);
   t.equal(
     afterRefusals.code,
     0,
     `renew --all exits 0: ${afterRefusals.stdout}${afterRefusals.stderr}`,
   );
   t.equal(afterRefusals.stdout, 'no volumes to renew\n', 'no refused volume is renewed or failed');
-  t.same(await statusRows(), [], 'status lists no volume');
+  t.same(rowsAfterRefusals, [], 'status lists no volume');
 
   const target = join(dir, 'pods', 'app', 'mount');
   const published = await publish('csi-app', target);
@@ -135,10 +136,10 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   t.equal(right.code, 0, right.stderr);
   t.equal(right.stdout, `unpublished csi-app from ${target}\n`);
   await t.rejects(stat(join(target, 'tls.crt')), { code: 'ENOENT' }, 'its files are gone');
-  const again = await unpublish('csi-app', target);
+  const [again, rowsLeft] = await Promise.all([unpublish('csi-app', target), statusRows()]);
   t.equal(again.code, 3, 'unpublished already: exit 3');
   t.equal(again.stderr, 'nothing unpublished: volume csi-app is not published on this node\n');
-  t.same(await statusRows(), [], 'no volume left');
+  t.same(rowsLeft, [], 'no volume left');
   t.equal(
     await readFile(join(occupied, 'app.conf'), 'utf8'),
     'mine',

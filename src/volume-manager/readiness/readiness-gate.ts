@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { type Pod, podIPsOf } from '../../api/pod.js';
 import { goQuoteValue } from '../../base/go-text.js';
-import { ipAddressBytes } from '../../pki/index.js';
+import { ipAddressBytes } from '../../pki/san.js';
 
 // csi-driver's --pod-readiness-gate (its pkg/readinessgate): its syntax, its parse
 // errors and its reasons, word for word; evaluated against a Pod object, nothing else.

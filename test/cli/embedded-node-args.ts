@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 
-// The flags cli.test.ts and cli-manifests.test.ts start `cert-csi node` with.
+// The flags the CLI tests start an embedded `cert-csi node` with.
 
 /** Flags of an embedded-mode node plugin whose socket, volumes and state are all in dir. */
-export function nodeArgs(dir: string, extra: string[] = []): string[] {
+export function nodeArgs(dir: string, extra: string[] = [], nodeId = 'cli-test'): string[] {
   return [
     '--endpoint',
     `unix://${join(dir, 'csi.sock')}`,
@@ -14,7 +14,7 @@ export function nodeArgs(dir: string, extra: string[] = []): string[] {
     '--mount-mode',
     'direct',
     '--node-id',
-    'cli-test',
+    nodeId,
     '--log-level',
     'info',
     ...extra,

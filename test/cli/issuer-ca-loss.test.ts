@@ -19,6 +19,7 @@ import { connectClient } from '../support/plugin-harness.js';
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
 import { type LogRecord, recordingLogger } from '../support/recording-logger.js';
 import { tempDir } from '../support/temp-dir.js';
+import { nodeArgs } from './embedded-node-args.js';
 
 // The lost-CA guard covers every CA an Issuer or ClusterIssuer signs with,
 // not only embedded-ca. The bootstrap pattern (deploy/daemonset/bootstrap-ca.yaml: SelfSigned
@@ -218,20 +219,11 @@ t.test(
     // The real command: refused, exit 1, the reason on stderr and as an error log line.
     const cli = await runCli([
       'node',
-      '--endpoint',
-      `unix://${join(dir, 'csi.sock')}`,
-      '--data-root',
-      join(dir, 'volumes'),
-      '--state-dir',
-      join(dir, 'state'),
-      '--mount-mode',
-      'direct',
-      '--node-id',
-      'issuer-ca-loss',
-      '--cluster-resource-namespace',
-      NS,
-      '--manifests',
-      manifestsOf(dir),
+      ...nodeArgs(
+        dir,
+        ['--cluster-resource-namespace', NS, '--manifests', manifestsOf(dir)],
+        'issuer-ca-loss',
+      ),
     ]);
     t.equal(cli.code, 1, 'the node does not start');
     const expected =

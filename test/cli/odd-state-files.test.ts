@@ -6,6 +6,7 @@ import { runCli, startNode } from '../support/cli-process.js';
 import { rejectionMessage, within } from '../support/eventually.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
+import { nodeArgs as embeddedNodeArgs } from './embedded-node-args.js';
 
 // Beyond the renew dir: FIFOs, links, sockets and directories where the
 // plugin and the CLI read a file of their own (metadata.json, pending.key, the state dir's
@@ -175,20 +176,7 @@ t.test('a manifest that is a FIFO: the start is refused at once, naming it', asy
   const make = await oddFileMaker(t);
   await make(join(manifests, 'issuer.yaml'), 'link-to-fifo');
   const refusal = await rejectionMessage(
-    startNode([
-      '--endpoint',
-      `unix://${join(dir, 'csi.sock')}`,
-      '--data-root',
-      join(dir, 'volumes'),
-      '--state-dir',
-      join(dir, 'state'),
-      '--mount-mode',
-      'direct',
-      '--node-id',
-      'odd-manifests',
-      '--manifests',
-      manifests,
-    ]),
+    startNode(embeddedNodeArgs(dir, ['--manifests', manifests], 'odd-manifests')),
   );
   t.match(refusal, /exited with 1 before starting/);
   t.match(refusal, `${join(manifests, 'issuer.yaml')}: is not a regular file but a FIFO`);

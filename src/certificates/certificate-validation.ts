@@ -10,9 +10,12 @@ import {
   unsupportedField,
 } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
+import { isAscii } from '../pki/der.js';
 import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
 import { PkiError } from '../pki/errors.js';
-import { RSA_MAX_BITS, RSA_MIN_BITS } from '../pki/keys.js';
+import { type KeyAlgorithm, RSA_MAX_BITS, RSA_MIN_BITS } from '../pki/keys.js';
+import { cidrBytes } from '../pki/name-constraints.js';
+import { SIGNATURE_ALGORITHM_NAMES, signatureAlgorithmsFor } from '../pki/signature-algorithm.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
 import { isKnownUsage } from '../pki/usages.js';
 import { validateIssuerRef } from './issuer-ref-validation.js';
@@ -27,11 +30,8 @@ export const MINIMUM_RENEW_BEFORE_MS = 5 * 60_000;
 
 const duration = (ms: number) => ({ text: formatGoDuration(ms) });
 
-const SIGNATURE_ALGORITHMS: Record<string, readonly string[]> = {
-  RSA: ['SHA256WithRSA', 'SHA384WithRSA', 'SHA512WithRSA'],
-  ECDSA: ['ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512'],
-  Ed25519: ['PureEd25519'],
-};
+/** The longest arc cert-manager's ParseObjectIdentifier reads (Go's strconv.Atoi: int64). */
+const MAX_OID_ARC = 2n ** 63n - 1n;
 
 /**
  * Longer literal subjects are refused unparsed (ours: cert-manager has no limit). Parsing costs
@@ -186,18 +186,77 @@ function validateKeystores(spec: CertificateSpec, errors: FieldErrorList): void 
 }
 
 /**
+ * Whether text is an OID cert-manager reads (ParseObjectIdentifier: dot-separated integers
+ * of at most 64 bits) and that can be put in a certificate. Ours is stricter on purpose:
+ * only the canonical dotted form (no sign, no leading zero, at least two arcs, the first 0 to
+ * 2 and the second below 40 under 0 and 1), since any other spelling either fails when the
+ * CSR is built or comes back from the certificate spelled differently, which would never match.
+ */
+function isCanonicalOid(text: string): boolean {
+  if (!/^[0-2](\.(0|[1-9][0-9]{0,18}))+$/.test(text)) return false;
+  const [first, second, ...rest] = text.split('.').map(BigInt);
+  return (
+    (first === 2n || (second as bigint) < 40n) &&
+    [second, ...rest].every((arc) => (arc as bigint) <= MAX_OID_ARC)
+  );
+}
+
+/** cert-manager's otherNames rules: an OID in dotted form and a non-empty UTF-8 value. */
+function validateOtherNames(spec: CertificateSpec, errors: FieldErrorList): void {
+  for (const [i, { oid = '', utf8Value = '' }] of (spec.otherNames ?? []).entries()) {
+    const path = `spec.otherNames[${i}]`;
+    if (oid === '')
+      errors.addItem('spec.otherNames', () => requiredField(`${path}.oid`, 'must be specified'));
+    if (!isCanonicalOid(oid))
+      errors.addItem('spec.otherNames', () =>
+        invalidField(`${path}.oid`, oid, 'invalid oid syntax'),
+      );
+    // A lone surrogate (from a JSON \uD800 escape) has no UTF-8 encoding.
+    if (utf8Value === '' || /\p{Cs}/u.test(utf8Value))
+      errors.addItem('spec.otherNames', () =>
+        requiredField(`${path}.utf8Value`, 'must be set to a valid non-empty UTF8 string'),
+      );
+  }
+}
+
+/**
+ * The entries of nameConstraints.permitted/excluded: CIDR ranges as Go parses them (the
+ * message of later cert-manager versions, which check them here too) and names that fit the
+ * IA5String they are encoded as (cert-manager fails only when it builds the CSR).
+ */
+function validateNameConstraintItems(spec: CertificateSpec, errors: FieldErrorList): void {
+  for (const side of ['permitted', 'excluded'] as const) {
+    const item = spec.nameConstraints?.[side];
+    const path = `spec.nameConstraints.${side}`;
+    for (const [i, range] of (item?.ipRanges ?? []).entries()) {
+      try {
+        cidrBytes(range);
+      } catch {
+        errors.addItem(`${path}.ipRanges`, () =>
+          invalidField(`${path}.ipRanges[${i}]`, range, 'invalid CIDR address'),
+        );
+      }
+    }
+    for (const list of ['dnsDomains', 'emailAddresses', 'uriDomains'] as const) {
+      for (const [i, name] of (item?.[list] ?? []).entries()) {
+        if (!isAscii(name))
+          errors.addItem(`${path}.${list}`, () =>
+            invalidField(`${path}.${list}[${i}]`, name, 'cannot be encoded as an IA5String'),
+          );
+      }
+    }
+  }
+}
+
+/**
  * The fields cert-csi does not implement, refused by name rather than ignored (README lists
- * them): other names, renewal windows, name constraints, a chosen CSR signature algorithm and
- * the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL 3.0 nor Java 17 can read).
+ * them): renewal windows and the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL
+ * 3.0 nor Java 17 can read).
  */
 function refuseUnimplemented(spec: CertificateSpec, errors: FieldErrorList): void {
   const notImplemented = 'not supported by cert-csi (see README, Certificates)';
-  if (spec.otherNames?.length) errors.add(forbiddenField('spec.otherNames', notImplemented));
   if (spec.renewal?.windows?.length)
     errors.add(forbiddenField('spec.renewal.windows', notImplemented));
-  if (spec.nameConstraints) errors.add(forbiddenField('spec.nameConstraints', notImplemented));
-  if (spec.signatureAlgorithm)
-    errors.add(forbiddenField('spec.signatureAlgorithm', notImplemented));
   if (spec.keystores?.pkcs12?.profile === 'Modern2026')
     errors.add(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
 }
@@ -282,6 +341,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
         invalidField(`spec.emailAddresses[${i}]`, email, problem),
       );
   }
+  validateOtherNames(spec, errors);
 
   const key = spec.privateKey;
   if (key) {
@@ -324,9 +384,20 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
     if (key.encoding !== undefined && key.encoding !== 'PKCS1' && key.encoding !== 'PKCS8')
       errors.add(unsupportedField('spec.privateKey.encoding', key.encoding, ['PKCS1', 'PKCS8']));
   }
-  if (spec.signatureAlgorithm) {
+  if (spec.signatureAlgorithm && !SIGNATURE_ALGORITHM_NAMES.includes(spec.signatureAlgorithm)) {
+    // The CRD's enum, which the API server checks before cert-manager sees the object.
+    errors.add(
+      unsupportedField(
+        'spec.signatureAlgorithm',
+        spec.signatureAlgorithm,
+        SIGNATURE_ALGORITHM_NAMES,
+      ),
+    );
+  } else if (spec.signatureAlgorithm) {
     const algorithm = key?.algorithm || 'RSA';
-    const allowed = SIGNATURE_ALGORITHMS[algorithm];
+    const allowed = ['RSA', 'ECDSA', 'Ed25519'].includes(algorithm)
+      ? signatureAlgorithmsFor(algorithm as KeyAlgorithm)
+      : undefined;
     if (allowed && !allowed.includes(spec.signatureAlgorithm))
       errors.add(
         invalidField(
@@ -382,6 +453,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
           'either permitted or excluded must be set',
         ),
       );
+    validateNameConstraintItems(spec, errors);
   }
   const formats = new Set<string>();
   const outputFormats = 'spec.additionalOutputFormats';

@@ -4,7 +4,7 @@ import { defaultIssuerRef } from '../api/issuer-ref.js';
 import { sameUnordered } from '../base/unordered-lists.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
-import { sameIpAddresses } from '../pki/san.js';
+import { decodeOtherNames, sameIpAddresses } from '../pki/san.js';
 import { parseLiteralSubject, subjectFieldsOf } from '../pki/subject.js';
 
 function durationMs(text: string): number | undefined {
@@ -13,6 +13,27 @@ function durationMs(text: string): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether the CSR carries exactly the spec's otherNames, in any order. cert-manager compares
+ * only when the spec lists some and then also fails a CSR without a SAN extension; here an
+ * unset list is an empty one, so removing every otherName asks for a new certificate, and
+ * `otherNames: []` never mismatches a CSR without SANs. A value that is no UTF8String (or
+ * DER that does not decode) matches nothing.
+ */
+function sameOtherNames(csr: ParsedCsr, spec: CertificateSpec): boolean {
+  const key = (oid: string, value: string) => `${oid} ${value}`;
+  let actual: string[];
+  try {
+    actual = decodeOtherNames(csr.sanExtension?.der ?? new Uint8Array([0x30, 0])).map(
+      ({ oid, utf8Value }) => (utf8Value === undefined ? '\u0000' : key(oid, utf8Value)),
+    );
+  } catch {
+    return false;
+  }
+  const wanted = (spec.otherNames ?? []).map(({ oid = '', utf8Value = '' }) => key(oid, utf8Value));
+  return sameUnordered(actual, wanted);
 }
 
 function sameBytes(a: ArrayBuffer, b: ArrayBuffer): boolean {
@@ -37,6 +58,7 @@ export function requestMismatches(
   if (!sameUnordered(sans.emailAddresses, spec.emailAddresses))
     violations.push('spec.emailAddresses');
   if (!sameUnordered(sans.dnsNames, spec.dnsNames)) violations.push('spec.dnsNames');
+  if (!sameOtherNames(csr, spec)) violations.push('spec.otherNames');
   if (spec.literalSubject) {
     let literal: ArrayBuffer | undefined;
     try {

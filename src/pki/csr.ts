@@ -1,4 +1,5 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { NameConstraints } from '../api/certificate.js';
 import type { ErrorKind } from '../base/error-catalogue.js';
 import {
   csrSignatureProblem,
@@ -27,13 +28,16 @@ import {
   type RawExtension,
 } from './extensions.js';
 import { signingAlgorithmFor, toCryptoKeyPair } from './keys.js';
+import { encodeNameConstraints } from './name-constraints.js';
 import { decodePemBlocks, encodePem, pemText } from './pem.js';
 import {
   decodeSubjectAltNames,
   encodeSubjectAltNames,
   hasSubjectAltNames,
   type SubjectAltNames,
+  type Utf8OtherName,
 } from './san.js';
+import { namedSigningAlgorithm } from './signature-algorithm.js';
 import {
   describeSubject,
   parseLiteralSubject,
@@ -52,6 +56,12 @@ export interface CsrRequest {
   ipAddresses?: string[];
   uris?: string[];
   emailAddresses?: string[];
+  /** otherName SANs with UTF8String values, after the other SANs (cert-manager's order). */
+  otherNames?: readonly Utf8OtherName[];
+  /** A NameConstraints extension, critical as it says; none when it holds no entry. */
+  nameConstraints?: NameConstraints;
+  /** cert-manager's signature algorithm name (e.g. SHA384WithRSA); the key's default when unset. */
+  signatureAlgorithm?: string;
   /** KeyUsage (critical) and ExtendedKeyUsage extensions from usage names, as cert-manager encodes a Certificate's usages (empty: the defaults; isCA adds cert sign). */
   usages?: { names: readonly string[]; isCA: boolean };
 }
@@ -88,7 +98,10 @@ export class CsrSignatureError extends PkiError {
   }
 }
 
-/** Creates a PEM `CERTIFICATE REQUEST` like Go's x509.CreateCertificateRequest: only a SAN extension, omitted when there are no SANs. */
+/**
+ * Creates a PEM `CERTIFICATE REQUEST` like cert-manager's GenerateCSR: the SAN extension
+ * (omitted when there are no SANs), the usages when asked, then NameConstraints.
+ */
 export async function createCsr(req: CsrRequest): Promise<string> {
   const subjectDer = req.literalSubject
     ? parseLiteralSubject(req.literalSubject)
@@ -110,7 +123,18 @@ export async function createCsr(req: CsrRequest): Promise<string> {
         ),
       );
   }
-  const signingAlgorithm = signingAlgorithmFor(req.key, 'csr');
+  const nameConstraints = req.nameConstraints && encodeNameConstraints(req.nameConstraints);
+  if (nameConstraints)
+    extensions.push(
+      new x509.Extension(
+        ExtensionOid.nameConstraints,
+        req.nameConstraints?.critical ?? false,
+        toArrayBuffer(nameConstraints),
+      ),
+    );
+  const signingAlgorithm = req.signatureAlgorithm
+    ? namedSigningAlgorithm(req.key, req.signatureAlgorithm)
+    : signingAlgorithmFor(req.key, 'csr');
   const keys = await toCryptoKeyPair(req.key, signingAlgorithm);
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: new x509.Name(subjectDer),

@@ -4,8 +4,12 @@ import { sameUnordered } from '../base/unordered-lists.js';
 import {
   asBytes,
   childrenOf,
+  concat,
   contentOf,
   contextTag,
+  decodeOid,
+  encodeOid,
+  encodeString,
   isAscii,
   readSingle,
   sequence,
@@ -22,7 +26,19 @@ export interface SubjectAltNames {
   emailAddresses: string[];
 }
 
-// GeneralName CHOICE tags (RFC 5280 4.2.1.6), all IMPLICIT and primitive here.
+/** An otherName SAN whose value is a UTF8String (a Certificate's spec.otherNames entry). */
+export interface Utf8OtherName {
+  oid: string;
+  utf8Value: string;
+}
+
+/** What a SAN extension is built from: the kinds cert-manager requests, otherNames included. */
+export type SubjectAltNamesInput = Partial<SubjectAltNames> & {
+  otherNames?: readonly Utf8OtherName[];
+};
+
+// GeneralName CHOICE tags (RFC 5280 4.2.1.6), all IMPLICIT; otherName is constructed.
+const GN_OTHER = 0;
 const GN_EMAIL = 1;
 const GN_DNS = 2;
 const GN_URI = 6;
@@ -93,8 +109,12 @@ export function validateUri(uri: string): void {
   if (!ok) throw new PkiError(`invalid URI ${quoted(uri)}`);
 }
 
-/** Encodes a GeneralNames SAN extension value in Go's order: DNS, email, IP, URI; throws PkiError for names that cannot be encoded. */
-export function encodeSubjectAltNames(sans: Partial<SubjectAltNames>): ArrayBuffer {
+/**
+ * Encodes a GeneralNames SAN extension value in cert-manager's order: DNS, email, IP, URI, then
+ * otherNames (each `[0] { type-id, [0] EXPLICIT UTF8String }`); throws PkiError for names
+ * that cannot be encoded.
+ */
+export function encodeSubjectAltNames(sans: SubjectAltNamesInput): ArrayBuffer {
   const names: Uint8Array[] = [];
   const ia5 = (tag: number, kind: string, value: string): void => {
     if (!isAscii(value)) throw new PkiError(`invalid ${kind} ${quoted(value)}: not ASCII`);
@@ -107,14 +127,49 @@ export function encodeSubjectAltNames(sans: Partial<SubjectAltNames>): ArrayBuff
     validateUri(u);
     ia5(GN_URI, 'URI', u);
   }
+  for (const { oid, utf8Value } of sans.otherNames ?? []) {
+    const value = contextTag(0, encodeString(Tag.UTF8_STRING, utf8Value), true);
+    names.push(contextTag(GN_OTHER, concat([encodeOid(oid), value]), true));
+  }
   return toArrayBuffer(sequence(names));
 }
 
 /** True when there is at least one SAN. */
-export function hasSubjectAltNames(sans: Partial<SubjectAltNames>): boolean {
-  return [sans.dnsNames, sans.ipAddresses, sans.uris, sans.emailAddresses].some(
+export function hasSubjectAltNames(sans: SubjectAltNamesInput): boolean {
+  return [sans.dnsNames, sans.ipAddresses, sans.uris, sans.emailAddresses, sans.otherNames].some(
     (l) => (l?.length ?? 0) > 0,
   );
+}
+
+/** An otherName as read from a SAN extension: utf8Value is undefined when its value is not a well-formed UTF8String. */
+export interface DecodedOtherName {
+  oid: string;
+  utf8Value: string | undefined;
+}
+
+/** Decodes the otherName entries of a SAN extension value, in order; throws PkiError on malformed DER. */
+export function decodeOtherNames(der: ArrayBuffer | Uint8Array): DecodedOtherName[] {
+  const buf = asBytes(der);
+  const out: DecodedOtherName[] = [];
+  const utf8 = new TextDecoder('utf-8', { fatal: true });
+  for (const name of childrenOf(buf, readSingle(buf), Tag.SEQUENCE, 'GeneralNames')) {
+    if (name.tag !== (0xa0 | GN_OTHER)) continue;
+    const [typeId, explicit, extra] = childrenOf(buf, name, 0xa0 | GN_OTHER, 'otherName');
+    if (typeId?.tag !== Tag.OID || explicit?.tag !== 0xa0 || extra)
+      throw new PkiError('malformed DER: bad otherName');
+    const [value, more] = childrenOf(buf, explicit, 0xa0, 'otherName value');
+    if (!value || more) throw new PkiError('malformed DER: bad otherName value');
+    let utf8Value: string | undefined;
+    if (value.tag === Tag.UTF8_STRING) {
+      try {
+        utf8Value = utf8.decode(contentOf(buf, value));
+      } catch {
+        utf8Value = undefined;
+      }
+    }
+    out.push({ oid: decodeOid(contentOf(buf, typeId)), utf8Value });
+  }
+  return out;
 }
 
 /** Decodes a SAN extension value; names of other kinds (otherName, directoryName, ...) are skipped, as Go does. */

@@ -45,4 +45,23 @@ t.test('csrRequestFor: what a Certificate spec puts into its CSR', async (t) => 
     key,
   );
   t.same(ca.usages, { names: ['server auth'], isCA: true });
+  const fields = csrRequestFor(
+    {
+      secretName: 's',
+      issuerRef,
+      isCA: true,
+      commonName: 'ca',
+      otherNames: [{ oid: '1.2.3.4', utf8Value: 'v' }],
+      nameConstraints: { critical: true, permitted: { dnsDomains: ['.example.com'] } },
+      signatureAlgorithm: 'ECDSAWithSHA384',
+    },
+    key,
+  );
+  t.same(fields.otherNames, [{ oid: '1.2.3.4', utf8Value: 'v' }], 'the otherNames');
+  t.same(fields.nameConstraints, { critical: true, permitted: { dnsDomains: ['.example.com'] } });
+  t.equal(fields.signatureAlgorithm, 'ECDSAWithSHA384', 'the signature algorithm');
+  t.notOk(
+    'otherNames' in ca || 'nameConstraints' in ca || 'signatureAlgorithm' in ca,
+    'none unset',
+  );
 });

@@ -178,20 +178,65 @@ t.test('each rule with cert-manager’s message (ValidateCertificateSpec)', asyn
       { ...valid, privateKey: { algorithm: 'ECDSA' }, signatureAlgorithm: 'SHA256WithRSA' },
       [
         'spec.signatureAlgorithm: Invalid value: "SHA256WithRSA": for key algorithm ECDSA the allowed signature algorithms are [ECDSAWithSHA256 ECDSAWithSHA384 ECDSAWithSHA512]',
-        'spec.signatureAlgorithm: Forbidden: not supported by cert-csi (see README, Certificates)',
       ],
     ],
     [
-      'fields cert-csi does not implement are refused by name',
+      'an RSA signature algorithm for the default (RSA) key',
+      { ...valid, signatureAlgorithm: 'PureEd25519' },
+      [
+        'spec.signatureAlgorithm: Invalid value: "PureEd25519": for key algorithm RSA the allowed signature algorithms are [SHA256WithRSA SHA384WithRSA SHA512WithRSA]',
+      ],
+    ],
+    [
+      'an Ed25519 key takes only PureEd25519',
+      { ...valid, privateKey: { algorithm: 'Ed25519' }, signatureAlgorithm: 'ECDSAWithSHA256' },
+      [
+        'spec.signatureAlgorithm: Invalid value: "ECDSAWithSHA256": for key algorithm Ed25519 the allowed signature algorithms are [PureEd25519]',
+      ],
+    ],
+    [
+      'renewal windows are refused by name (not implemented)',
       {
         ...valid,
-        otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' }],
         renewal: { policy: 'RenewBefore', windows: [{ cron: '0 2 * * *', windowDuration: '1h' }] },
       },
+      ['spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)'],
+    ],
+    [
+      'otherNames alone are a name',
+      {
+        secretName: 's',
+        issuerRef: { name: 'ca' },
+        otherNames: [{ oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' }],
+      },
+      [],
+    ],
+    [
+      'an otherName without oid or value',
+      { ...valid, otherNames: [{}] },
       [
-        'spec.otherNames: Forbidden: not supported by cert-csi (see README, Certificates)',
-        'spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)',
+        'spec.otherNames[0].oid: Required value: must be specified',
+        'spec.otherNames[0].oid: Invalid value: "": invalid oid syntax',
+        'spec.otherNames[0].utf8Value: Required value: must be set to a valid non-empty UTF8 string',
       ],
+    ],
+    [
+      'name constraints on a CA with every kind of entry',
+      {
+        ...valid,
+        isCA: true,
+        nameConstraints: {
+          critical: true,
+          permitted: {
+            dnsDomains: ['.example.com'],
+            ipRanges: ['10.0.0.0/8', 'fd00::/8'],
+            emailAddresses: ['example.com'],
+            uriDomains: ['.example.com'],
+          },
+          excluded: { dnsDomains: ['bad.example.com'] },
+        },
+      },
+      [],
     ],
   ];
   for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
@@ -273,7 +318,6 @@ t.test('values from outside the type: bad durations, emails, enums', async (t) =
       [
         'spec.nameConstraints: Invalid value: {"critical":true}: isCa should be true when nameConstraints is set',
         'spec.nameConstraints: Invalid value: {"critical":true}: either permitted or excluded must be set',
-        'spec.nameConstraints: Forbidden: not supported by cert-csi (see README, Certificates)',
       ],
     ],
     [
@@ -315,6 +359,117 @@ t.test('values from outside the type: bad durations, emails, enums', async (t) =
     ],
   ];
   for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
+});
+
+t.test('otherNames: an OID in canonical dotted form and a non-empty UTF-8 value', async (t) => {
+  const oidError = (oid: string) =>
+    `spec.otherNames[0].oid: Invalid value: "${oid}": invalid oid syntax`;
+  const cases: Array<[string, string, string[]]> = [
+    ['1.3.6.1.4.1.311.20.2.3', 'upn@example.com', []],
+    ['2.999.1', 'ünïcödé ✓', []],
+    [`1.2.${2n ** 63n - 1n}`, 'the largest arc cert-manager reads', []],
+    [`1.2.${2n ** 63n}`, 'one more', [oidError(`1.2.${2n ** 63n}`)]],
+    ['not-an-oid', 'v', [oidError('not-an-oid')]],
+    // cert-manager reads these with Go's Atoi, then fails building the CSR or never matches.
+    ['1', 'one arc', [oidError('1')]],
+    ['1.2.+3', 'a sign', [oidError('1.2.+3')]],
+    ['1.2.03', 'a leading zero', [oidError('1.2.03')]],
+    ['3.1', 'first arc above 2', [oidError('3.1')]],
+    ['1.40', 'second arc of 40 under 1', [oidError('1.40')]],
+    ['1.2..3', 'an empty arc', [oidError('1.2..3')]],
+    [
+      '1.2.3',
+      '',
+      [
+        'spec.otherNames[0].utf8Value: Required value: must be set to a valid non-empty UTF8 string',
+      ],
+    ],
+    [
+      '1.2.3',
+      'lone \ud800 surrogate',
+      [
+        'spec.otherNames[0].utf8Value: Required value: must be set to a valid non-empty UTF8 string',
+      ],
+    ],
+  ];
+  for (const [oid, utf8Value, expected] of cases)
+    t.same(
+      validateCertificateSpec({ ...valid, otherNames: [{ oid, utf8Value }] }),
+      expected,
+      `${oid} = ${JSON.stringify(utf8Value)}`,
+    );
+});
+
+t.test('nameConstraints: CIDR ranges and names an IA5String can hold', async (t) => {
+  const ca = (nameConstraints: CertificateSpec['nameConstraints']): CertificateSpec => ({
+    ...valid,
+    isCA: true,
+    ...(nameConstraints ? { nameConstraints } : {}),
+  });
+  const cases: Array<[string, CertificateSpec, string[]]> = [
+    ['an empty permitted list is set', ca({ permitted: {} }), []],
+    [
+      'ranges that are no CIDR',
+      ca({
+        permitted: { ipRanges: ['10.0.0.0/8', '10.0.0.1', '10.0.0.0/33', 'fd00::/129'] },
+        excluded: { ipRanges: ['fe80::%eth0/64', 'x/8', '10.0.0.0/+8'] },
+      }),
+      [
+        'spec.nameConstraints.permitted.ipRanges[1]: Invalid value: "10.0.0.1": invalid CIDR address',
+        'spec.nameConstraints.permitted.ipRanges[2]: Invalid value: "10.0.0.0/33": invalid CIDR address',
+        'spec.nameConstraints.permitted.ipRanges[3]: Invalid value: "fd00::/129": invalid CIDR address',
+        'spec.nameConstraints.excluded.ipRanges[0]: Invalid value: "fe80::%eth0/64": invalid CIDR address',
+        'spec.nameConstraints.excluded.ipRanges[1]: Invalid value: "x/8": invalid CIDR address',
+        'spec.nameConstraints.excluded.ipRanges[2]: Invalid value: "10.0.0.0/+8": invalid CIDR address',
+      ],
+    ],
+    [
+      'names that are not ASCII',
+      ca({
+        permitted: { dnsDomains: ['.bücher.example'], emailAddresses: ['ü@example.com'] },
+        excluded: { uriDomains: ['.ü.example'] },
+      }),
+      [
+        'spec.nameConstraints.permitted.dnsDomains[0]: Invalid value: ".bücher.example": cannot be encoded as an IA5String',
+        'spec.nameConstraints.permitted.emailAddresses[0]: Invalid value: "ü@example.com": cannot be encoded as an IA5String',
+        'spec.nameConstraints.excluded.uriDomains[0]: Invalid value: ".ü.example": cannot be encoded as an IA5String',
+      ],
+    ],
+  ];
+  for (const [name, spec, expected] of cases) t.same(validateCertificateSpec(spec), expected, name);
+});
+
+t.test('signatureAlgorithm: each name of the CRD enum, for its own key type only', async (t) => {
+  const byKey: Array<['RSA' | 'ECDSA' | 'Ed25519', string[]]> = [
+    ['RSA', ['SHA256WithRSA', 'SHA384WithRSA', 'SHA512WithRSA']],
+    ['ECDSA', ['ECDSAWithSHA256', 'ECDSAWithSHA384', 'ECDSAWithSHA512']],
+    ['Ed25519', ['PureEd25519']],
+  ];
+  for (const [algorithm, names] of byKey)
+    for (const name of names)
+      t.same(
+        validateCertificateSpec(
+          fromYaml({ ...valid, privateKey: { algorithm }, signatureAlgorithm: name }),
+        ),
+        [],
+        `${name} with an ${algorithm} key`,
+      );
+  t.same(
+    validateCertificateSpec(fromYaml({ ...valid, signatureAlgorithm: 'SHA256WithRSAPSS' })),
+    [
+      'spec.signatureAlgorithm: Unsupported value: "SHA256WithRSAPSS": supported values: "SHA256WithRSA", "SHA384WithRSA", "SHA512WithRSA", "ECDSAWithSHA256", "ECDSAWithSHA384", "ECDSAWithSHA512", "PureEd25519"',
+    ],
+    'a name outside the enum, as the API server words it',
+  );
+  t.same(
+    validateCertificateSpec(
+      fromYaml({ ...valid, privateKey: { algorithm: 'DSA' }, signatureAlgorithm: 'SHA256WithRSA' }),
+    ),
+    [
+      'spec.privateKey.algorithm: Invalid value: "DSA": must be either empty or one of rsa, ecdsa or ed25519',
+    ],
+    'an unknown key algorithm is reported once, not against the signature algorithm',
+  );
 });
 
 t.test('bad values are echoed shortened, never whole', async (t) => {

@@ -5,6 +5,15 @@ import type { CertificateRequestSpec } from '../../src/api/certificate-request.j
 import { privateKeyMismatches } from '../../src/certificates/private-key-match.js';
 import { requestMismatches } from '../../src/certificates/request-match.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import {
+  concat,
+  contextTag,
+  encodeOid,
+  encodeTlv,
+  sequence,
+  Tag,
+  toArrayBuffer,
+} from '../../src/pki/der.js';
 
 const ecdsa = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).privateKey;
 const rsa = (bits: number) => generateKeyPairSync('rsa', { modulusLength: bits }).privateKey;
@@ -109,6 +118,80 @@ t.test('a request against the Certificate spec, field by field', async (t) => {
     t.same(requestMismatches(request, csr, changedSpec), expected, name);
   }
 });
+
+t.test(
+  'otherNames: the same OID/value pairs in any order, an unset list an empty one',
+  async (t) => {
+    const key = ecdsa('prime256v1');
+    const upn = { oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' };
+    const other = { oid: '1.2.3.4', utf8Value: 'ünï' };
+    const csrWith = async (otherNames: Array<{ oid: string; utf8Value: string }>) =>
+      parseCsr(await createCsr({ key, subject: { commonName: 'web' }, otherNames }));
+    const request: CertificateRequestSpec = { request: '', issuerRef: { name: 'ca' } };
+    const spec = (otherNames?: Array<{ oid: string; utf8Value: string }>): CertificateSpec => ({
+      secretName: 's',
+      issuerRef: { name: 'ca' },
+      commonName: 'web',
+      ...(otherNames ? { otherNames } : {}),
+    });
+    const both = await csrWith([upn, other]);
+    const none = await parseCsr(await createCsr({ key, subject: { commonName: 'web' } }));
+    const cases: Array<[string, Awaited<ReturnType<typeof parseCsr>>, CertificateSpec, string[]]> =
+      [
+        ['the same two in another order', both, spec([other, upn]), []],
+        ['one fewer in the spec', both, spec([upn]), ['spec.otherNames']],
+        ['another value', both, spec([upn, { ...other, utf8Value: 'uni' }]), ['spec.otherNames']],
+        [
+          'the value under another OID',
+          both,
+          spec([upn, { ...other, oid: '1.2.3.5' }]),
+          ['spec.otherNames'],
+        ],
+        [
+          'all removed from the spec (cert-manager would not notice)',
+          both,
+          spec(),
+          ['spec.otherNames'],
+        ],
+        ['an empty list and a CSR without SANs', none, spec([]), []],
+        ['added to the spec', none, spec([upn]), ['spec.otherNames']],
+      ];
+    for (const [name, csr, certificateSpec, expected] of cases)
+      t.same(requestMismatches(request, csr, certificateSpec), expected, name);
+
+    // A value of another string type, and an otherName with no value: neither matches anything.
+    const upnOid = encodeOid(upn.oid);
+    const ia5Value = contextTag(0, encodeTlv(Tag.IA5_STRING, Buffer.from(upn.utf8Value)), true);
+    const badUtf8 = contextTag(0, encodeTlv(Tag.UTF8_STRING, Uint8Array.of(0xc3, 0x28)), true);
+    const sanWith = (...names: Uint8Array[]) => ({
+      ...none,
+      sanExtension: { critical: false, der: toArrayBuffer(sequence(names)) },
+    });
+    t.same(
+      requestMismatches(
+        request,
+        sanWith(contextTag(0, concat([upnOid, ia5Value]), true)),
+        spec([upn]),
+      ),
+      ['spec.otherNames'],
+      'an IA5String value',
+    );
+    t.same(
+      requestMismatches(
+        request,
+        sanWith(contextTag(0, concat([upnOid, badUtf8]), true)),
+        spec([upn]),
+      ),
+      ['spec.otherNames'],
+      'a UTF8String that is no UTF-8',
+    );
+    t.same(
+      requestMismatches(request, sanWith(contextTag(0, upnOid, true)), spec([])),
+      ['spec.otherNames'],
+      'an otherName without its value',
+    );
+  },
+);
 
 t.test('a literal subject matches the same DER', async (t) => {
   const key = ecdsa('prime256v1');

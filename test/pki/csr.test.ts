@@ -443,3 +443,101 @@ t.test(
     );
   },
 );
+
+t.test(
+  'otherNames and name constraints in a CSR, as openssl reads them (openssl req -text)',
+  async (t) => {
+    const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+    const pem = await createCsr({
+      key,
+      subject: { commonName: 'ca' },
+      dnsNames: ['a.example.com'],
+      otherNames: [
+        { oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'upn@example.com' },
+        { oid: '1.2.3.4', utf8Value: 'ünï' },
+      ],
+      usages: { names: [], isCA: true },
+      nameConstraints: {
+        critical: true,
+        permitted: { dnsDomains: ['.example.com'], ipRanges: ['10.0.0.0/8', 'fd00::/8'] },
+        excluded: { emailAddresses: ['ops@example.com'], uriDomains: ['.evil.example'] },
+      },
+    });
+    const text = await openssl(['req', '-in', '{csr}', '-verify', '-noout', '-text'], {
+      csr: pem,
+    });
+    t.match(text, /verify OK/);
+    t.match(
+      text,
+      /DNS:a\.example\.com, othername: UPN::upn@example\.com, othername: 1\.2\.3\.4::ünï/,
+      'otherNames follow the other SANs, with their UTF-8 values',
+    );
+    t.match(
+      text,
+      /X509v3 Name Constraints: critical\s+Permitted:\s+DNS:\.example\.com\s+IP:10\.0\.0\.0\/255\.0\.0\.0\s+IP:FD00:0:0:0:0:0:0:0\/FF00:0:0:0:0:0:0:0\s+Excluded:\s+email:ops@example\.com\s+URI:\.evil\.example/,
+    );
+    const parsed = await parseCsr(pem);
+    t.equal(parsed.nameConstraints?.critical, true);
+
+    const plain = await createCsr({
+      key,
+      subject: { commonName: 'ca' },
+      nameConstraints: { critical: false, excluded: { dnsDomains: ['bad.example'] } },
+    });
+    const plainText = await openssl(['req', '-in', '{csr}', '-noout', '-text'], { csr: plain });
+    t.match(plainText, /X509v3 Name Constraints: \n/, 'not critical when the spec says so');
+    t.notMatch(plainText, /Permitted:/, 'no empty permitted subtree');
+    const none = await createCsr({
+      key,
+      subject: { commonName: 'ca' },
+      nameConstraints: { critical: true, permitted: {} },
+    });
+    t.equal((await parseCsr(none)).nameConstraints, undefined, 'no entries: no extension');
+  },
+);
+
+t.test('a CSR is signed with each signature algorithm of the CRD enum', async (t) => {
+  const cases: Array<[KeySpec, string, string]> = [
+    [{ algorithm: 'RSA' }, 'SHA256WithRSA', 'sha256WithRSAEncryption'],
+    [{ algorithm: 'RSA' }, 'SHA384WithRSA', 'sha384WithRSAEncryption'],
+    [{ algorithm: 'RSA' }, 'SHA512WithRSA', 'sha512WithRSAEncryption'],
+    [{ algorithm: 'ECDSA', size: 384 }, 'ECDSAWithSHA256', 'ecdsa-with-SHA256'],
+    [{ algorithm: 'ECDSA' }, 'ECDSAWithSHA384', 'ecdsa-with-SHA384'],
+    [{ algorithm: 'ECDSA' }, 'ECDSAWithSHA512', 'ecdsa-with-SHA512'],
+    [{ algorithm: 'Ed25519' }, 'PureEd25519', 'ED25519'],
+  ];
+  const keys = new Map<string, Awaited<ReturnType<typeof generatePrivateKey>>>();
+  for (const [spec, name, shown] of cases) {
+    const id = `${spec.algorithm}${spec.size ?? ''}`;
+    const key = keys.get(id) ?? (await generatePrivateKey(spec));
+    keys.set(id, key);
+    const pem = await createCsr({ key, subject: { commonName: 'x' }, signatureAlgorithm: name });
+    const text = await openssl(['req', '-in', '{csr}', '-verify', '-noout', '-text'], {
+      csr: pem,
+    });
+    t.match(text, /verify OK/, `${name}: openssl verifies it`);
+    t.match(text, `Signature Algorithm: ${shown}`, `${name}: ${shown}`);
+    await t.resolves(parseCsr(pem), `${name}: our own parser verifies it`);
+  }
+  const rsa = keys.get('RSA');
+  if (!rsa) throw new Error('no RSA key');
+  await t.rejects(
+    createCsr({ key: rsa, subject: { commonName: 'x' }, signatureAlgorithm: 'ECDSAWithSHA256' }),
+    {
+      message: 'signature algorithm ECDSAWithSHA256 cannot sign with an RSA key',
+    },
+  );
+  await t.rejects(
+    createCsr({ key: rsa, subject: { commonName: 'x' }, signatureAlgorithm: 'SHA1WithRSA' }),
+    {
+      message: 'unsupported signature algorithm "SHA1WithRSA"',
+    },
+  );
+  await t.rejects(
+    createCsr({ key: rsa, subject: { commonName: 'x' }, signatureAlgorithm: 'toString' }),
+    {
+      message: 'unsupported signature algorithm "toString"',
+    },
+    'no inherited property is taken for a name',
+  );
+});

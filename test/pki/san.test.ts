@@ -1,6 +1,7 @@
 import t from 'tap';
 import {
   canonicalIpAddress,
+  decodeOtherNames,
   decodeSubjectAltNames,
   encodeSubjectAltNames,
   formatIpAddress,
@@ -119,6 +120,58 @@ t.test('names of other kinds are skipped when decoding', async (t) => {
     uris: [],
     emailAddresses: [],
   });
+});
+
+t.test(
+  'otherNames are encoded after the other SANs and decoded with their UTF-8 values',
+  async (t) => {
+    const der = encodeSubjectAltNames({
+      uris: ['spiffe://a/b'],
+      otherNames: [
+        { oid: '1.2.3.4', utf8Value: 'x' },
+        { oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'ü' },
+      ],
+    });
+    // [6] URI, then [0] { OID 1.2.3.4, [0] { UTF8String "x" } }, then the UPN.
+    t.equal(hex(der).slice(4, 32), `860c${Buffer.from('spiffe://a/b').toString('hex')}`);
+    t.equal(
+      hex(der).slice(32, 56),
+      'a00a06032a0304a0030c0178',
+      'otherName 1.2.3.4 = UTF8String "x"',
+    );
+    t.same(decodeOtherNames(der), [
+      { oid: '1.2.3.4', utf8Value: 'x' },
+      { oid: '1.3.6.1.4.1.311.20.2.3', utf8Value: 'ü' },
+    ]);
+    t.same(decodeSubjectAltNames(der).uris, ['spiffe://a/b'], 'the other kinds still decode');
+    t.ok(hasSubjectAltNames({ otherNames: [{ oid: '1.2.3', utf8Value: 'v' }] }));
+    t.notOk(hasSubjectAltNames({ otherNames: [] }));
+    t.throws(() => encodeSubjectAltNames({ otherNames: [{ oid: '1', utf8Value: 'v' }] }), {
+      message: 'invalid object identifier "1"',
+    });
+  },
+);
+
+t.test('otherName values of other types, and malformed otherNames', async (t) => {
+  // SEQUENCE { [0] { OID 1.2.3.4, [0] { IA5String "x" } }, [0] { ..., [0] { UTF8String c3 28 } } }
+  const other = Uint8Array.from([
+    0x30, 0x19, 0xa0, 0x0a, 0x06, 0x03, 0x2a, 0x03, 0x04, 0xa0, 0x03, 0x16, 0x01, 0x78, 0xa0, 0x0b,
+    0x06, 0x03, 0x2a, 0x03, 0x04, 0xa0, 0x04, 0x0c, 0x02, 0xc3, 0x28,
+  ]);
+  t.same(decodeOtherNames(other), [
+    { oid: '1.2.3.4', utf8Value: undefined },
+    { oid: '1.2.3.4', utf8Value: undefined },
+  ]);
+  const malformed: Array<[string, number[]]> = [
+    ['no value', [0x30, 0x07, 0xa0, 0x05, 0x06, 0x03, 0x2a, 0x03, 0x04]],
+    ['an empty value', [0x30, 0x09, 0xa0, 0x07, 0x06, 0x03, 0x2a, 0x03, 0x04, 0xa0, 0x00]],
+    [
+      'two values',
+      [0x30, 0x0d, 0xa0, 0x0b, 0x06, 0x03, 0x2a, 0x03, 0x04, 0xa0, 0x04, 0x0c, 0x00, 0x0c, 0x00],
+    ],
+  ];
+  for (const [name, bytes] of malformed)
+    t.throws(() => decodeOtherNames(Uint8Array.from(bytes)), { message: /malformed DER/ }, name);
 });
 
 t.test('sameIpAddresses: the same addresses in any order, however each is spelled', async (t) => {

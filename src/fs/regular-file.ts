@@ -159,10 +159,15 @@ class CappedRead {
     this.chunks.push(buffer.subarray(0, bytesRead));
     this.total += bytesRead;
     if (this.total > this.maxBytes) throw this.tooLarge();
-    this.nextLength = 64 * 1024;
+    // A short read is the end of a file that did not grow: one byte is enough to see that,
+    // where a 64 KiB buffer for it cost an allocation per file read.
+    this.nextLength = bytesRead < buffer.length ? 1 : 64 * 1024;
   }
 
   content(): Buffer {
+    // The usual single read is returned as it is, not copied.
+    const [only] = this.chunks;
+    if (only && this.chunks.length === 1) return only;
     return Buffer.concat(this.chunks, this.total);
   }
 

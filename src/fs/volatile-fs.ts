@@ -106,6 +106,13 @@ export const SYNC_BUDGET_MS = 1;
 // When the current stretch of synchronous work began; undefined once the event loop turned.
 let stretchStart: number | undefined;
 
+// The turn every caller over budget waits for. One for all, not one each: they then resume
+// together, in the order they arrived, and alternate call by call. With a turn each, the first
+// to resume ran alone for a whole budget while the others got one call per turn (a reader
+// polling readAtomically made each of a writer's ~20 calls wait a turn: 200 swaps took 12 s
+// instead of 0.7 s).
+let turn: Promise<void> | undefined;
+
 function endStretch(): void {
   stretchStart = undefined;
 }
@@ -114,7 +121,10 @@ function endStretch(): void {
 async function sync<T>(call: () => T): Promise<T> {
   if (stretchStart !== undefined && performance.now() - stretchStart > SYNC_BUDGET_MS) {
     // endStretch was queued first, so the stretch is over when this resolves.
-    await nextTurn();
+    turn ??= nextTurn().then(() => {
+      turn = undefined;
+    });
+    await turn;
   }
   if (stretchStart === undefined) {
     stretchStart = performance.now();

@@ -259,3 +259,22 @@ t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) =>
   // About one turn per budget; without it, none at all.
   t.ok(turns >= 3, `${turns} event-loop turns in ${30 * SYNC_BUDGET_MS} ms of calls`);
 });
+
+t.test('callers of tmpfs calls at the same time take turns call by call', async (t) => {
+  const dir = t.testdir();
+  // A reader polling beside a writer: each must get about as many calls as the other, also
+  // across the turns the budget gives the event loop (one caller must not run alone for a
+  // whole budget while the other waits a turn per call).
+  const counts = [0, 0];
+  const until = performance.now() + 30 * SYNC_BUDGET_MS;
+  const loop = async (i: 0 | 1) => {
+    while (performance.now() < until) {
+      await volatileFileOps.stat(dir);
+      counts[i] = (counts[i] ?? 0) + 1;
+    }
+  };
+  await Promise.all([loop(0), loop(1)]);
+  const [a = 0, b = 0] = counts;
+  t.ok(Math.abs(a - b) <= 1, `calls alternate: ${a} and ${b}`);
+  t.ok(a > 30, 'many calls each');
+});

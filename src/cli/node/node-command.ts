@@ -160,6 +160,9 @@ export async function runNode(
             : {}),
         });
   }
+  // Listening before the line that says it started: whoever stops the plugin as soon as it
+  // reads that line (a supervisor, a test) must not meet SIGTERM's default action, a kill.
+  const stopAsked = until();
   logger.info(
     {
       mode,
@@ -170,7 +173,7 @@ export async function runNode(
     },
     'cert-csi node plugin started',
   );
-  await until();
+  await stopAsked;
   logger.info({}, 'stopping');
   await plugin.stop();
   await observability.close();

@@ -1,6 +1,6 @@
-import { Counter, Histogram } from 'prom-client';
 import { subscribeFacts } from '../base/telemetry.js';
 import type { ComponentMetrics } from './component-metrics.js';
+import { promClient } from './prom-client.js';
 
 /** client-go's buckets of rest_client_request_duration_seconds. */
 const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
@@ -16,6 +16,7 @@ export function registerClientMetrics(
   metrics: ComponentMetrics,
   onError: (err: unknown) => void,
 ): () => void {
+  const { Counter, Histogram } = promClient();
   const requests = new Counter({
     name: 'rest_client_requests_total',
     help: 'Number of HTTP requests, partitioned by status code, method, and host.',

@@ -1,4 +1,5 @@
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { promClient } from './prom-client.js';
 
 /** Where a scrape family writes its series. */
 export interface SeriesWriter {
@@ -33,7 +34,7 @@ export function seriesLine(name: string, labels: string, value: number): string 
  * series (bench/metrics.ts).
  */
 export class ComponentMetrics {
-  readonly registry = new Registry();
+  private madeRegistry: Registry | undefined;
   private readonly families: ScrapeFamily[] = [];
   private scrapes = 0;
 
@@ -51,6 +52,12 @@ export class ComponentMetrics {
       }
       return value;
     };
+  }
+
+  /** The prom-client registry, made at the first use: a process without metrics never loads prom-client. */
+  get registry(): Registry {
+    this.madeRegistry ??= new (promClient().Registry)();
+    return this.madeRegistry;
   }
 
   /** Adds a family computed at each scrape. */

@@ -1,10 +1,10 @@
-import { Counter } from 'prom-client';
 import { type Certificate, CertificateKind } from '../api/certificate.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind } from '../api/issuer.js';
 import { subscribeFacts } from '../base/telemetry.js';
 import type { SharedInformers } from '../controller/shared-informers.js';
 import { type ComponentMetrics, labelText } from './component-metrics.js';
 import { issuerRefLabels } from './issuer-ref-labels.js';
+import { promClient } from './prom-client.js';
 import { CONDITION_STATUSES, readyStatusOf, unixSeconds } from './ready-condition.js';
 
 /** What the controller's families are computed from: the informer caches, [] when not running. */
@@ -118,6 +118,7 @@ export function registerControllerMetrics(
       }
     },
   });
+  const { Counter } = promClient();
   const syncCalls = new Counter({
     name: 'certmanager_controller_sync_call_count',
     help: 'The number of sync() calls made by a controller.',

@@ -1,10 +1,10 @@
-import { Counter, Histogram } from 'prom-client';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../api/labels.js';
 import { ISSUANCE_FAILURE_REASONS, subscribeFacts } from '../base/telemetry.js';
 import { type ComponentMetrics, labelText, seriesLine } from './component-metrics.js';
 import { issuerRefLabels } from './issuer-ref-labels.js';
 import { ManagedVolumes } from './managed-volumes.js';
+import { promClient } from './prom-client.js';
 import { CONDITION_STATUSES, readyStatusOf } from './ready-condition.js';
 import { requestExpirySeconds } from './request-expiry.js';
 
@@ -36,6 +36,7 @@ export function registerNodeMetrics(
     sources.requests().filter((request) => request.metadata.labels?.[NODE_ID_HASH_LABEL] === node),
   );
   const registers = [metrics.registry];
+  const { Counter, Histogram } = promClient();
 
   const issueRequests = new Counter({
     name: 'certmanager_csi_issue_requests_total',

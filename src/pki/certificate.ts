@@ -19,7 +19,6 @@ import { publicKeysEqual, signingAlgorithmFor, spkiOf, toCryptoKeyPair } from '.
 import { decodePemBlocks, encodePem } from './pem.js';
 import { isEmptyName, nameProblem, subjectToDer } from './subject.js';
 import { usagesToExtensions } from './usages.js';
-import { x509 } from './x509-provider.js';
 
 /** What the issuer decides about a certificate, beyond what the CSR says. */
 export interface CertificateTemplate {
@@ -159,6 +158,8 @@ async function issue(input: IssueInput): Promise<string> {
   if (subjectProblem !== undefined) {
     throw new PkiError(`the subject cannot be put in a certificate: ${subjectProblem}`);
   }
+  // Loaded at the first certificate, not at start (see x509-provider.ts).
+  const { x509 } = await import('./x509-provider.js');
   const extensions = buildExtensions(input).map(
     (e) => new x509.Extension(e.oid, e.critical, e.value),
   );

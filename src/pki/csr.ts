@@ -45,7 +45,6 @@ import {
   subjectToDer,
 } from './subject.js';
 import { usagesToExtensions } from './usages.js';
-import { x509 } from './x509-provider.js';
 
 /** What goes into a CSR; a non-empty literalSubject replaces subject entirely. */
 export interface CsrRequest {
@@ -106,6 +105,8 @@ export async function createCsr(req: CsrRequest): Promise<string> {
   const subjectDer = req.literalSubject
     ? parseLiteralSubject(req.literalSubject)
     : subjectToDer(req.subject ?? {});
+  // Loaded at the first request, not at start (see x509-provider.ts).
+  const { x509 } = await import('./x509-provider.js');
   const extensions = hasSubjectAltNames(req)
     ? [new x509.Extension(ExtensionOid.subjectAltName, false, encodeSubjectAltNames(req))]
     : [];

@@ -1,4 +1,5 @@
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type * as Forge from 'node-forge';
 import { PkiError } from './errors.js';
 
 // RC2 (RFC 2268), encryption only. PKCS#12's pbeWithSHAAnd40BitRC2-CBC, cert-manager's default
@@ -12,12 +13,23 @@ import { PkiError } from './errors.js';
 
 const BLOCK = 8;
 
-function bytes(data: Uint8Array): forge.util.ByteStringBuffer {
-  return forge.util.createBuffer(Buffer.from(data).toString('binary'));
+// node-forge is ~0.9 MB of JavaScript that every process importing the pki modules would load at
+// start (~70 ms of CPU) for a cipher only a PKCS#12 keystore with the legacy profile uses: it is
+// required at the first such encryption instead. A CommonJS package, so require() is synchronous
+// and gives the module an ES import would.
+let loadedForge: typeof Forge | undefined;
+
+function forge(): typeof Forge {
+  loadedForge ??= createRequire(import.meta.url)('node-forge') as typeof Forge;
+  return loadedForge;
+}
+
+function bytes(data: Uint8Array): Forge.util.ByteStringBuffer {
+  return forge().util.createBuffer(Buffer.from(data).toString('binary'));
 }
 
 /** forge's RC2 encryption with key and effectiveBits, checked first; CBC from iv, or ECB without one. */
-function encryptor(key: Uint8Array, effectiveBits: number, iv?: Uint8Array): forge.rc2.cipher {
+function encryptor(key: Uint8Array, effectiveBits: number, iv?: Uint8Array): Forge.rc2.cipher {
   if (key.length < 1 || key.length > 128) {
     throw new PkiError(`RC2 key must be 1 to 128 bytes, got ${key.length}`);
   }
@@ -30,7 +42,7 @@ function encryptor(key: Uint8Array, effectiveBits: number, iv?: Uint8Array): for
   if (iv !== undefined && iv.length !== BLOCK) {
     throw new PkiError(`RC2 IV must be 8 bytes, got ${iv.length}`);
   }
-  const cipher = forge.rc2.createEncryptionCipher(bytes(key), effectiveBits);
+  const cipher = forge().rc2.createEncryptionCipher(bytes(key), effectiveBits);
   cipher.start(iv === undefined ? null : bytes(iv));
   return cipher;
 }

@@ -100,6 +100,8 @@ export async function runController(
     checks: [{ name: 'controllers', ready: () => controller?.ready() ?? false }],
     logger,
   });
+  // Listening before the line that says it started (see node-command.ts).
+  const stopAsked = until();
   logger.info({ identity, leaderElect, clusterResourceNamespace }, 'cert-csi controller started');
   const running = startController({
     kubeConfig,
@@ -122,7 +124,7 @@ export async function runController(
       : {}),
   });
   controller = running;
-  void until().then(() => running.stop());
+  void stopAsked.then(() => running.stop());
   const outcome = await running.done;
   await observability.close();
   if (outcome === 'stopped') return 0;

@@ -14,7 +14,6 @@ import { packageVersion } from '../common/package-version.js';
 import { terminationSignal } from '../common/termination.js';
 import { controllerSelection } from '../controller/controller-names.js';
 import { startEmbeddedPlugin } from './embedded-plugin.js';
-import { loadManifests } from './load-manifests.js';
 import { NODE_FLAGS, NODE_HELP, NODE_MODES } from './node-flags.js';
 import { type ObservedPlugin, startNodeObservability } from './node-observability.js';
 import { readinessOptions } from './readiness-flags.js';
@@ -152,6 +151,8 @@ export async function runNode(
           ...(manifests
             ? {
                 beforeIssuers: async (store) => {
+                  // Loaded only with --manifests: its YAML parser costs ~80 ms to import.
+                  const { loadManifests } = await import('./load-manifests.js');
                   const count = await loadManifests(store, manifests);
                   logger.info({ dir: manifests, objects: count }, 'loaded manifests');
                 },
@@ -159,6 +160,9 @@ export async function runNode(
             : {}),
         });
   }
+  // Listening before the line that says it started: whoever stops the plugin as soon as it
+  // reads that line (a supervisor, a test) must not meet SIGTERM's default action, a kill.
+  const stopAsked = until();
   logger.info(
     {
       mode,
@@ -169,7 +173,7 @@ export async function runNode(
     },
     'cert-csi node plugin started',
   );
-  await until();
+  await stopAsked;
   logger.info({}, 'stopping');
   await plugin.stop();
   await observability.close();

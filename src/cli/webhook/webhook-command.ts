@@ -39,12 +39,14 @@ export async function runWebhook(
     mutatingWebhookConfiguration: settings.mutatingWebhookConfiguration,
     logger,
   });
+  // Listening before the line that says it started (see node-command.ts).
+  const stopAsked = until();
   logger.info(
     { port: webhook.port, namespace: settings.namespace, service: settings.serviceName },
     'cert-csi webhook started',
   );
   started?.(webhook);
-  await until();
+  await stopAsked;
   logger.info({ delayMs: settings.shutdownDelayMs }, 'cert-csi webhook stopping');
   await webhook.stop(settings.shutdownDelayMs);
   return 0;

@@ -185,7 +185,7 @@ function planTrial(seed: number, namespace: string, withCa: boolean): TrialPlan 
         };
   const secondKill = (p: number): KillPlan[] =>
     rng.chance(p) ? [{ kind: 'delay', ms: rng.int(0, RESTART_KILL_SPAN_MS) }] : [];
-  // Every kill costs a controller start (~1.5 s of CPU, most of a trial's cost): a second kill
+  // Every kill costs a controller start (~1.2 s of CPU, most of a trial's cost): a second kill
   // of the restarted controller is rare (and forced in some trials, see trialSeeds). Drawn the
   // same way with or without the CA, so that a trial replayed alone (as a first trial) makes
   // the same choices.

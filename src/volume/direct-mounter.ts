@@ -1,6 +1,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
+import { KeyedMutex } from '../base/keyed-mutex.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import { applyDataPermissions } from './data-permissions.js';
@@ -22,6 +23,11 @@ async function groupOf(dir: string): Promise<number | undefined> {
 export class DirectMounter implements Mounter {
   readonly mode = 'direct';
   private readonly logger: Logger;
+  // The atomic writer takes one writer per dir: a republish and a renewal may both mirror one
+  // target at once, and each removes every generation but its own (`..data` left pointing at a
+  // removed one). Mirrors of a target run one at a time, each reading the data dir inside its
+  // turn, so the last one writes the newest files.
+  private readonly targets = new KeyedMutex();
 
   constructor(logger: Logger) {
     this.logger = logger;
@@ -64,6 +70,15 @@ export class DirectMounter implements Mounter {
    * (unpublished) or nothing was written yet. A symlink in the path is refused, never written through.
    */
   async refresh(dataDir: string, targetPath: string, gid?: number): Promise<void> {
+    const release = await this.targets.lock(targetPath);
+    try {
+      await this.mirror(dataDir, targetPath, gid);
+    } finally {
+      release();
+    }
+  }
+
+  private async mirror(dataDir: string, targetPath: string, gid?: number): Promise<void> {
     const stats = await statTarget(targetPath);
     if (!stats) return;
     await refuseSymlinks(targetPath);
@@ -80,11 +95,16 @@ export class DirectMounter implements Mounter {
    * when empty; otherwise touches nothing. A missing target is success; a symlinked one is refused.
    */
   async unpublish(_dataDir: string, targetPath: string, owned: boolean): Promise<void> {
-    const stats = await statTarget(targetPath);
-    if (!stats) return;
-    await refuseSymlinks(targetPath);
-    if (!owned || !stats.isDirectory()) return;
-    await removeAtomicFiles(targetPath);
-    await removeEmptyDir(targetPath, this.logger);
+    const release = await this.targets.lock(targetPath);
+    try {
+      const stats = await statTarget(targetPath);
+      if (!stats) return;
+      await refuseSymlinks(targetPath);
+      if (!owned || !stats.isDirectory()) return;
+      await removeAtomicFiles(targetPath);
+      await removeEmptyDir(targetPath, this.logger);
+    } finally {
+      release();
+    }
   }
 }

@@ -1,7 +1,12 @@
 import { mkdir, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { DATA_LINK, isGenerationName, writeAtomically } from '../../src/fs/atomic-writer.js';
+import {
+  DATA_LINK,
+  isGenerationName,
+  readAtomically,
+  writeAtomically,
+} from '../../src/fs/atomic-writer.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import { dataDirMode } from '../../src/volume/data-permissions.js';
 import { DataRoot } from '../../src/volume/data-root.js';
@@ -49,6 +54,26 @@ t.test('publish mirrors the current files; refresh mirrors each new generation',
   t.equal(await readFile(join(target, 'tls.crt'), 'utf8'), 'c2');
   await mounter.publish(data, target);
   t.equal(await readFile(join(target, 'tls.key'), 'utf8'), 'k2', 'publish again is idempotent');
+});
+
+t.test('refreshes of one target that overlap leave it serving the newest files', async (t) => {
+  // A republish mirrors the target while a renewal does: two writers of one dir, each removing
+  // the generations but its own, would leave `..data` pointing at a removed one.
+  const { root, mounter, target } = await setup(t);
+  const data = root.dataDir(ID);
+  await writeAtomically(data, { 'tls.crt': bytes('c0'), 'tls.key': bytes('k0') });
+  await mounter.publish(data, target);
+  for (let round = 1; round <= 10; round++) {
+    await writeAtomically(data, { 'tls.crt': bytes(`c${round}`), 'tls.key': bytes(`k${round}`) });
+    const refreshes = Array.from({ length: 4 }, () => mounter.refresh(data, target));
+    await Promise.all(refreshes);
+    const served = await readAtomically(target);
+    t.same(
+      served && Object.fromEntries([...served].map(([name, b]) => [name, b.toString()])),
+      { 'tls.crt': `c${round}`, 'tls.key': `k${round}` },
+      `round ${round}: the target serves the data dir's files`,
+    );
+  }
 });
 
 t.test('the data dir group (fs-group) follows the files to the target', async (t) => {

@@ -186,7 +186,8 @@ export class FakeApiServer {
   private faults: Fault[] = [];
   private latencyMs = 0;
   private statusConflicts = 0;
-  private watchExpiries = 0;
+  /** Watch expiries still to give, per resource (plural) or for any ('*'). */
+  private readonly watchExpiries = new Map<string, number>();
 
   private constructor(
     private readonly server: Server,
@@ -368,9 +369,12 @@ export class FakeApiServer {
     this.statusConflicts = n;
   }
 
-  /** The next n watches that pass a resourceVersion (other than "0") get the 410 ERROR event. */
-  expireWatches(n = 1): void {
-    this.watchExpiries = n;
+  /**
+   * The next n watches that pass a resourceVersion (other than "0") get the 410 ERROR event:
+   * of resource (a plural, e.g. certificaterequests) when given, of any resource otherwise.
+   */
+  expireWatches(n = 1, resource = '*'): void {
+    this.watchExpiries.set(resource, n);
   }
 
   /** How many requests a hang fault holds unanswered (their clients have not given up yet). */
@@ -634,8 +638,9 @@ export class FakeApiServer {
     this.watches.add(stream);
     if (timeoutSeconds) stream.endAfter(timeoutSeconds);
 
-    if (resumes && this.watchExpiries > 0) {
-      this.watchExpiries--;
+    const expiry = [served.kind.plural, '*'].find((key) => (this.watchExpiries.get(key) ?? 0) > 0);
+    if (resumes && expiry !== undefined) {
+      this.watchExpiries.set(expiry, (this.watchExpiries.get(expiry) ?? 0) - 1);
       stream.fail(
         expired(`too old resource version: ${resourceVersion} (${this.store.resourceVersion})`),
       );

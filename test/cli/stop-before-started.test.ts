@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import t from 'tap';
 import { runController } from '../../src/cli/controller/controller-command.js';
 import { runNode } from '../../src/cli/node/node-command.js';
@@ -6,6 +5,7 @@ import { runWebhook } from '../../src/cli/webhook/webhook-command.js';
 import { CONTROLLER_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { tempDir } from '../support/temp-dir.js';
 import { startWebhookCluster, WEBHOOK_TOKEN } from '../support/webhook-cluster.js';
+import { nodeArgs } from './embedded-node-args.js';
 
 // Whoever stops a long-running command as soon as it reads its "started" line (a supervisor,
 // the crash trials) sends SIGTERM then: if the command only listens for it after writing that
@@ -55,21 +55,7 @@ const CLEAN = { code: 0, lineBeforeListening: false, lineWritten: true };
 t.test('cert-csi node listens for the stop before it says it started', async (t) => {
   const dir = await tempDir(t);
   const order = await stopAtOnce('cert-csi node plugin started', (until) =>
-    runNode(
-      [
-        '--endpoint',
-        `unix://${join(dir, 'csi.sock')}`,
-        '--data-root',
-        join(dir, 'volumes'),
-        '--state-dir',
-        join(dir, 'state'),
-        '--mount-mode',
-        'direct',
-        '--node-id',
-        'stop-order',
-      ],
-      until,
-    ),
+    runNode(nodeArgs(dir, [], 'stop-order'), until),
   );
   t.same(order, CLEAN);
 });

@@ -36,7 +36,7 @@ import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
 const volumes = Number(values.volumes);
 
-const rbac = await loadRbacFromDirectory(new URL('../deploy/daemonset/', import.meta.url).pathname);
+const rbac = await loadRbacFromDirectory(new URL('../deploy/manifests/', import.meta.url).pathname);
 const server = await FakeApiServer.start({ rbac });
 server.addToken('node', serviceAccountUser('cert-csi', 'cert-csi-node'));
 server.addToken('controller', serviceAccountUser('cert-csi', 'cert-csi-controller'));

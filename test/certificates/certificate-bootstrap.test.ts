@@ -13,13 +13,13 @@ import { opensslVerify } from '../support/issuer-fixtures.js';
 import { projectPath } from '../support/project-files.js';
 
 t.test(
-  'deploy/daemonset/bootstrap-ca.yaml: SelfSigned -> CA Certificate -> CA ClusterIssuer -> a leaf',
+  'deploy/manifests/bootstrap-ca.yaml: SelfSigned -> CA Certificate -> CA ClusterIssuer -> a leaf',
   async (t) => {
     const stack = await startCertificateStack(t, {
       config: { clusterResourceNamespace: 'cert-csi' },
     });
     const documents = parseAllDocuments(
-      await readFile(projectPath('deploy', 'daemonset', 'bootstrap-ca.yaml'), 'utf8'),
+      await readFile(projectPath('deploy', 'manifests', 'bootstrap-ca.yaml'), 'utf8'),
     );
     for (const document of [documents].flat()) {
       const object = document.toJS() as Issuer | Certificate;

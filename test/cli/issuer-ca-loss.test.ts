@@ -22,7 +22,7 @@ import { tempDir } from '../support/temp-dir.js';
 import { nodeArgs } from './embedded-node-args.js';
 
 // The lost-CA guard covers every CA an Issuer or ClusterIssuer signs with,
-// not only embedded-ca. The bootstrap pattern (deploy/daemonset/bootstrap-ca.yaml: SelfSigned
+// not only embedded-ca. The bootstrap pattern (deploy/manifests/bootstrap-ca.yaml: SelfSigned
 // ClusterIssuer -> CA Certificate -> CA ClusterIssuer) loaded with --manifests; its CA Secret's
 // file lost while what it signed exists must refuse to start, before any Certificate
 // controller could issue a new CA.

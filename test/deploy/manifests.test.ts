@@ -47,7 +47,8 @@ import { projectRoot } from '../support/project-files.js';
 // fails here instead of in a cluster.
 
 const repoRoot = projectRoot;
-const deployDir = join(repoRoot, 'deploy/daemonset');
+const deployDir = join(repoRoot, 'deploy/manifests');
+const installGuide = join(repoRoot, 'deploy/README.md');
 
 const NAMESPACE = 'cert-csi';
 const EXAMPLE_NAMESPACE = 'default';
@@ -172,7 +173,10 @@ interface Manifest {
 }
 
 async function loadDeployDir(): Promise<{ manifests: Manifest[]; problems: string[] }> {
-  const files = (await readdir(deployDir)).filter((n) => /\.ya?ml$/.test(n)).sort();
+  // kustomization.yaml says which files the install applies (test/deploy/rendered-install.test.ts).
+  const files = (await readdir(deployDir))
+    .filter((n) => /\.ya?ml$/.test(n) && n !== 'kustomization.yaml')
+    .sort();
   const manifests: Manifest[] = [];
   const problems: string[] = [];
   for (const file of files) {
@@ -288,7 +292,7 @@ const PLUGIN = 'cert-csi';
 const REGISTRAR = 'node-driver-registrar';
 const LIVENESS = 'liveness-probe';
 
-t.test('every file in deploy/daemonset is valid YAML with complete objects', async (t) => {
+t.test('every file in deploy/manifests is valid YAML with complete objects', async (t) => {
   t.same(parseProblems, [], 'no YAML errors, warnings or incomplete documents');
   const files = new Set(manifests.map((m) => m.file));
   for (const file of [
@@ -968,17 +972,27 @@ t.test('objects the code writes fit the CRD schemas: nothing is refused or prune
 });
 
 interface DockerStage {
+  /** The FROM image with the global ARGs' defaults put in. */
   image: string;
+  /** The FROM image as written. */
+  written: string;
   name?: string;
   instructions: { keyword: string; text: string }[];
 }
 
-function dockerStages(dockerfile: string): DockerStage[] {
+interface Dockerfile {
+  /** ARGs before the first FROM (usable in FROM lines), with their defaults. */
+  globalArgs: Map<string, string | undefined>;
+  stages: DockerStage[];
+}
+
+function parseDockerfile(dockerfile: string): Dockerfile {
   const lines = dockerfile
     .replace(/\\\r?\n/g, ' ')
     .split(/\r?\n/)
     .map((l) => l.trim())
     .filter((l) => l !== '' && !l.startsWith('#'));
+  const globalArgs = new Map<string, string | undefined>();
   const stages: DockerStage[] = [];
   for (const line of lines) {
     const [keyword = '', ...rest] = line.split(/\s+/);
@@ -986,14 +1000,30 @@ function dockerStages(dockerfile: string): DockerStage[] {
     if (keyword.toUpperCase() === 'FROM') {
       const match = /^(?:--platform=\S+\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(text);
       if (!match?.[1]) throw new Error(`cannot read "${line}"`);
-      stages.push({ image: match[1], ...(match[2] ? { name: match[2] } : {}), instructions: [] });
+      const image = match[1].replace(
+        /\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g,
+        (_whole, name: string) => globalArgs.get(name) ?? '',
+      );
+      stages.push({
+        image,
+        written: match[1],
+        ...(match[2] ? { name: match[2] } : {}),
+        instructions: [],
+      });
+    } else if (stages.length === 0 && keyword.toUpperCase() === 'ARG') {
+      const [name = '', value] = text.split('=', 2);
+      globalArgs.set(name, value);
     } else {
       const stage = stages.at(-1);
       if (!stage) throw new Error(`"${line}" comes before the first FROM`);
       stage.instructions.push({ keyword: keyword.toUpperCase(), text });
     }
   }
-  return stages;
+  return { globalArgs, stages };
+}
+
+function dockerStages(dockerfile: string): DockerStage[] {
+  return parseDockerfile(dockerfile).stages;
 }
 
 /** True when a stage's node_modules hold production dependencies only. */
@@ -1094,6 +1124,51 @@ t.test('the Dockerfile builds the real entry point and ships production deps onl
   );
 });
 
+t.test(
+  'the Dockerfile builds anywhere: its bases are build args, labelled, non-root',
+  async (t) => {
+    const { globalArgs, stages } = parseDockerfile(
+      await readFile(join(repoRoot, 'Dockerfile'), 'utf8'),
+    );
+    const pkg = JSON.parse(await readFile(join(repoRoot, 'package.json'), 'utf8')) as {
+      version: string;
+      license: string;
+    };
+    for (const stage of stages.filter((s) => !stages.some((other) => other.name === s.written))) {
+      const arg = /^\$\{([A-Z_]+)\}$/.exec(stage.written)?.[1] ?? '';
+      t.ok(
+        globalArgs.has(arg),
+        `FROM ${stage.written}: a build argument, so any base can be passed`,
+      );
+      t.match(
+        globalArgs.get(arg),
+        /^node:\d+-[a-z]+-slim$/,
+        `${arg} defaults to an official image`,
+      );
+    }
+    const final = stages.at(-1) as DockerStage;
+    const user = final.instructions.filter((i) => i.keyword === 'USER').at(-1)?.text ?? 'root';
+    t.notMatch(user, /^(0|root)(:|$)/, `the image runs as ${user}: non-root unless asked`);
+    t.ok(
+      final.instructions.some((i) => i.keyword === 'RUN' && /\bmount\b.*\bumount\b/.test(i.text)),
+      'the runtime image is checked for mount and umount (bind mode runs them)',
+    );
+    const versionArg = final.instructions.find(
+      (i) => i.keyword === 'ARG' && i.text.startsWith('VERSION='),
+    );
+    t.equal(versionArg?.text, `VERSION=${pkg.version}`, "VERSION defaults to package.json's");
+    const labels = final.instructions
+      .filter((i) => i.keyword === 'LABEL')
+      .map((i) => i.text)
+      .join(' ');
+    const label = (key: string) =>
+      new RegExp(`org\\.opencontainers\\.image\\.${key}="([^"]*)"`).exec(labels)?.[1];
+    t.equal(label('version'), '${VERSION}', 'the version label is the build argument');
+    t.equal(label('licenses'), pkg.license, "the licenses label is package.json's");
+    t.match(label('source'), /^https:\/\//, 'the source label is a URL');
+  },
+);
+
 t.test('.dockerignore keeps local state out but not what the build needs', async (t) => {
   const entries = (await readFile(join(repoRoot, '.dockerignore'), 'utf8'))
     .split(/\r?\n/)
@@ -1108,7 +1183,7 @@ t.test('.dockerignore keeps local state out but not what the build needs', async
 });
 
 t.test('the install guide names every manifest file', async (t) => {
-  const readme = await readFile(join(deployDir, 'README.md'), 'utf8');
+  const readme = await readFile(installGuide, 'utf8');
   for (const file of new Set(manifests.map((m) => m.file))) {
     t.match(readme, file, `README.md mentions ${file}`);
   }
@@ -1160,7 +1235,7 @@ t.test(
 t.test(
   'the pod certificate example in README.md uses the bootstrap CA and its trust bundle',
   async (t) => {
-    const readme = await readFile(join(deployDir, 'README.md'), 'utf8');
+    const readme = await readFile(installGuide, 'utf8');
     const blocks = [...readme.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
     const podText = blocks.find((block) => block.includes('podCertificate:'));
     if (!podText) throw new Error('no pod certificate example in README.md');

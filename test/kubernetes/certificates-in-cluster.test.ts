@@ -14,7 +14,7 @@ import {
 import { rejection, until } from '../support/eventually.js';
 
 // Certificates through the real KubernetesStore against the fake API server, which enforces
-// the RBAC of deploy/daemonset: what a user writes, what the controller's ServiceAccount may
+// the RBAC of deploy/manifests: what a user writes, what the controller's ServiceAccount may
 // do with it, and what it may not.
 
 const QUICK = { timeoutMs: 5_000, intervalMs: 5 };

@@ -34,7 +34,7 @@ function tokensFor(token: string): string {
   return JSON.stringify({ '': { token, expirationTimestamp } });
 }
 
-/** The deploy/daemonset manifests, plus `create certificaterequests` for sandbox/app. */
+/** The deploy/manifests manifests, plus `create certificaterequests` for sandbox/app. */
 async function rbacWithWorkloadRole(): Promise<RbacAuthorizer> {
   const objects: unknown[] = [];
   for (const name of (await readdir(DEPLOY_DIR)).filter((n) => n.endsWith('.yaml')).sort()) {

@@ -30,7 +30,7 @@ import { waitForObject } from '../support/wait-for-object.js';
 
 // CSRs end to end: requesters create them through the fake API server with the real client
 // (which records who asked), an admin approves or denies through the approval subresource,
-// and `cert-csi controller` signs them under exactly deploy/daemonset's RBAC, asking the API
+// and `cert-csi controller` signs them under exactly deploy/manifests's RBAC, asking the API
 // server (a SubjectAccessReview answered from the loaded RBAC) whether a requester may
 // reference a namespaced Issuer.
 

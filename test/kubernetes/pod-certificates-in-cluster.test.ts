@@ -43,7 +43,7 @@ import { recordingLogger } from '../support/recording-logger.js';
 
 // Pod certificates end to end: kubelet's requests go through the fake API server (which
 // validates them at create, and validates and authorizes every status write as the real one
-// does), the controller signs them with exactly deploy/daemonset's RBAC.
+// does), the controller signs them with exactly deploy/manifests's RBAC.
 
 const SIGNER = 'clusterissuers.cert-manager.io/pods';
 const BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';

@@ -146,7 +146,7 @@ async function everything(
   };
 }
 
-t.test('with exactly the RBAC rules of deploy/daemonset the webhook does its work', async (t) => {
+t.test('with exactly the RBAC rules of deploy/manifests the webhook does its work', async (t) => {
   const w = await cluster(full);
   const { forbidden, approved, ready } = await everything(w);
   t.same(

@@ -7,7 +7,7 @@ import { everything, OUR_ROLES, REMOVAL_PARTS, removalCases } from './rbac-scena
 // rbac-removals-*.test.ts, a file per part of the scenario (see rbac-scenario.ts).
 
 t.test(
-  'with exactly the RBAC rules of deploy/daemonset both components do their work',
+  'with exactly the RBAC rules of deploy/manifests both components do their work',
   async (t) => {
     const cluster = await startCluster(t);
     const { forbidden, issued, certificates, podCertificates, csrs, podIp } = await everything(

@@ -38,13 +38,13 @@ import { connectClient } from './plugin-harness.js';
 import { projectPath } from './project-files.js';
 import { inlineVolumeCall, podInfo } from './publish-call.js';
 
-export const DEPLOY_DIR = projectPath('deploy', 'daemonset');
+export const DEPLOY_DIR = projectPath('deploy', 'manifests');
 export const NODE_TOKEN = 'node-service-account-token';
 export const CONTROLLER_TOKEN = 'controller-service-account-token';
 export const POD_NAMESPACE = 'sandbox';
 export const POD_UID = '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11';
 
-/** A fake API server with the RBAC rules of deploy/daemonset and the two ServiceAccounts' tokens. */
+/** A fake API server with the RBAC rules of deploy/manifests and the two ServiceAccounts' tokens. */
 export interface Cluster {
   server: FakeApiServer;
   rbac: RbacAuthorizer;

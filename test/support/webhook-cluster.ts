@@ -27,7 +27,7 @@ import { until } from './eventually.js';
 export const WEBHOOK_TOKEN = 'webhook-service-account-token';
 export const WEBHOOK_USER = 'system:serviceaccount:cert-csi:cert-csi-webhook';
 
-/** The objects of a deploy/daemonset file. */
+/** The objects of a deploy/manifests file. */
 export async function deployObjects(file: string): Promise<KubeObject[]> {
   const text = await readFile(join(DEPLOY_DIR, file), 'utf8');
   return parseAllDocuments(text)
@@ -35,7 +35,7 @@ export async function deployObjects(file: string): Promise<KubeObject[]> {
     .filter((o): o is KubeObject => o !== null);
 }
 
-/** Every object of deploy/daemonset plus extra objects (test users' roles), as one RBAC. */
+/** Every object of deploy/manifests plus extra objects (test users' roles), as one RBAC. */
 export async function deployRbacWith(extra: readonly unknown[]): Promise<RbacAuthorizer> {
   const files = (await readdir(DEPLOY_DIR)).filter((f) => /\.ya?ml$/.test(f));
   const objects = (await Promise.all(files.map((f) => deployObjects(f)))).flat();
@@ -79,7 +79,7 @@ export interface WebhookCluster {
 }
 
 /**
- * Starts a cluster (deploy/daemonset's RBAC plus extraRbac, unless rbac is given) whose
+ * Starts a cluster (deploy/manifests's RBAC plus extraRbac, unless rbac is given) whose
  * API server holds webhook.yaml's two configurations (caBundle empty), and a token for the
  * webhook's ServiceAccount; the webhook itself is started with start().
  */

@@ -7,15 +7,24 @@
 // Not a tap test: it needs root, podman and minutes of CPU, so `npm test` does not run it.
 // It prints one line per check and, last, "image-smoke: N passed, N failed" for .ci/run.
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Test } from 'tap';
+import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import { findMount, type MountInfo, parseMountInfo } from '../../src/volume/mountinfo.js';
+import {
+  type Cluster,
+  CONTROLLER_TOKEN,
+  NODE_TOKEN,
+  POD_NAMESPACE,
+  startCluster,
+} from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
 import { projectPath, projectRoot } from '../support/project-files.js';
-import { type DaemonSetShape, daemonSetShape, withFlag } from './daemonset-shape.js';
 import { command, mustRun, podman } from './podman.js';
+import { type WorkloadShape, withFlag, workloadShape } from './workload-shape.js';
 
 const IMAGE = 'localhost/cert-csi:ci';
 const INSTALL = [
@@ -37,6 +46,9 @@ const BUILD_TIMEOUT_MS = 20 * 60_000;
 const CA_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
 const TMPFS_LOG = 'reusing mounted tmpfs';
 const DISK_WARNING = 'keys are stored on disk';
+// slirp4netns with allow_host_loopback: the host's 127.0.0.1, where the fake API server listens.
+const HOST_LOOPBACK = '10.0.2.2';
+const HOST_LOOPBACK_NETWORK = 'slirp4netns:allow_host_loopback=true';
 
 const started = performance.now();
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1);
@@ -55,15 +67,20 @@ function cacheDir(): string {
 /** The host side of the DaemonSet's hostPaths, all under one rshared bind mount. */
 interface Host {
   root: string;
-  shape: DaemonSetShape;
+  shape: WorkloadShape;
   /** hostPath → the dir standing in for it here. */
   path(hostPath: string): string;
 }
 
 /** podman run's flags for the plugin as the DaemonSet runs it, with these host dirs. */
-function pluginRunFlags(host: Host, name: string, stateDir: string): string[] {
+function pluginRunFlags(
+  host: Host,
+  name: string,
+  extraVolumes: string[],
+  network = 'none',
+): string[] {
   const { shape } = host;
-  const flags = ['--name', name, '--network', 'none'];
+  const flags = ['--name', name, '--network', network];
   if (shape.runAsUser !== undefined) flags.push('--user', String(shape.runAsUser));
   if (shape.privileged) flags.push('--privileged');
   if (shape.readOnlyRootFilesystem) flags.push('--read-only');
@@ -72,7 +89,7 @@ function pluginRunFlags(host: Host, name: string, stateDir: string): string[] {
     // the host (kubelet, the next plugin container) and the host's reach the plugin.
     flags.push('-v', `${host.path(m.hostPath)}:${m.mountPath}${m.bidirectional ? ':rshared' : ''}`);
   }
-  flags.push('-v', `${stateDir}:/var/lib/cert-csi/state`);
+  for (const volume of extraVolumes) flags.push('-v', volume);
   for (const [key, value] of Object.entries(shape.env)) flags.push('--env', `${key}=${value}`);
   return flags;
 }
@@ -83,7 +100,7 @@ function pluginRunFlags(host: Host, name: string, stateDir: string): string[] {
  * Every other flag (endpoint, driver, data root and its medium, probes, log level) is the
  * manifest's.
  */
-function pluginArgs(shape: DaemonSetShape, medium?: string): string[] {
+function pluginArgs(shape: WorkloadShape, medium?: string): string[] {
   let args = withFlag(shape.args, 'mode', 'embedded');
   args = withFlag(args, 'state-dir', '/var/lib/cert-csi/state');
   if (medium) args = withFlag(args, 'data-root-medium', medium);
@@ -109,8 +126,8 @@ async function logsOf(name: string): Promise<string> {
   return result.stdout + result.stderr;
 }
 
-async function waitReady(host: Host, name: string): Promise<void> {
-  const { path, port } = host.shape.readiness;
+async function waitReady(shape: WorkloadShape, name: string): Promise<void> {
+  const { path, port } = shape.readiness;
   const probe = `fetch("http://127.0.0.1:${port}${path}").then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(2))`;
   try {
     await until(
@@ -130,8 +147,9 @@ async function waitReady(host: Host, name: string): Promise<void> {
 }
 
 async function startPlugin(host: Host, name: string, args: string[], state: string) {
-  await podman(['run', '-d', ...pluginRunFlags(host, name, state), IMAGE, ...args]);
-  await waitReady(host, name);
+  const flags = pluginRunFlags(host, name, [`${state}:/var/lib/cert-csi/state`]);
+  await podman(['run', '-d', ...flags, IMAGE, ...args]);
+  await waitReady(host.shape, name);
 }
 
 /** A second container on the plugin's socket dir, as kubelet calls the plugin. */
@@ -168,6 +186,7 @@ async function publish(
   host: Host,
   pluginDir: string,
   target: Awaited<ReturnType<typeof podTarget>>,
+  options: string[] = ['--attr', 'issuer-name=embedded-ca', '--attr', 'issuer-kind=ClusterIssuer'],
 ) {
   await cli(host, pluginDir, [
     'publish',
@@ -180,11 +199,8 @@ async function publish(
     '--pod-name',
     'smoke',
     '--attr',
-    'issuer-name=embedded-ca',
-    '--attr',
-    'issuer-kind=ClusterIssuer',
-    '--attr',
     'dns-names=smoke.example.com',
+    ...options,
   ]);
 }
 
@@ -242,13 +258,32 @@ async function havePodman(): Promise<boolean> {
 const NODE = `cert-csi-smoke-${run}-node`;
 const NODE2 = `cert-csi-smoke-${run}-node-restarted`;
 const DISK = `cert-csi-smoke-${run}-disk`;
+const CONTROLLER = `cert-csi-smoke-${run}-controller`;
+const KUBE_NODE = `cert-csi-smoke-${run}-kube-node`;
+// startCluster hands its clean-up to a tap Test's teardown; this script is no tap test, so it
+// keeps them and runs them in cleanUp.
+const clusterTeardowns: (() => unknown)[] = [];
+const teardownOnly = {
+  teardown: (fn: () => unknown) => clusterTeardowns.push(fn),
+} as unknown as Test;
 const cache = cacheDir();
 let host: Host | undefined;
 let runtimeImage = '';
 let buildImage = '';
 
 async function cleanUp(): Promise<void> {
-  await command('podman', ['rm', '--force', '--time', '0', NODE, NODE2, DISK]);
+  await command('podman', [
+    'rm',
+    '--force',
+    '--time',
+    '0',
+    NODE,
+    NODE2,
+    DISK,
+    CONTROLLER,
+    KUBE_NODE,
+  ]);
+  for (const teardown of clusterTeardowns.splice(0)) await teardown();
   if (!host) return;
   // The plugin's tmpfs and bind mounts propagated here: unmount them all, then the dir.
   const umount = await command('umount', ['--recursive', host.root]);
@@ -256,18 +291,29 @@ async function cleanUp(): Promise<void> {
   await rm(host.root, { recursive: true, force: true });
 }
 
+/** A kubeconfig for token whose server is the fake API server as a slirp4netns container sees it. */
+async function containerKubeconfig(cluster: Cluster, token: string, file: string): Promise<string> {
+  const text = await readFile(await cluster.kubeconfigFile(token), 'utf8');
+  await writeFile(file, text.replaceAll('http://127.0.0.1:', `http://${HOST_LOOPBACK}:`));
+  // The controller runs as user 65532; the token is a test value of this fake cluster only.
+  await chmod(file, 0o644);
+  return file;
+}
+
 async function main(): Promise<void> {
-  const shape = await daemonSetShape();
+  const shape = await workloadShape('daemonset.yaml', 'cert-csi');
   const dataRoot = flagOf(shape.args, 'data-root');
   const podsDir = shape.mounts.find((m) => m.name === 'pods-mount-dir')?.mountPath ?? '';
   const pluginHostDir = shape.mounts.find((m) => m.name === 'plugin-dir')?.hostPath ?? '';
   let target: Awaited<ReturnType<typeof podTarget>>;
+  let cluster: Cluster | undefined;
+  let controllerShape: WorkloadShape | undefined;
   let serial = '';
 
   console.log(`image-smoke: the plugin runs as ${projectPath('deploy/manifests/daemonset.yaml')}`);
   console.log(`image-smoke: args ${pluginArgs(shape).join(' ')}`);
   console.log(
-    "image-smoke: --mode=embedded instead of the manifest's --mode=kubernetes: no API server here",
+    "image-smoke: checks 4-13 run it with --mode=embedded (no API server); 14-15 with the manifest's args against a fake API server",
   );
 
   await runSteps([
@@ -508,6 +554,94 @@ async function main(): Promise<void> {
         assert(verify.trim().endsWith(': OK'), verify);
         await stopWithin(DISK, shape.gracePeriodSeconds);
         return `${inside.fsType}, warned "${DISK_WARNING}"`;
+      },
+    ],
+    [
+      'Kubernetes mode: cert-csi controller runs as controller.yaml runs it and becomes ready',
+      async () => {
+        if (!host) throw new Error('no host dirs');
+        // A fake API server on the host enforcing the manifests' RBAC, with a CA Issuer.
+        cluster = await startCluster(teardownOnly);
+        await cluster.seedIssuer();
+        controllerShape = await workloadShape('controller.yaml', 'cert-csi-controller');
+        const kubeconfig = await containerKubeconfig(
+          cluster,
+          CONTROLLER_TOKEN,
+          join(host.root, 'controller-kubeconfig'),
+        );
+        const flags = ['--name', CONTROLLER, '--network', HOST_LOOPBACK_NETWORK];
+        if (controllerShape.runAsUser !== undefined) {
+          flags.push('--user', String(controllerShape.runAsUser));
+        }
+        if (controllerShape.readOnlyRootFilesystem) flags.push('--read-only');
+        flags.push('--cap-drop', 'ALL', '--security-opt', 'no-new-privileges');
+        flags.push('-v', `${kubeconfig}:/kube/config:ro`);
+        for (const [key, value] of Object.entries(controllerShape.env)) {
+          flags.push('--env', `${key}=${value}`);
+        }
+        // The manifest's args; --kubeconfig stands in for the in-cluster service account.
+        const args = [...controllerShape.args, '--kubeconfig=/kube/config'];
+        await podman(['run', '-d', ...flags, IMAGE, ...args]);
+        await waitReady(controllerShape, CONTROLLER);
+        return `user ${controllerShape.runAsUser}, ${controllerShape.args.join(' ')}`;
+      },
+    ],
+    [
+      'Kubernetes mode: the DaemonSet args unchanged publish a volume signed through a CertificateRequest',
+      async () => {
+        if (!host || !cluster) throw new Error('no cluster');
+        const kubeRoot = join(host.root, 'kube-data');
+        await mkdir(kubeRoot, { recursive: true });
+        const kubeHost: Host = {
+          ...host,
+          path: (p) => (p === dataRoot ? kubeRoot : (host?.path(p) ?? '')),
+        };
+        const kubeconfig = await containerKubeconfig(
+          cluster,
+          NODE_TOKEN,
+          join(host.root, 'node-kubeconfig'),
+        );
+        const args = [...shape.args, '--kubeconfig=/kube/config'];
+        const flags = pluginRunFlags(
+          kubeHost,
+          KUBE_NODE,
+          [`${kubeconfig}:/kube/config:ro`],
+          HOST_LOOPBACK_NETWORK,
+        );
+        await podman(['run', '-d', ...flags, IMAGE, ...args]);
+        await waitReady(shape, KUBE_NODE);
+        const kubeTarget = await podTarget(host, podsDir);
+        await publish(host, host.path(pluginHostDir), kubeTarget, [
+          '--pod-namespace',
+          POD_NAMESPACE,
+          '--attr',
+          'issuer-name=ca',
+          '--attr',
+          'issuer-kind=Issuer',
+        ]);
+        const verify = await mustRun('openssl', [
+          'verify',
+          '-CAfile',
+          join(kubeTarget.onHost, 'ca.crt'),
+          join(kubeTarget.onHost, 'tls.crt'),
+        ]);
+        assert(verify.trim().endsWith(': OK'), verify);
+        const onHost = findMount(await hostMounts(), kubeTarget.onHost);
+        assert(onHost?.fsType === 'tmpfs', `target on the host is ${onHost?.fsType}`);
+        const requests = (await cluster.requests()).filter(
+          (r: CertificateRequest) => r.metadata.namespace === POD_NAMESPACE,
+        );
+        assert(requests.length === 1, `${requests.length} CertificateRequests in ${POD_NAMESPACE}`);
+        const conditions = requests[0]?.status?.conditions ?? [];
+        for (const type of ['Approved', 'Ready']) {
+          assert(
+            conditions.some((c) => c.type === type && c.status === 'True'),
+            `the request is not ${type}: ${JSON.stringify(conditions)}`,
+          );
+        }
+        await stopWithin(KUBE_NODE, shape.gracePeriodSeconds);
+        await stopWithin(CONTROLLER, controllerShape?.gracePeriodSeconds ?? 30);
+        return `${requests[0]?.metadata.name} approved and signed by the controller container`;
       },
     ],
   ]);

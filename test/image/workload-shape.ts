@@ -2,11 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
 import { projectPath } from '../support/project-files.js';
 
-/** How the DaemonSet runs the cert-csi container, read from deploy/manifests/daemonset.yaml. */
-export interface DaemonSetShape {
+/** How a manifest's DaemonSet or Deployment runs one container, read from deploy/manifests/. */
+export interface WorkloadShape {
   /** The container's args, $(VAR) expanded from its env as kubelet does. */
   args: string[];
-  /** Env var name → value, fieldRefs replaced by a sample node name. */
+  /** Env var name → value, fieldRefs replaced by samples (FIELD_SAMPLES). */
   env: Record<string, string>;
   /** The container's volumeMounts, each with its hostPath and propagation. */
   mounts: { name: string; mountPath: string; hostPath: string; bidirectional: boolean }[];
@@ -19,7 +19,12 @@ export interface DaemonSetShape {
   gracePeriodSeconds: number;
 }
 
-export const NODE_NAME_SAMPLE = 'smoke-node';
+/** Values kubelet puts in for fieldRef env vars. */
+export const FIELD_SAMPLES: Record<string, string> = {
+  'spec.nodeName': 'smoke-node',
+  'metadata.name': 'cert-csi-smoke-pod',
+  'metadata.namespace': 'cert-csi',
+};
 
 interface Container {
   name: string;
@@ -30,7 +35,7 @@ interface Container {
   securityContext?: { privileged?: boolean; runAsUser?: number; readOnlyRootFilesystem?: boolean };
   volumeMounts?: { name: string; mountPath: string; mountPropagation?: string }[];
 }
-interface DaemonSet {
+interface Workload {
   kind: string;
   spec: {
     template: {
@@ -43,21 +48,27 @@ interface DaemonSet {
   };
 }
 
-/** Reads the cert-csi container of the DaemonSet in deploy/manifests/daemonset.yaml. */
-export async function daemonSetShape(containerName = 'cert-csi'): Promise<DaemonSetShape> {
-  const file = projectPath('deploy', 'manifests', 'daemonset.yaml');
-  const docs = parseAllDocuments(await readFile(file, 'utf8')).map((d) => d.toJS() as DaemonSet);
-  const daemonSet = docs.find((d) => d?.kind === 'DaemonSet');
-  if (!daemonSet) throw new Error(`${file} holds no DaemonSet`);
-  const pod = daemonSet.spec.template.spec;
-  const container = pod.containers.find((c) => c.name === containerName);
-  if (!container) throw new Error(`${file}: no container ${containerName}`);
+/** Reads container containerName of the DaemonSet or Deployment in deploy/manifests/<fileName>. */
+export async function workloadShape(
+  fileName: string,
+  containerName: string,
+): Promise<WorkloadShape> {
+  const file = projectPath('deploy', 'manifests', fileName);
+  const docs = parseAllDocuments(await readFile(file, 'utf8')).map((d) => d.toJS() as Workload);
+  const workload = docs.find(
+    (d) =>
+      (d?.kind === 'DaemonSet' || d?.kind === 'Deployment') &&
+      d.spec.template.spec.containers.some((c) => c.name === containerName),
+  );
+  if (!workload) throw new Error(`${file}: no workload runs a container ${containerName}`);
+  const pod = workload.spec.template.spec;
+  const container = pod.containers.find((c) => c.name === containerName) as Container;
 
   const env: Record<string, string> = {};
   for (const e of container.env ?? []) {
     const fieldPath = e.valueFrom?.fieldRef?.fieldPath;
     if (e.value !== undefined) env[e.name] = e.value;
-    else if (fieldPath === 'spec.nodeName') env[e.name] = NODE_NAME_SAMPLE;
+    else if (fieldPath && FIELD_SAMPLES[fieldPath]) env[e.name] = FIELD_SAMPLES[fieldPath];
     else throw new Error(`${file}: env ${e.name} has no value the smoke test can model`);
   }
   const args = (container.args ?? []).map((arg) =>
@@ -83,13 +94,14 @@ export async function daemonSetShape(containerName = 'cert-csi'): Promise<Daemon
       ? container.ports?.find((p) => p.name === probe.port)?.containerPort
       : probe?.port;
   if (!probe?.path || port === undefined) throw new Error(`${file}: no readiness httpGet probe`);
+  const security = container.securityContext;
   return {
     args,
     env,
     mounts,
-    privileged: container.securityContext?.privileged === true,
-    runAsUser: container.securityContext?.runAsUser,
-    readOnlyRootFilesystem: container.securityContext?.readOnlyRootFilesystem === true,
+    privileged: security?.privileged === true,
+    runAsUser: security?.runAsUser,
+    readOnlyRootFilesystem: security?.readOnlyRootFilesystem === true,
     readiness: { path: probe.path, port },
     gracePeriodSeconds: pod.terminationGracePeriodSeconds ?? 30,
   };

@@ -55,8 +55,9 @@ if ! podman image exists "$RUNTIME_IMAGE"; then
     debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$root" "$MIRROR" >&2
     # No package lists or caches in the image; apt-get update fetches them when needed.
     rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
-    tar -C "$root" -cf "$TARBALL.partial" .
-    mv "$TARBALL.partial" "$TARBALL"
+    # Written aside and renamed: a concurrent run never imports half a tarball.
+    tar -C "$root" -cf "$TARBALL.partial.$$" .
+    mv "$TARBALL.partial.$$" "$TARBALL"
     rm -rf "$root"
     trap - EXIT
   fi

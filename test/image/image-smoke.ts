@@ -26,7 +26,6 @@ import { projectPath, projectRoot } from '../support/project-files.js';
 import { command, mustRun, podman } from './podman.js';
 import { type WorkloadShape, withFlag, workloadShape } from './workload-shape.js';
 
-const IMAGE = 'localhost/cert-csi:ci';
 const INSTALL = [
   'podman',
   'buildah',
@@ -53,6 +52,9 @@ const HOST_LOOPBACK_NETWORK = 'slirp4netns:allow_host_loopback=true';
 const started = performance.now();
 const seconds = (since: number) => ((performance.now() - since) / 1000).toFixed(1);
 const run = randomUUID().slice(0, 8);
+// A tag of this run's own: another checkout's run on the same machine builds its own image
+// (sharing the layer cache) and cannot swap the image under this one's containers.
+const IMAGE = `localhost/cert-csi:smoke-${run}`;
 let passed = 0;
 let failed = 0;
 const timings: string[] = [];
@@ -284,6 +286,8 @@ async function cleanUp(): Promise<void> {
     KUBE_NODE,
   ]);
   for (const teardown of clusterTeardowns.splice(0)) await teardown();
+  // Only the tag goes: the layers stay as the next build's cache.
+  await command('podman', ['untag', IMAGE, IMAGE]);
   if (!host) return;
   // The plugin's tmpfs and bind mounts propagated here: unmount them all, then the dir.
   const umount = await command('umount', ['--recursive', host.root]);

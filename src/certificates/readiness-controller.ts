@@ -63,7 +63,7 @@ export const readinessController = defineController<CertificateControllersConfig
         const written = await writeStatusIfChanged(store, CertificateKind, certificate, status);
         const ready = findCondition(status.conditions, CertificateCondition.Ready);
         if (written && ready?.reason === PolicyReason.WindowError)
-          events.event(certificate, 'Warning', PolicyReason.WindowError, ready.message ?? '');
+          events.event(certificate, 'Warning', PolicyReason.WindowError, `${ready.message}`);
         return undefined;
       },
     };

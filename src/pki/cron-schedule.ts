@@ -29,10 +29,12 @@ export interface CronSchedule {
   /** robfig's Next: the first start in the whole second after afterMs's second or later; undefined when none is found. */
   next(afterMs: number): number | undefined;
   /**
-   * The last start at or before atOrBeforeMs, when the schedule can say it directly (a search
-   * over next finds the same start, many times slower).
+   * The start cert-manager's binary search over next finds at or before atOrBeforeMs, searching
+   * from fromMs, when next(fromMs - 1 s) is no later than atOrBeforeMs: for a calendar the
+   * last start at or before it, asked of the calendar directly (the search is many times
+   * slower).
    */
-  previous?(atOrBeforeMs: number): number | undefined;
+  previous(atOrBeforeMs: number, fromMs: number): number | undefined;
 }
 
 interface Bounds {
@@ -84,8 +86,9 @@ interface SpecFields {
 
 const MAX_INT64 = 2n ** 63n - 1n;
 
-// strconv.Atoi: an optional sign, then decimal digits; its errors quote the input.
-function atoi(expr: string): number {
+// strconv.Atoi: an optional sign, then decimal digits; its errors quote the input. A bigint,
+// so a value past the field's maximum is reported with all its digits, as Go reports it.
+function atoi(expr: string): bigint {
   if (!/^[+-]?[0-9]+$/.test(expr))
     throw new PkiError(
       `failed to parse int from ${shortened(expr)}: strconv.Atoi: parsing ${goQuote(shortened(expr))}: invalid syntax`,
@@ -96,13 +99,12 @@ function atoi(expr: string): number {
       `failed to parse int from ${shortened(expr)}: strconv.Atoi: parsing ${goQuote(shortened(expr))}: value out of range`,
     );
   if (value < 0n) throw new PkiError(`negative number (${value}) not allowed: ${shortened(expr)}`);
-  // Beyond the field's maximum anyway; clamped so the range checks below report it.
-  return value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(value);
+  return value;
 }
 
-function intOrName(expr: string, bounds: Bounds): number {
+function intOrName(expr: string, bounds: Bounds): bigint {
   const named = bounds.names?.[expr.toLowerCase()];
-  return named ?? atoi(expr);
+  return named === undefined ? atoi(expr) : BigInt(named);
 }
 
 // robfig's getRange: `*` or `?`, or number[-number], then an optional /step.
@@ -110,13 +112,13 @@ function addRange(expr: string, bounds: Bounds, into: FieldSet): void {
   const rangeAndStep = expr.split('/');
   const lowAndHigh = (rangeAndStep[0] as string).split('-');
   const single = lowAndHigh.length === 1;
-  let start: number;
-  let end: number;
+  let start: bigint;
+  let end: bigint;
   let star = false;
   const low = lowAndHigh[0] as string;
   if (low === '*' || low === '?') {
-    start = bounds.min;
-    end = bounds.max;
+    start = BigInt(bounds.min);
+    end = BigInt(bounds.max);
     star = true;
   } else {
     start = intOrName(low, bounds);
@@ -124,12 +126,12 @@ function addRange(expr: string, bounds: Bounds, into: FieldSet): void {
     else if (lowAndHigh.length === 2) end = intOrName(lowAndHigh[1] as string, bounds);
     else throw new PkiError(`too many hyphens: ${shortened(expr)}`);
   }
-  let step = 1;
+  let step = 1n;
   if (rangeAndStep.length === 2) {
     step = atoi(rangeAndStep[1] as string);
     // `N/step` means N to the maximum.
-    if (single) end = bounds.max;
-    if (step > 1) star = false;
+    if (single) end = BigInt(bounds.max);
+    if (step > 1n) star = false;
   } else if (rangeAndStep.length > 2) {
     throw new PkiError(`too many slashes: ${shortened(expr)}`);
   }
@@ -140,8 +142,9 @@ function addRange(expr: string, bounds: Bounds, into: FieldSet): void {
     throw new PkiError(`end of range (${end}) above maximum (${bounds.max}): ${text}`);
   if (start > end)
     throw new PkiError(`beginning of range (${start}) beyond end of range (${end}): ${text}`);
-  if (step === 0) throw new PkiError(`step of range should be a positive number: ${text}`);
-  for (let v = start; v <= end; v += step) into.values.add(v);
+  if (step === 0n) throw new PkiError(`step of range should be a positive number: ${text}`);
+  // Within the field's bounds now: small numbers.
+  for (let v = Number(start); v <= Number(end); v += Number(step)) into.values.add(v);
   if (star) into.star = true;
 }
 
@@ -219,7 +222,16 @@ function everySchedule(durationText: string, descriptor: string): CronSchedule {
     );
   }
   const delay = delayMs < 1000 ? 1000 : delayMs - (delayMs % 1000);
-  return { next: (afterMs) => Math.floor(afterMs / 1000) * 1000 + delay };
+  const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+  return {
+    next: (afterMs) => second(afterMs) + delay,
+    // "Starts" here move with the time asked about, so the binary search over next ends where
+    // its bounds put it: next(low - 1 s) for the low second whose next is the last at or before
+    // the bound, which is the bound's second less the delay, or the search's first second when
+    // that comes later.
+    previous: (atOrBeforeMs, fromMs) =>
+      Math.max(second(fromMs), second(atOrBeforeMs - delay)) - 1000 + delay,
+  };
 }
 
 /**
@@ -281,24 +293,29 @@ function specSchedule(fields: SpecFields, timeZone: string): CronSchedule {
   } catch {
     // A field with no values (`,`) or a day no month has (`0 0 30 2 *`): robfig parses these
     // and never finds a start; cron-parser refuses to build them.
-    return { next: () => undefined };
+    return { next: () => undefined, previous: () => undefined };
   }
   // cron-parser moves a start in the hour skipped when clocks go forward to the hour after;
   // robfig skips that day. A few tries pass any such shifted start.
+  const startsHere = (at: WallClock) =>
+    fields.hour.values.has(at.getHours()) && fields.minute.values.has(at.getMinutes());
+  const attempt = (move: () => WallClock): WallClock | undefined => {
+    try {
+      return move();
+    } catch {
+      // Its search gives up on starts years apart or past the last date JavaScript holds;
+      // robfig's gives up after nine years.
+      return undefined;
+    }
+  };
   const step = (from: number, move: () => WallClock): number | undefined => {
     expression.reset(new Date(from));
+    let at: WallClock | undefined;
     for (let tries = 0; tries < 4; tries++) {
-      let at: WallClock;
-      try {
-        at = move();
-      } catch {
-        // Its search gives up on starts years apart; robfig's gives up after nine years.
-        return undefined;
-      }
-      if (fields.hour.values.has(at.getHours()) && fields.minute.values.has(at.getMinutes()))
-        return at.getTime();
+      at = attempt(move);
+      if (!at || startsHere(at)) break;
     }
-    return undefined;
+    return at && startsHere(at) ? at.getTime() : undefined;
   };
   return {
     next: (afterMs) => step(Math.floor(afterMs / 1000) * 1000, () => expression.next()),

@@ -13,25 +13,16 @@ export interface WindowedRenewalTime {
 
 // Port of cert-manager's applyRenewBeforeWithWindows (pkg/util/pki/renewaltime.go), in
 // milliseconds where Go has nanoseconds: every start is a whole second, so the same start is
-// found. Its quirks are kept: a later window that finds nothing drops what an earlier one found.
+// found. Its quirks are kept: a later window that finds nothing drops what an earlier one found,
+// and a window's end counts as inside it when the desired time falls exactly there.
 
-// The latest start S of the schedule with min <= S <= max: cert-manager's binary search over
-// Next, or the schedule's own previous start, which is the same one.
+// The latest start S of the schedule with min <= S <= max, as cert-manager's binary search
+// over Next finds it (the schedule answers it directly).
 function latestStart(schedule: CronSchedule, min: number, max: number): number | undefined {
   if (!(min < max)) return undefined;
   const first = schedule.next(min - 1000);
   if (first === undefined || first > max) return undefined;
-  if (schedule.previous) return schedule.previous(max);
-  let low = min;
-  let high = max;
-  while (high - low > 1000) {
-    const mid = low + Math.floor((high - low) / 2);
-    const next = schedule.next(mid);
-    if (next === undefined || next > max) high = mid;
-    else low = mid;
-  }
-  const last = schedule.next(low - 1000);
-  return last === undefined || last > max ? undefined : last;
+  return schedule.previous(max, min);
 }
 
 // The desired time itself when it lies in a window that starts at or before it (the window's

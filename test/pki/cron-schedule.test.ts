@@ -136,17 +136,42 @@ t.test('next is strictly after the second it is given', async (t) => {
   const daily = parseCronSchedule('0 2 * * *', 'UTC');
   t.equal(iso(daily.next(at('2026-03-08T02:00:00.000Z'))), '2026-03-09T02:00:00.000Z');
   t.equal(iso(daily.next(at('2026-03-08T01:59:59.999Z'))), '2026-03-08T02:00:00.000Z');
+  const from = at('2026-03-01T00:00:00Z');
   t.equal(
-    iso(daily.previous?.(at('2026-03-08T02:00:00.000Z'))),
+    iso(daily.previous(at('2026-03-08T02:00:00.000Z'), from)),
     '2026-03-08T02:00:00.000Z',
     'previous includes its second',
   );
-  t.equal(iso(daily.previous?.(at('2026-03-08T01:59:59.999Z'))), '2026-03-07T02:00:00.000Z');
+  t.equal(iso(daily.previous(at('2026-03-08T01:59:59.999Z'), from)), '2026-03-07T02:00:00.000Z');
+  t.equal(daily.next(8.64e15 - 1000), undefined, 'past the last date JavaScript holds: none');
+  t.equal(daily.previous(-8.64e15 + 1000, -8.64e15), undefined, 'before the first: none');
+});
+
+t.test('a zone prefix in the cron, as robfig reads it when no zone is given', async (t) => {
+  t.equal(
+    iso(parseCronSchedule('CRON_TZ=Asia/Tokyo 0 9 * * *', '').next(at('2026-03-07T12:00:00Z'))),
+    '2026-03-08T00:00:00.000Z',
+  );
+  t.equal(
+    iso(parseCronSchedule('TZ= 0 9 * * *', '').next(at('2026-03-07T12:00:00Z'))),
+    '2026-03-08T09:00:00.000Z',
+    'an empty zone is UTC',
+  );
+});
+
+t.test('parsed schedules are remembered, a bounded number of them', async (t) => {
+  const first = parseCronSchedule('0 0 1 1 *', 'UTC');
+  t.equal(parseCronSchedule('0 0 1 1 *', 'UTC'), first, 'the same cron again: the same schedule');
+  for (let i = 0; i < 600; i++) parseCronSchedule(`${i % 60} ${Math.floor(i / 60)} 2 1 *`, 'UTC');
+  t.not(parseCronSchedule('0 0 1 1 *', 'UTC'), first, 'after 600 others it was let go');
 });
 
 t.test('a schedule that never starts parses, and has no start', async (t) => {
-  for (const cron of ['0 0 30 2 *', '0 0 31 4,6 *', ', * * * *'])
-    t.equal(parseCronSchedule(cron, 'UTC').next(at('2026-01-01T00:00:00Z')), undefined, cron);
+  for (const cron of ['0 0 30 2 *', '0 0 31 4,6 *', ', * * * *']) {
+    const schedule = parseCronSchedule(cron, 'UTC');
+    t.equal(schedule.next(at('2026-01-01T00:00:00Z')), undefined, cron);
+    t.equal(schedule.previous(at('2027-01-01T00:00:00Z'), 0), undefined, `${cron}: none before`);
+  }
   t.equal(
     iso(parseCronSchedule('0 0 30 2 1', 'UTC').next(at('2026-01-01T00:00:00Z'))),
     '2026-02-02T00:00:00.000Z',
@@ -220,6 +245,31 @@ t.test('what cert-manager refuses, with its messages', async (t) => {
       'UTC',
       'failed to parse cron spec \'99999999999999999999 * * * *\': failed to parse int from 99999999999999999999: strconv.Atoi: parsing "99999999999999999999": value out of range',
     ],
+    [
+      '*/-1 * * * *',
+      'UTC',
+      "failed to parse cron spec '*/-1 * * * *': negative number (-1) not allowed: -1",
+    ],
+    [
+      '*/-99999999999999999999 * * * *',
+      'UTC',
+      'failed to parse cron spec \'*/-99999999999999999999 * * * *\': failed to parse int from -99999999999999999999: strconv.Atoi: parsing "-99999999999999999999": value out of range',
+    ],
+    [
+      '99999999999999999 * * * *',
+      'UTC',
+      "failed to parse cron spec '99999999999999999 * * * *': end of range (99999999999999999) above maximum (59): 99999999999999999",
+    ],
+    [
+      '5-99999999999999999 * * * *',
+      'UTC',
+      "failed to parse cron spec '5-99999999999999999 * * * *': end of range (99999999999999999) above maximum (59): 5-99999999999999999",
+    ],
+    [
+      '9-5/0 * * * *',
+      'UTC',
+      "failed to parse cron spec '9-5/0 * * * *': beginning of range (9) beyond end of range (5): 9-5/0",
+    ],
     ['@reboot', 'UTC', "failed to parse cron spec '@reboot': unrecognized descriptor: @reboot"],
     [
       '@every 1d',
@@ -283,9 +333,10 @@ t.test('time zones as Go loads them', async (t) => {
 });
 
 t.test('previous finds the start cert-manager’s search over next finds', async (t) => {
-  // The same schedule without its shortcut: the binary search of renewal windows over next.
-  const search = (schedule: CronSchedule, max: number): number | undefined => {
-    let low = max - 400 * 86_400_000;
+  // cert-manager's binary search over Next between from and max (renewal windows' search for
+  // the last window start at or before the desired time).
+  const search = (schedule: CronSchedule, from: number, max: number): number | undefined => {
+    let low = from;
     let high = max;
     while (high - low > 1000) {
       const mid = low + Math.floor((high - low) / 2);
@@ -296,20 +347,45 @@ t.test('previous finds the start cert-manager’s search over next finds', async
     const last = schedule.next(low - 1000);
     return last === undefined || last > max ? undefined : last;
   };
-  const crons: [string, string][] = [
-    ['0 2 * * *', 'UTC'],
-    ['15 3 * * sat', 'Europe/Paris'],
-    ['0 0 13 * fri', 'UTC'],
-    ['*/7 9-17 * * 1-5', 'America/New_York'],
-    ['@monthly', 'Asia/Kolkata'],
+  const crons: [string, string, number][] = [
+    ['0 2 * * *', 'UTC', 400],
+    ['15 3 * * sat', 'Europe/Paris', 400],
+    ['0 0 13 * fri', 'UTC', 400],
+    ['*/7 9-17 * * 1-5', 'America/New_York', 400],
+    ['@monthly', 'Asia/Kolkata', 400],
+    ['@every 90m', 'UTC', 400],
+    ['@every 1.5s', 'UTC', 3],
   ];
-  for (const [cron, zone] of crons) {
+  for (const [cron, zone, days] of crons) {
     const schedule = parseCronSchedule(cron, zone);
-    for (const when of ['2026-03-08T06:59:59.500Z', '2026-06-30T23:59:59Z', '2026-11-01T05:30:00Z'])
-      t.equal(
-        iso(schedule.previous?.(at(when))),
-        iso(search(schedule, at(when))),
-        `${cron} (${zone}) before ${when}`,
-      );
+    for (const when of [
+      '2026-03-08T06:59:59.500Z',
+      '2026-06-30T23:59:59Z',
+      '2026-11-01T05:30:00Z',
+    ]) {
+      const max = at(when);
+      for (const from of [max - days * 86_400_000, max - days * 86_400_000 + 700]) {
+        const first = schedule.next(from - 1000);
+        // Asked only where the search is: a start lies between from and max.
+        if (first === undefined || first > max) continue;
+        t.equal(
+          iso(schedule.previous(max, from)),
+          iso(search(schedule, from, max)),
+          `${cron} (${zone}) before ${when}, from ${iso(from)}`,
+        );
+      }
+    }
+  }
+  // A search that starts within a second of the delay before its bound never moves its low
+  // end: the start it finds is the first second's.
+  const hourly = parseCronSchedule('@every 1h', 'UTC');
+  const max = at('2026-06-30T23:59:59.250Z');
+  for (const from of [max - 3_600_000 + 500, max - 3_600_000 + 1000, max - 3_600_000 - 400]) {
+    t.ok((hourly.next(from - 1000) as number) <= max, 'a start lies in the search');
+    t.equal(
+      iso(hourly.previous(max, from)),
+      iso(search(hourly, from, max)),
+      `@every 1h before ${iso(max)}, from ${iso(from)}`,
+    );
   }
 });

@@ -42,6 +42,22 @@ t.test('renewal windows move the renewal time as cert-manager’s do', async (t)
       '2026-01-23T01:30:00.000Z',
     ],
     [
+      'the earliest start, whichever window comes first',
+      [
+        { cron: '30 1 * * 5', windowDuration: '30m' },
+        { cron: '0 2 * * 6', windowDuration: '4h' },
+      ],
+      '2026-01-23T01:30:00.000Z',
+    ],
+    [
+      'two windows around the desired time',
+      [
+        { cron: '0 23 * * *', windowDuration: '2h' },
+        { cron: '30 23 * * *', windowDuration: '1h' },
+      ],
+      '2026-01-21T00:00:00.000Z',
+    ],
+    [
       'a window in a time zone',
       [{ cron: '0 9 * * *', timezone: 'Asia/Tokyo', windowDuration: '1h' }],
       '2026-01-21T00:00:00.000Z',
@@ -94,6 +110,39 @@ t.test('renewal windows move the renewal time as cert-manager’s do', async (t)
     t.equal(got.at?.toISOString(), at, name);
     t.equal(got.error, error, `${name}: error`);
   }
+});
+
+t.test(
+  'a desired time at or before notBefore less the window (cert-manager’s bounds)',
+  async (t) => {
+    const window = [{ cron: '0 * * * *', windowDuration: '1h' }];
+    const early = new Date(notBefore.getTime() - 3_600_000);
+    t.same(
+      applyRenewalWindows(notBefore, notAfter, early, window),
+      { at: early },
+      'exactly at the lower bound: the first window start at or after it',
+    );
+    const earlier = new Date(notBefore.getTime() - 2 * 3_600_000);
+    t.same(
+      applyRenewalWindows(notBefore, notAfter, earlier, window),
+      { at: early },
+      'below it: no window before, the first one after the bound',
+    );
+  },
+);
+
+t.test('a desired time within a second after a window too short to reach it', async (t) => {
+  const halfPast = new Date('2026-01-21T00:00:00.500Z');
+  t.same(
+    applyRenewalWindows(notBefore, notAfter, halfPast, [
+      { cron: '0 0 * * *', windowDuration: '0.1s' },
+    ]),
+    {
+      at: halfPast,
+      error:
+        'cannot find a time with the given windows between 2026-01-01 00:00:00 +0000 UTC and 2026-01-31 00:00:00 +0000 UTC for: 2026-01-21 00:00:00.5 +0000 UTC',
+    },
+  );
 });
 
 t.test('windows it cannot read give no renewal time and cert-manager’s error', async (t) => {

@@ -258,7 +258,14 @@ export class FakeApiServer {
       new MemoryStore(
         options.historySize === undefined ? {} : { historySize: options.historySize },
       );
-    return new FakeApiServer(server, ownsStore, store, options);
+    try {
+      return new FakeApiServer(server, ownsStore, store, options);
+    } catch (err) {
+      // Options it cannot serve: nothing is left listening.
+      server.close();
+      if (ownsStore) await store.close();
+      throw err;
+    }
   }
 
   /** Registers a bearer token; `system:authenticated` is added to its groups as upstream does. */

@@ -6,7 +6,6 @@ import {
   kubeletRequest,
   makeSigner,
   newKey,
-  SIGNER_NAME,
   trustBundle,
 } from '../support/pod-certificate-fixtures.js';
 import { apiError } from './api-error.js';

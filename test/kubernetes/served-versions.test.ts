@@ -4,6 +4,9 @@ import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request
 import { SecretKind } from '../../src/api/secret.js';
 import { ManualClock } from '../../src/base/clock.js';
 import { isStoreError } from '../../src/store/errors.js';
+import { isResourceNotServed } from '../../src/store/kubernetes/api-call.js';
+import { ApiException, KubeConfig } from '../../src/store/kubernetes/client-node.js';
+import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import {
   chooseServedVersion,
   rediscoveryDelayMs,
@@ -13,6 +16,7 @@ import {
   ServedVersions,
   type VersionDiscovery,
 } from '../../src/store/kubernetes/served-versions.js';
+import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { rejection } from '../support/eventually.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -222,4 +226,87 @@ t.test('an API enabled late is found at the next due check', async (t) => {
   t.same(h.changes(), [
     { resource: 'podcertificaterequests.certificates.k8s.io', from: 'none', to: 'v1' },
   ]);
+});
+
+t.test('a caller speaking fewer versions has its own entry', async (t) => {
+  const h = harness({ [G]: { v1: BOTH, v1beta1: BOTH } });
+  const v1beta1Only = { ...PodCertificateRequestKind, version: 'v1beta1', versions: ['v1beta1'] };
+  t.equal(await h.versions.versionOf(PodCertificateRequestKind), 'v1');
+  t.equal(await h.versions.versionOf(v1beta1Only), 'v1beta1');
+  t.equal(await h.versions.versionOf(PodCertificateRequestKind), 'v1');
+});
+
+t.test("isResourceNotServed: the API server's 404 for a resource, not for an object", async (t) => {
+  const status = (details?: object) =>
+    JSON.stringify({ kind: 'Status', code: 404, reason: 'NotFound', details });
+  const cases: Array<[err: unknown, notServed: boolean, why: string]> = [
+    [new ApiException(404, 'Not Found', status({}), {}), true, 'no object named'],
+    [new ApiException(404, 'Not Found', status(), {}), true, 'no details'],
+    [new ApiException(404, 'Not Found', '404 page not found', {}), true, 'not a Status'],
+    [
+      new ApiException(
+        404,
+        'Not Found',
+        status({ name: 'req-1', kind: 'podcertificaterequests' }),
+        {},
+      ),
+      false,
+      'an object that does not exist',
+    ],
+    [
+      new ApiException(404, 'Not Found', status({ name: 'shop', kind: 'namespaces' }), {}),
+      false,
+      'a namespace that does not exist',
+    ],
+    [new ApiException(409, 'Conflict', status({}), {}), false, 'another code'],
+    [new Error('connection refused'), false, 'no answer'],
+  ];
+  for (const [err, notServed, why] of cases) t.equal(isResourceNotServed(err), notServed, why);
+});
+
+t.test('the Kubernetes store: a missing object is not a version gone', async (t) => {
+  const server = await FakeApiServer.start();
+  t.teardown(() => server.close());
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  const logger = recordingLogger();
+  const store = new KubernetesStore({ kubeConfig, logger });
+  // `/apis` and `/apis/<group>/<version>`: the requests that are not on a resource.
+  const discoveries = () => server.requests.filter((r) => r.resource === undefined).length;
+  t.ok(
+    isStoreError(
+      await rejection(store.get(PodCertificateRequestKind, 'missing', 'shop')),
+      'NotFound',
+    ),
+  );
+  const asked = discoveries();
+  t.ok(asked >= 1, 'discovery was asked once for the version');
+  t.ok(
+    isStoreError(
+      await rejection(store.get(PodCertificateRequestKind, 'missing', 'shop')),
+      'NotFound',
+    ),
+  );
+  t.ok(
+    isStoreError(
+      await rejection(store.delete(PodCertificateRequestKind, 'missing', 'shop')),
+      'NotFound',
+    ),
+  );
+  t.equal(
+    discoveries(),
+    asked,
+    'no new discovery: the resource is served, the object is not there',
+  );
+  t.same(
+    server.requests
+      .filter((r) => r.resource === 'podcertificaterequests')
+      .map((r) => r.path.split('/')[3]),
+    ['v1', 'v1', 'v1'],
+    'every request in v1',
+  );
+  t.same(
+    logger.records.filter(([, , msg]) => msg === 'served version changed'),
+    [],
+  );
 });

@@ -67,7 +67,7 @@ export class ServedVersions {
    */
   async servedVersion(kind: ResourceKind): Promise<string | undefined> {
     if (!kind.versions) return kind.version;
-    const key = resourceNameOf(kind);
+    const key = cacheKey(kind);
     const entry = this.entries.get(key);
     if (!entry || ((entry.stale || entry.version === undefined) && this.due(entry))) {
       await this.check(kind, key);
@@ -78,7 +78,7 @@ export class ServedVersions {
   /** The version to send a request of kind in; throws NotFound when none is served. */
   async versionOf(kind: ResourceKind): Promise<string> {
     const version = await this.servedVersion(kind);
-    const entry = this.entries.get(resourceNameOf(kind));
+    const entry = this.entries.get(cacheKey(kind));
     if (version === undefined || entry?.stale) {
       const wait = Math.max(0, (entry as Entry).nextCheckAt - this.options.clock.now());
       const what =
@@ -95,13 +95,13 @@ export class ServedVersions {
 
   /** A request of kind at version answered that the resource is not served there. */
   notServed(kind: ResourceKind, version: string): void {
-    const entry = this.entries.get(resourceNameOf(kind));
+    const entry = this.entries.get(cacheKey(kind));
     if (entry && entry.version === version) entry.stale = true;
   }
 
   /** A request of kind succeeded: the next "not served" is checked after the shortest delay. */
   confirmed(kind: ResourceKind): void {
-    const entry = this.entries.get(resourceNameOf(kind));
+    const entry = this.entries.get(cacheKey(kind));
     if (!entry || entry.stale || entry.unchangedChecks === 0) return;
     entry.unchangedChecks = 0;
     entry.nextCheckAt = Math.min(entry.nextCheckAt, entry.checkedAt + this.baseDelayMs);
@@ -168,4 +168,9 @@ export class ServedVersions {
   private delay(unchangedChecks: number): number {
     return rediscoveryDelayMs(unchangedChecks, this.baseDelayMs, this.maxDelayMs);
   }
+}
+
+/** One cache entry per resource and the versions asked for (a caller may speak fewer). */
+function cacheKey(kind: ResourceKind): string {
+  return `${resourceNameOf(kind)} ${wantedVersions(kind).join(',')}`;
 }

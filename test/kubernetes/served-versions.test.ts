@@ -3,6 +3,9 @@ import { ClusterTrustBundleKind } from '../../src/api/cluster-trust-bundle.js';
 import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { ManualClock } from '../../src/base/clock.js';
+import { servedControllers } from '../../src/cli/controller/served-apis.js';
+import { POD_CERTIFICATE_SIGNER } from '../../src/issuer/podcertificaterequests/pod-certificate-signer.js';
+import { TRUST_BUNDLE_PUBLISHER } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { isResourceNotServed } from '../../src/store/kubernetes/api-call.js';
 import { ApiException, KubeConfig } from '../../src/store/kubernetes/client-node.js';
@@ -17,7 +20,7 @@ import {
   type VersionDiscovery,
 } from '../../src/store/kubernetes/served-versions.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
-import { rejection } from '../support/eventually.js';
+import { rejection, until } from '../support/eventually.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
 // Which version of a kind the Kubernetes store speaks: the policy (pure) and its cache, over a
@@ -259,6 +262,11 @@ t.test("isResourceNotServed: the API server's 404 for a resource, not for an obj
       'a namespace that does not exist',
     ],
     [new ApiException(409, 'Conflict', status({}), {}), false, 'another code'],
+    [
+      new ApiException(404, 'Not Found', { details: { name: 'req-1' } }, {}),
+      false,
+      'a Status already parsed',
+    ],
     [new Error('connection refused'), false, 'no answer'],
   ];
   for (const [err, notServed, why] of cases) t.equal(isResourceNotServed(err), notServed, why);
@@ -309,4 +317,86 @@ t.test('the Kubernetes store: a missing object is not a version gone', async (t)
     logger.records.filter(([, , msg]) => msg === 'served version changed'),
     [],
   );
+});
+
+t.test('a version served, then none: said once, refused locally', async (t) => {
+  const h = harness({ [G]: { v1: BOTH } });
+  t.equal(await h.versions.versionOf(ClusterTrustBundleKind), 'v1');
+  // The whole group goes away.
+  h.set({});
+  h.clock.advance(1_000);
+  h.versions.notServed(ClusterTrustBundleKind, 'v1');
+  t.equal(await h.versions.servedVersion(ClusterTrustBundleKind), undefined);
+  t.same(h.changes(), [
+    { resource: 'clustertrustbundles.certificates.k8s.io', from: 'v1', to: 'none' },
+  ]);
+  t.ok(isStoreError(await rejection(h.versions.versionOf(ClusterTrustBundleKind)), 'NotFound'));
+});
+
+t.test('servedControllers: decided by discovery; a failed discovery keeps them', async (t) => {
+  const enabled = new Set([POD_CERTIFICATE_SIGNER, TRUST_BUNDLE_PUBLISHER, 'other']);
+  const logger = recordingLogger();
+  const kept = await servedControllers(
+    async () => {
+      throw new Error('discovery down');
+    },
+    enabled,
+    logger,
+  );
+  t.same([...kept].sort(), [...enabled].sort(), 'kept: their informers retry');
+  t.same(logger.records, [], 'nothing said');
+  const served = await servedControllers(
+    async (kind) => (kind.plural === 'podcertificaterequests' ? 'v1beta1' : undefined),
+    new Set([POD_CERTIFICATE_SIGNER, TRUST_BUNDLE_PUBLISHER]),
+  );
+  t.same([...served], [POD_CERTIFICATE_SIGNER], 'without a logger: silently');
+  const asked: string[] = [];
+  await servedControllers(
+    async (kind) => {
+      asked.push(kind.plural);
+      return 'v1';
+    },
+    new Set([TRUST_BUNDLE_PUBLISHER]),
+  );
+  t.same(asked, ['clustertrustbundles'], 'the API of a controller not enabled is not asked');
+});
+
+t.test('the Kubernetes store: a watch refused 404 switches the next list', async (t) => {
+  const server = await FakeApiServer.start({
+    servedVersions: { podcertificaterequests: ['v1beta1'] },
+  });
+  t.teardown(() => server.close());
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions(server.kubeConfig());
+  const logger = recordingLogger();
+  const store = new KubernetesStore({ kubeConfig, logger, rediscoveryBaseDelayMs: 10 });
+  const listed = await store.list(PodCertificateRequestKind);
+  const failed = new Promise<unknown>((resolve) => {
+    store.watch(
+      PodCertificateRequestKind,
+      { resourceVersion: listed.resourceVersion },
+      { onEvent: () => {}, onError: resolve },
+    );
+  });
+  await until(() => server.openWatches === 1, { what: 'the watch to open' });
+  // The watch ends cleanly (its timeout), and before it is reopened the server serves v1
+  // only: the reopened watch is refused 404.
+  t.equal(server.endWatches(), 1);
+  server.setServedVersions('podcertificaterequests', ['v1']);
+  const err = await failed;
+  t.ok(isStoreError(err, 'NotFound'), 'the watch fails NotFound');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const again = await store.list(PodCertificateRequestKind);
+  t.equal(typeof again.resourceVersion, 'string');
+  const lists = server.requests.filter((r) => r.resource === 'podcertificaterequests');
+  t.same(
+    lists.map((r) => [r.verb, r.path.split('/')[3], r.status]),
+    [
+      ['list', 'v1beta1', 200],
+      ['watch', 'v1beta1', 200],
+      ['watch', 'v1beta1', 404],
+      ['list', 'v1', 200],
+    ],
+  );
+  t.same(logger.records.filter(([, , msg]) => msg === 'served version changed').length, 1);
 });

@@ -4,6 +4,7 @@ import type { ResourceKind } from '../../api/meta.js';
 import { PodCertificateRequestKind } from '../../api/pod-certificate-request.js';
 import { POD_CERTIFICATE_SIGNER } from '../../issuer/podcertificaterequests/pod-certificate-signer.js';
 import { TRUST_BUNDLE_PUBLISHER } from '../../issuer/podcertificaterequests/trust-bundle-publisher.js';
+import { wantedVersions } from '../../store/kubernetes/served-version-policy.js';
 import { resourceNameOf } from '../../store/object-rules.js';
 
 // Controllers of APIs a cluster may not serve: PodCertificateRequests and ClusterTrustBundles
@@ -44,7 +45,7 @@ export async function servedControllers(
       {
         controller,
         resource: resourceNameOf(kind),
-        versions: (kind.versions ?? [kind.version]).join(', '),
+        versions: wantedVersions(kind).join(', '),
       },
       'the cluster does not serve this API: controller not started',
     );

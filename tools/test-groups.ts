@@ -42,6 +42,7 @@ export const RUN_ALONE: ReadonlySet<string> = new Set([
   'kubernetes/cluster-watch-expiry',
   'kubernetes/csr-in-cluster',
   'kubernetes/controller-election',
+  'kubernetes/pod-certificate-versions',
   'kubernetes/pod-certificates-in-cluster',
   'kubernetes/rbac-removals-controller-cert-manager',
   'kubernetes/rbac-removals-controller-kubernetes-signing',

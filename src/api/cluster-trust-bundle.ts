@@ -1,9 +1,10 @@
 import type { KubeObject, ResourceKind } from './meta.js';
 
-/** Kubernetes' ClusterTrustBundle as served in 1.35 and 1.36 (k8s.io/api certificates/v1beta1). */
+/** Kubernetes' ClusterTrustBundle: `v1` from 1.37, `v1beta1` (off by default) in 1.35 and 1.36; same fields. */
 export const ClusterTrustBundleKind: ResourceKind = {
   group: 'certificates.k8s.io',
-  version: 'v1beta1',
+  version: 'v1',
+  versions: ['v1', 'v1beta1'],
   kind: 'ClusterTrustBundle',
   plural: 'clustertrustbundles',
   namespaced: false,

@@ -32,15 +32,22 @@ export interface KubeObject {
 /** Where a kind lives in the API: group/version, plural resource name and scope. */
 export interface ResourceKind {
   group: string;
+  /** The version the in-process store serves; for a kind with versions, the preferred one. */
   version: string;
   kind: string;
   plural: string;
   namespaced: boolean;
+  /**
+   * The versions cert-csi can speak of a kind that clusters serve in different versions,
+   * preferred first (version is the first). A cluster store uses the first one the server
+   * serves, found through discovery; without this field it uses version.
+   */
+  versions?: readonly string[];
 }
 
-/** The apiVersion string of a kind (`v1` for the core group). */
-export function apiVersionOf(kind: ResourceKind): string {
-  return kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+/** The apiVersion string of a kind (`v1` for the core group), in version or else its own. */
+export function apiVersionOf(kind: ResourceKind, version = kind.version): string {
+  return kind.group === '' ? version : `${kind.group}/${version}`;
 }
 
 /** `namespace/name` for namespaced objects, `name` for cluster-scoped ones: the cache key. */

@@ -1,10 +1,15 @@
 import type { Condition } from './conditions.js';
 import type { KubeObject, ResourceKind } from './meta.js';
 
-/** Kubernetes' PodCertificateRequest as served in 1.35 and 1.36 (KEP-4317). */
+/**
+ * Kubernetes' PodCertificateRequest (KEP-4317): `v1` from 1.37 (the only version a default
+ * 1.37 cluster serves), `v1beta1` in 1.35 and 1.36. The same fields in both, except that v1
+ * has no pkixPublicKey/proofOfPossession and requires stubPKCS10Request.
+ */
 export const PodCertificateRequestKind: ResourceKind = {
   group: 'certificates.k8s.io',
-  version: 'v1beta1',
+  version: 'v1',
+  versions: ['v1', 'v1beta1'],
   kind: 'PodCertificateRequest',
   plural: 'podcertificaterequests',
   namespaced: true,
@@ -20,11 +25,11 @@ export interface PodCertificateRequestSpec {
   nodeName: string;
   nodeUID: string;
   maxExpirationSeconds?: number;
-  /** DER SubjectPublicKeyInfo (1.34/1.35 kubelets; deprecated in 1.36). */
+  /** DER SubjectPublicKeyInfo (1.34/1.35 kubelets; deprecated in 1.36; not in v1). */
   pkixPublicKey?: string;
-  /** The pod UID signed with the subject key (1.34/1.35 kubelets). */
+  /** The pod UID signed with the subject key (1.34/1.35 kubelets; not in v1). */
   proofOfPossession?: string;
-  /** An empty DER PKCS#10 request signed by the subject key (1.36+ kubelets). */
+  /** An empty DER PKCS#10 request signed by the subject key (1.36+ kubelets; required in v1). */
   stubPKCS10Request?: string;
   unverifiedUserAnnotations?: Record<string, string>;
 }

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { CertificateSpec } from '../api/certificate.js';
+import type { CertificateSpec, RenewalWindow } from '../api/certificate.js';
 import { DNS1123_SUBDOMAIN_MESSAGE, isDns1123Subdomain } from '../api/kube-names.js';
 import {
   duplicateField,
@@ -10,6 +10,7 @@ import {
   unsupportedField,
 } from '../base/field-error.js';
 import { FieldErrorList } from '../base/field-error-list.js';
+import { isKnownTimeZone, parseCronSchedule } from '../pki/cron-schedule.js';
 import { isAscii } from '../pki/der.js';
 import { formatGoDuration, parseGoDuration } from '../pki/duration.js';
 import { PkiError } from '../pki/errors.js';
@@ -248,15 +249,104 @@ function validateNameConstraintItems(spec: CertificateSpec, errors: FieldErrorLi
   }
 }
 
+/** The pattern the Certificate CRD gives windowDuration. */
+const WINDOW_DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(s|m|h))+$';
+const WINDOW_DURATION = new RegExp(WINDOW_DURATION_PATTERN);
+
+/**
+ * One renewal window, as cert-manager's validateCertificateRenewalWindows checks it, after the
+ * CRD's own checks (required fields, minLength, the windowDuration pattern), which the API
+ * server makes and an embedded store does not. Ours: a windowDuration of zero is refused here;
+ * cert-manager lets it in, then cannot compute a renewal time for it.
+ */
+function validateRenewalWindow(window: RenewalWindow, path: string, errors: FieldErrorList): void {
+  const { cron, timezone, windowDuration } = window;
+  const tooShort = (field: string) =>
+    invalidField(
+      `${path}.${field}`,
+      '',
+      `${path}.${field} in body should be at least 1 chars long`,
+    );
+  if (cron === undefined) errors.add(requiredField(`${path}.cron`, ''));
+  else if (cron === '') errors.add(tooShort('cron'));
+  if (timezone === '') errors.add(tooShort('timezone'));
+  if (windowDuration === undefined || windowDuration === '')
+    errors.add(
+      requiredField(
+        `${path}.windowDuration`,
+        'windowDuration must be specified and should be greater than 0',
+      ),
+    );
+  else if (!WINDOW_DURATION.test(windowDuration))
+    errors.add(
+      invalidField(
+        `${path}.windowDuration`,
+        windowDuration,
+        `${path}.windowDuration in body should match '${WINDOW_DURATION_PATTERN}'`,
+      ),
+    );
+  else if (parseGoDuration(windowDuration) <= 0)
+    errors.add(
+      invalidField(
+        `${path}.windowDuration`,
+        windowDuration,
+        'windowDuration must be specified and should be greater than 0',
+      ),
+    );
+  const zone = timezone ?? '';
+  if (!isKnownTimeZone(zone))
+    errors.add(
+      invalidField(
+        `${path}.timezone`,
+        zone,
+        'invalid value for timezone. timezone must be IANA compliant',
+      ),
+    );
+  if (cron === undefined || cron === '') return;
+  try {
+    // Always with a zone (UTC by default) as the controllers read it, so a cron that carries
+    // its own TZ= prefix, which cert-manager's webhook lets in and its controllers cannot
+    // read, is refused here.
+    parseCronSchedule(cron, zone === '' ? 'UTC' : zone);
+  } catch (error) {
+    errors.add(
+      invalidField(
+        `${path}.cron`,
+        cron,
+        `invalid cron syntax: ${(error as Error).message}. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow`,
+      ),
+    );
+  }
+}
+
+/** spec.renewal as cert-manager's validateCertificateRenewal checks it. */
+function validateRenewal(spec: CertificateSpec, errors: FieldErrorList): void {
+  const renewal = spec.renewal;
+  if (!renewal) return;
+  const policy = renewal.policy;
+  if (policy === 'Disabled') {
+    if (renewal.windows?.length)
+      errors.add(
+        forbiddenField(
+          'spec.renewal.windows',
+          'windows cannot be set when `renewal.policy` is set to Disabled',
+        ),
+      );
+    return;
+  }
+  if (policy !== 'RenewBefore')
+    errors.add(unsupportedField('spec.renewal.policy', policy ?? '', ['Disabled', 'RenewBefore']));
+  for (const [i, window] of (renewal.windows ?? []).entries())
+    validateRenewalWindow(window, `spec.renewal.windows[${i}]`, errors);
+}
+
 /**
  * The fields cert-csi does not implement, refused by name rather than ignored (README lists
- * them): renewal windows and the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL
- * 3.0 nor Java 17 can read).
+ * them): the PKCS#12 profile Modern2026 (PBMAC1, which neither OpenSSL 3.0 nor Java 17 can
+ * read).
  */
 function refuseUnimplemented(spec: CertificateSpec, errors: FieldErrorList): void {
   const notImplemented = 'not supported by cert-csi (see README, Certificates)';
-  if (spec.renewal?.windows?.length)
-    errors.add(forbiddenField('spec.renewal.windows', notImplemented));
   if (spec.keystores?.pkcs12?.profile === 'Modern2026')
     errors.add(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
 }
@@ -467,23 +557,7 @@ export function validateCertificateSpec(spec: CertificateSpec): string[] {
       );
   }
   validateKeystores(spec, errors);
-  const policy = spec.renewal?.policy;
-  if (spec.renewal) {
-    if (policy === 'Disabled' && spec.renewal.windows?.length)
-      errors.add(
-        forbiddenField(
-          'spec.renewal.windows',
-          'windows cannot be set when `renewal.policy` is set to Disabled',
-        ),
-      );
-    else if (policy !== 'Disabled' && policy !== 'RenewBefore')
-      errors.add(
-        unsupportedField('spec.renewal.policy', `unsupported field ${policy ?? ''}`, [
-          'Disabled',
-          'RenewBefore',
-        ]),
-      );
-  }
+  validateRenewal(spec, errors);
   refuseUnimplemented(spec, errors);
   return errors.toArray();
 }

@@ -15,6 +15,7 @@ import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
 import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
 import { renewalTime } from '../pki/renewal-time.js';
+import { applyRenewalWindows, type WindowedRenewalTime } from '../pki/renewal-windows.js';
 import { privateKeyMismatches } from './private-key-match.js';
 import { requestMismatches } from './request-match.js';
 import { issuedNamesMismatches, issuedNamesOf } from './secret-names-match.js';
@@ -49,6 +50,7 @@ export const PolicyReason = {
   SecretMismatch: 'SecretMismatch',
   RequestChanged: 'RequestChanged',
   Renewing: 'Renewing',
+  WindowError: 'WindowError',
   Expired: 'Expired',
 } as const;
 
@@ -206,13 +208,17 @@ const currentRequestMismatchesSpec: Check = (input, { certificate: issued }) => 
   return undefined;
 };
 
-/** The moment the Secret's certificate falls due, from its own validity and the spec. */
+/**
+ * When the Secret's certificate falls due, from its own validity and the spec (cert-manager's
+ * pki.RenewalTime without ARI): none under policy Disabled; under RenewBefore moved into the
+ * renewal windows, with the error cert-manager reports as WindowError when none fits.
+ */
 export function certificateRenewalTime(
   certificate: Certificate,
   issued: X509Certificate,
-): Date | undefined {
-  if (certificate.spec.renewal?.policy === 'Disabled') return undefined;
-  const { renewBefore, renewBeforePercentage } = certificate.spec;
+): WindowedRenewalTime {
+  const { renewBefore, renewBeforePercentage, renewal } = certificate.spec;
+  if (renewal?.policy === 'Disabled') return { at: undefined };
   let renewBeforeMs: number | undefined;
   try {
     renewBeforeMs = renewBefore === undefined ? undefined : parseGoDuration(renewBefore);
@@ -220,22 +226,27 @@ export function certificateRenewalTime(
     // Validation refuses such a value before it is stored; here it only means "unset".
     renewBeforeMs = undefined;
   }
-  return renewalTime(
-    new Date(issued.validFrom),
-    new Date(issued.validTo),
-    renewBeforeMs,
-    renewBeforePercentage,
-  );
+  const notBefore = new Date(issued.validFrom);
+  const notAfter = new Date(issued.validTo);
+  const desired = renewalTime(notBefore, notAfter, renewBeforeMs, renewBeforePercentage);
+  return applyRenewalWindows(notBefore, notAfter, desired, renewal?.windows ?? []);
 }
 
 const currentCertificateNearingExpiry: Check = (input, { certificate: issued }) => {
   const due = certificateRenewalTime(input.certificate, issued);
-  if (!due || due.getTime() > input.now.getTime()) return undefined;
+  if (!due.at || due.at.getTime() > input.now.getTime()) return undefined;
+  if (due.error !== undefined) return violation(PolicyReason.WindowError, due.error);
   const scheduled = input.certificate.status?.renewalTime;
-  // Go prints the status field as it is, nil included.
-  const at = scheduled ? goTimeString(new Date(scheduled)) : '<nil>';
-  return violation(PolicyReason.Renewing, `Renewing certificate as renewal was scheduled at ${at}`);
+  return violation(
+    PolicyReason.Renewing,
+    `Renewing certificate as renewal was scheduled at ${statusTimeText(scheduled)}`,
+  );
 };
+
+/** A status time as Go prints the *metav1.Time field with %s, nil included. */
+export function statusTimeText(time: string | undefined): string {
+  return time ? goTimeString(new Date(time)) : '<nil>';
+}
 
 const currentCertificateHasExpired: Check = (input, { certificate: issued }) => {
   const notAfter = new Date(issued.validTo);

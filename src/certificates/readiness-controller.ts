@@ -1,5 +1,5 @@
 import { CertificateCondition, CertificateKind } from '../api/certificate.js';
-import { observedGenerationOf, setCondition } from '../api/conditions.js';
+import { findCondition, observedGenerationOf, setCondition } from '../api/conditions.js';
 import { defineController } from '../controller/controller-definition.js';
 import { writeStatusIfChanged } from '../controller/status-writer.js';
 import { certificateCaches } from './certificate-caches.js';
@@ -7,6 +7,7 @@ import {
   CERTIFICATE_RETRY,
   type CertificateControllersConfig,
 } from './certificate-controllers-config.js';
+import { PolicyReason } from './policy-chains.js';
 import { policyInputOf } from './policy-input.js';
 import { readinessStatus } from './readiness-status.js';
 
@@ -22,7 +23,8 @@ export function invalidSpecMessage(errors: readonly string[]): string {
  * cert-manager's readiness controller: the Ready condition from the readiness
  * chain and notBefore, notAfter and renewalTime from the Secret's certificate. A Certificate
  * whose spec the webhook would refuse (none runs in front of cert-csi's controllers yet) is
- * Ready=False with every field error, and a Warning event says so once.
+ * Ready=False with every field error, and a Warning event says so once; so does one whose
+ * renewal windows cannot place the renewal time (WindowError), each time the status changes.
  */
 export const readinessController = defineController<CertificateControllersConfig>({
   name: 'certificates-readiness',
@@ -58,7 +60,10 @@ export const readinessController = defineController<CertificateControllersConfig
           return undefined;
         }
         const status = readinessStatus(await policyInputOf(caches, certificate, at));
-        await writeStatusIfChanged(store, CertificateKind, certificate, status);
+        const written = await writeStatusIfChanged(store, CertificateKind, certificate, status);
+        const ready = findCondition(status.conditions, CertificateCondition.Ready);
+        if (written && ready?.reason === PolicyReason.WindowError)
+          events.event(certificate, 'Warning', PolicyReason.WindowError, `${ready.message}`);
         return undefined;
       },
     };

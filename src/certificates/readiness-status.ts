@@ -7,16 +7,28 @@ import {
   setCondition,
 } from '../api/conditions.js';
 import { secretValue, TLS_CERT_KEY } from '../api/secret.js';
-import { certificateRenewalTime, type PolicyInput, readinessViolation } from './policy-chains.js';
+import {
+  certificateRenewalTime,
+  type PolicyInput,
+  PolicyReason,
+  readinessViolation,
+} from './policy-chains.js';
 
 /** The Ready condition's reason and message when nothing is wrong. */
 export const READY_REASON = 'Ready';
 export const READY_MESSAGE = 'Certificate is up to date and has not expired';
 
+/** The Ready message when the renewal windows cannot place the renewal time. */
+export function windowErrorMessage(error: string): string {
+  return `Could not calculate renewal time: ${error}`;
+}
+
 /**
  * The status cert-manager's readiness controller writes: the Ready condition from the
  * readiness chain, and notBefore, notAfter and renewalTime from the Secret's certificate,
- * cleared when there is no readable one. Everything else in the status is kept.
+ * cleared when there is no readable one. Everything else in the status is kept. When the
+ * renewal windows cannot place the renewal time, Ready is False with reason WindowError (the
+ * controller also sends that as a Warning event).
  */
 export function readinessStatus(input: PolicyInput): CertificateStatus {
   const { certificate, secret, now } = input;
@@ -56,6 +68,16 @@ export function readinessStatus(input: PolicyInput): CertificateStatus {
   status.notBefore = formatTimestamp(new Date(leaf.validFrom));
   status.notAfter = formatTimestamp(new Date(leaf.validTo));
   const renewal = certificateRenewalTime(certificate, leaf);
-  if (renewal) status.renewalTime = formatTimestamp(renewal);
+  if (renewal.at) status.renewalTime = formatTimestamp(renewal.at);
+  if (renewal.error !== undefined) {
+    const windowError = {
+      type: CertificateCondition.Ready,
+      status: 'False' as const,
+      reason: PolicyReason.WindowError,
+      message: windowErrorMessage(renewal.error),
+      ...observedGenerationOf(certificate),
+    };
+    status.conditions = setCondition(certificate.status?.conditions, windowError, now);
+  }
   return status;
 }

@@ -67,6 +67,13 @@ export const triggerController = defineController<CertificateControllersConfig>(
               ...certificate.status,
               conditions,
             });
+            if (written && decision.warning)
+              events.event(
+                certificate,
+                'Warning',
+                decision.warning.reason,
+                decision.warning.message,
+              );
             if (written) events.event(certificate, 'Normal', 'Issuing', decision.message);
             logger.debug({ key: keyOf(certificate), reason: decision.reason }, 'issuing');
             return undefined;

@@ -7,7 +7,12 @@ import { isConditionTrue } from '../api/conditions.js';
 import type { Secret } from '../api/secret.js';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { issuanceBackoffUntil } from './issuance-backoff.js';
-import { type PolicyInput, triggerViolation } from './policy-chains.js';
+import {
+  type PolicyInput,
+  PolicyReason,
+  statusTimeText,
+  triggerViolation,
+} from './policy-chains.js';
 
 /** How long a Certificate that does not own its shared secretName waits before looking again. */
 export const NOT_OWNER_RECHECK_MS = 3 * 60_000;
@@ -42,8 +47,14 @@ export type TriggerDecision =
   | { action: 'back-off'; until: Date }
   /** Up to date; look again at the renewal time, if there is one ahead. */
   | { action: 'up-to-date'; recheckAt: Date | undefined }
-  /** Set Issuing=True with this reason and message. */
-  | { action: 'issue'; reason: string; message: string; recheckAt: Date | undefined };
+  /** Set Issuing=True with this reason and message, after a Warning event when one is given. */
+  | {
+      action: 'issue';
+      reason: string;
+      message: string;
+      recheckAt: Date | undefined;
+      warning?: { reason: string; message: string };
+    };
 
 /**
  * Decides whether a Certificate needs issuing now: not while Issuing=True, not unless it owns
@@ -76,5 +87,18 @@ export function triggerDecision(
   const recheckAt = renewal && renewal.getTime() >= now.getTime() ? renewal : undefined;
   const found = triggerViolation(input);
   if (!found) return { action: 'up-to-date', recheckAt };
+  if (found.reason === PolicyReason.WindowError)
+    // cert-manager renews anyway at the desired time, and says so twice: a Warning with the
+    // windows' error, and Issuing as an ordinary renewal.
+    return {
+      action: 'issue',
+      reason: PolicyReason.Renewing,
+      message: `Renewing certificate without satisfying renewal windows at: ${statusTimeText(status?.renewalTime)}`,
+      recheckAt,
+      warning: {
+        reason: PolicyReason.WindowError,
+        message: `Renewing certificate without satisfying renewal windows due to ${found.message}`,
+      },
+    };
   return { action: 'issue', reason: found.reason, message: found.message, recheckAt };
 }

@@ -91,7 +91,7 @@ export function verifiedPodCertificateKey(
   if (!material.pkixPublicKey || !material.proofOfPossession) {
     throw new PodKeyError(
       'missing',
-      'the request carries no key: stubPKCS10Request, or pkixPublicKey with proofOfPossession, is required',
+      'the request carries no key: stubPKCS10Request, or pkixPublicKey with proofOfPossession, is required (a request a Kubernetes 1.35 kubelet wrote has only pkixPublicKey, which certificates.k8s.io/v1 does not show: upgrade the node to 1.36 or later)',
     );
   }
   let publicKey: KeyObject;

@@ -391,7 +391,12 @@ export class MemoryStore implements ResourceStore {
       throw new StoreError('Invalid', `${kind.kind} is invalid: metadata: Required value`);
     }
     const apiVersion = apiVersionOf(kind);
-    if (input.apiVersion && input.apiVersion !== apiVersion) {
+    // A kind served in several versions is stored in its preferred one; an object written in
+    // another of them is the same object (their fields convert one to one here).
+    const accepted = (kind.versions ?? [kind.version]).map((version) =>
+      apiVersionOf(kind, version),
+    );
+    if (input.apiVersion && !accepted.includes(input.apiVersion)) {
       throw new StoreError(
         'Invalid',
         `${kind.kind} "${input.metadata.name ?? ''}" is invalid: apiVersion "${input.apiVersion}" does not match ${apiVersion}`,

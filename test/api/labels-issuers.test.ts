@@ -3,6 +3,7 @@ import { isIssuerReady, issuerTypeOf } from '../../src/api/issuer.js';
 import { defaultIssuerRef, isCertManagerGroup } from '../../src/api/issuer-ref.js';
 import { hashIdentifier } from '../../src/api/labels.js';
 import { apiVersionOf, objectKey, splitObjectKey } from '../../src/api/meta.js';
+import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { SecretKind, secretValue } from '../../src/api/secret.js';
 import {
   issuer,
@@ -82,6 +83,13 @@ t.test('object keys and api versions', async (t) => {
     }),
     'cert-manager.io/v1',
   );
+  t.equal(apiVersionOf(SecretKind, 'v2'), 'v2', 'the core group: the version alone');
+  t.equal(
+    apiVersionOf(PodCertificateRequestKind, 'v1beta1'),
+    'certificates.k8s.io/v1beta1',
+    'a version the kind is served in besides its own',
+  );
+  t.equal(apiVersionOf(PodCertificateRequestKind), 'certificates.k8s.io/v1');
   t.equal(objectKey('ns', 'a'), 'ns/a');
   t.equal(objectKey(undefined, 'a'), 'a');
   t.same(splitObjectKey('ns/a'), { namespace: 'ns', name: 'a' });

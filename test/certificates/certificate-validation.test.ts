@@ -195,12 +195,110 @@ t.test('each rule with cert-manager’s message (ValidateCertificateSpec)', asyn
       ],
     ],
     [
-      'renewal windows are refused by name (not implemented)',
+      'renewal windows: crons, descriptors and zones cert-manager reads',
       {
         ...valid,
-        renewal: { policy: 'RenewBefore', windows: [{ cron: '0 2 * * *', windowDuration: '1h' }] },
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [
+            { cron: '0 2 * * *', windowDuration: '1h' },
+            {
+              cron: '*/15 9-17 * jan-mar mon-fri',
+              timezone: 'Europe/Paris',
+              windowDuration: '1.5h30m',
+            },
+            { cron: '@weekly', timezone: 'America/Denver', windowDuration: '90m' },
+            { cron: '@every 6h', windowDuration: '10s' },
+          ],
+        },
       },
-      ['spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)'],
+      [],
+    ],
+    [
+      'a renewal window with a bad cron',
+      {
+        ...valid,
+        renewal: { policy: 'RenewBefore', windows: [{ cron: '0 2 * *', windowDuration: '1h' }] },
+      },
+      [
+        'spec.renewal.windows[0].cron: Invalid value: "0 2 * *": invalid cron syntax: failed to parse cron spec \'0 2 * *\': expected exactly 5 fields, found 4: [0 2 * *]. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow',
+      ],
+    ],
+    [
+      'a renewal window in a seconds dialect cert-manager does not read',
+      {
+        ...valid,
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [{ cron: '0 0 2 * * 7', windowDuration: '1h' }],
+        },
+      },
+      [
+        'spec.renewal.windows[0].cron: Invalid value: "0 0 2 * * 7": invalid cron syntax: failed to parse cron spec \'0 0 2 * * 7\': expected exactly 5 fields, found 6: [0 0 2 * * 7]. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow',
+      ],
+    ],
+    [
+      'a renewal window with a bad time zone (the cron cannot be read in it either)',
+      {
+        ...valid,
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [{ cron: '0 2 * * *', timezone: 'Mars/Olympus', windowDuration: '1h' }],
+        },
+      },
+      [
+        'spec.renewal.windows[0].timezone: Invalid value: "Mars/Olympus": invalid value for timezone. timezone must be IANA compliant',
+        'spec.renewal.windows[0].cron: Invalid value: "0 2 * * *": invalid cron syntax: failed to parse cron spec \'0 2 * * *\': provided bad location Mars/Olympus: unknown time zone Mars/Olympus. cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow',
+      ],
+    ],
+    [
+      'renewal windows with a bad windowDuration: missing, not the CRD pattern, zero',
+      fromYaml({
+        ...valid,
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [
+            { cron: '0 2 * * *' },
+            { cron: '0 3 * * *', windowDuration: '1d' },
+            { cron: '0 4 * * *', windowDuration: '-1h' },
+            { cron: '0 5 * * *', windowDuration: '0s' },
+          ],
+        },
+      }),
+      [
+        'spec.renewal.windows[0].windowDuration: Required value: windowDuration must be specified and should be greater than 0',
+        'spec.renewal.windows[1].windowDuration: Invalid value: "1d": spec.renewal.windows[1].windowDuration in body should match \'^([0-9]+(\\.[0-9]+)?(s|m|h))+$\'',
+        'spec.renewal.windows[2].windowDuration: Invalid value: "-1h": spec.renewal.windows[2].windowDuration in body should match \'^([0-9]+(\\.[0-9]+)?(s|m|h))+$\'',
+        'spec.renewal.windows[3].windowDuration: Invalid value: "0s": windowDuration must be specified and should be greater than 0',
+      ],
+    ],
+    [
+      'a renewal window without a cron, or with empty strings',
+      fromYaml({
+        ...valid,
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [{ windowDuration: '1h' }, { cron: '', timezone: '', windowDuration: '1h' }],
+        },
+      }),
+      [
+        'spec.renewal.windows[0].cron: Required value',
+        'spec.renewal.windows[1].cron: Invalid value: "": spec.renewal.windows[1].cron in body should be at least 1 chars long',
+        'spec.renewal.windows[1].timezone: Invalid value: "": spec.renewal.windows[1].timezone in body should be at least 1 chars long',
+      ],
+    ],
+    [
+      'a long bad cron is echoed shortened',
+      {
+        ...valid,
+        renewal: {
+          policy: 'RenewBefore',
+          windows: [{ cron: `${'1,'.repeat(2000)} x`, windowDuration: '1h' }],
+        },
+      },
+      [
+        `spec.renewal.windows[0].cron: Invalid value: "${'1,'.repeat(50)}"…(4002 characters): invalid cron syntax: failed to parse cron spec '${'1,'.repeat(50)}…(4002 characters)': expected exactly 5 fields, found 2: [${'1,'.repeat(49)}1…(4004 characters). cron needs to follow: cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow`,
+      ],
     ],
     [
       'otherNames alone are a name',
@@ -335,15 +433,19 @@ t.test('values from outside the type: bad durations, emails, enums', async (t) =
       },
       [
         'spec.renewal.windows: Forbidden: windows cannot be set when `renewal.policy` is set to Disabled',
-        'spec.renewal.windows: Forbidden: not supported by cert-csi (see README, Certificates)',
       ],
     ],
     [
       'an unknown renewal policy',
       fromYaml({ ...valid, renewal: { policy: 'Weekly' } }),
       [
-        'spec.renewal.policy: Unsupported value: "unsupported field Weekly": supported values: "Disabled", "RenewBefore"',
+        'spec.renewal.policy: Unsupported value: "Weekly": supported values: "Disabled", "RenewBefore"',
       ],
+    ],
+    [
+      'no renewal policy, and its windows are checked all the same',
+      fromYaml({ ...valid, renewal: { windows: [{ cron: '0 2 * * *', windowDuration: '1h' }] } }),
+      ['spec.renewal.policy: Unsupported value: "": supported values: "Disabled", "RenewBefore"'],
     ],
     ['renewal disabled alone', { ...valid, renewal: { policy: 'Disabled' } }, []],
     [

@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
+import type { Certificate } from '../../src/api/certificate.js';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { Secret } from '../../src/api/secret.js';
 import { readinessStatus } from '../../src/certificates/readiness-status.js';
@@ -93,6 +94,66 @@ t.test('readiness: Ready with the times of the Secret’s certificate, or why no
   const disabled = readinessStatus({ ...input, certificate: stale });
   t.equal(disabled.renewalTime, undefined, 'renewal disabled: no renewal time');
   t.equal(disabled.notAfter, '2026-01-02T00:00:00Z');
+
+  const windowed = (cron: string, status: Certificate['status'] = {}) =>
+    certificateFrom(
+      web,
+      withSpec({ renewal: { policy: 'RenewBefore', windows: [{ cron, windowDuration: '1h' }] } }),
+      withStatus(status),
+    );
+  const moved = readinessStatus({ ...input, certificate: windowed('30 18 * * *') });
+  t.equal(
+    moved.renewalTime,
+    '2026-01-01T18:30:00Z',
+    'a window: the renewal time moves to its start',
+  );
+  t.match(moved.conditions?.[0], { status: 'True', reason: 'Ready' }, 'and it is Ready');
+  const noFit = readinessStatus({ ...input, certificate: windowed('0 0 30 2 *') });
+  t.same(
+    noFit.conditions,
+    [
+      {
+        type: 'Ready',
+        status: 'False',
+        reason: 'WindowError',
+        message:
+          'Could not calculate renewal time: cannot find a time with the given windows between 2026-01-01 00:00:00 +0000 UTC and 2026-01-02 00:00:00 +0000 UTC for: 2026-01-01 16:00:00 +0000 UTC',
+        observedGeneration: 3,
+        lastTransitionTime: '2026-01-01T01:00:00Z',
+      },
+    ],
+    'no window fits: Ready=False, WindowError, with cert-manager’s message',
+  );
+  t.equal(noFit.renewalTime, '2026-01-01T16:00:00Z', 'and the renewal time is the desired one');
+  const since = '2025-12-31T00:00:00Z';
+  const stillFalse = readinessStatus({
+    ...input,
+    certificate: windowed('0 0 30 2 *', {
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'WindowError', lastTransitionTime: since },
+      ],
+    }),
+  });
+  t.equal(
+    stillFalse.conditions?.[0]?.lastTransitionTime,
+    since,
+    'still WindowError: the transition time is kept, so the status does not change at each sync',
+  );
+  const unread = readinessStatus({
+    ...input,
+    certificate: certificateFrom(
+      web,
+      withSpec({
+        renewal: { policy: 'RenewBefore', windows: [{ cron: '0 2 * *', windowDuration: '1h' }] },
+      }),
+    ),
+  });
+  t.equal(unread.renewalTime, undefined, 'a window that cannot be read: no renewal time');
+  t.match(unread.conditions?.[0], {
+    reason: 'WindowError',
+    message:
+      "Could not calculate renewal time: error parsing cron in window failed to parse cron spec '0 2 * *': expected exactly 5 fields, found 4: [0 2 * *]",
+  });
 });
 
 const request = (name: string, revision: string | undefined) => revisionRequest(name, revision);

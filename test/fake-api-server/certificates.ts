@@ -20,7 +20,7 @@ import {
   type PodCertificateRequest,
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
-import { forbiddenField } from '../../src/base/field-error.js';
+import { forbiddenField, requiredField } from '../../src/base/field-error.js';
 import type { KindStrategy, WriteContext } from './kinds.js';
 import { admissionForbidden, invalidFields } from './status.js';
 
@@ -40,9 +40,13 @@ function refuse(kind: ResourceKind, object: KubeObject, errors: readonly string[
  * verb `sign` on the signer when it changes the status.
  */
 export const podCertificateRequestStrategy: KindStrategy = {
-  async create(object) {
+  async create(object, context) {
     const { status: _status, ...rest } = object as PodCertificateRequest;
     const request = withPodCertificateRequestDefaults(rest as PodCertificateRequest);
+    // v1 has only the stub, and requires it (`+required`).
+    if (context.version === 'v1' && !request.spec.stubPKCS10Request) {
+      refuse(PodCertificateRequestKind, request, [requiredField('spec.stubPKCS10Request', '')]);
+    }
     refuse(PodCertificateRequestKind, request, validatePodCertificateRequestCreate(request));
     return request;
   },
@@ -80,6 +84,41 @@ export const podCertificateRequestStrategy: KindStrategy = {
     return next;
   },
 };
+
+// The fields of PodCertificateRequestSpec v1 does not have (1.35 kubelets' key material).
+const V1BETA1_ONLY_FIELDS = ['pkixPublicKey', 'proofOfPossession'] as const;
+
+/**
+ * A stored PodCertificateRequest as a client of version reads it: v1 has no pkixPublicKey
+ * and proofOfPossession, so a request a 1.35 kubelet wrote shows no key material at all.
+ */
+export function podCertificateRequestToVersion(object: KubeObject, version: string): KubeObject {
+  if (version !== 'v1') return object;
+  const request = object as PodCertificateRequest;
+  const spec = { ...request.spec };
+  for (const field of V1BETA1_ONLY_FIELDS) delete spec[field];
+  return { ...request, spec } as PodCertificateRequest;
+}
+
+/**
+ * A PodCertificateRequest a client of version wrote, for storage: a v1 body cannot carry the
+ * old pair (the decoder drops fields v1 does not have), and a v1 update keeps the stored ones.
+ */
+export function podCertificateRequestFromVersion(
+  object: KubeObject,
+  version: string,
+  stored: KubeObject | undefined,
+): KubeObject {
+  const request = object as PodCertificateRequest;
+  if (version !== 'v1' || !request.spec) return object;
+  const spec = { ...request.spec };
+  const old = (stored as PodCertificateRequest | undefined)?.spec;
+  for (const field of V1BETA1_ONLY_FIELDS) {
+    if (old?.[field] !== undefined) spec[field] = old[field];
+    else delete spec[field];
+  }
+  return { ...request, spec } as PodCertificateRequest;
+}
 
 /**
  * ClusterTrustBundles: validation, then the ClusterTrustBundleAttest plugin (verb `attest` on

@@ -71,7 +71,24 @@ function apiGroups(served: readonly ServedKind[]): object[] {
     versions.set(kind.group, list);
   }
   return [...versions].map(([name, list]) => {
-    const entries = list.map((version) => ({ groupVersion: `${name}/${version}`, version }));
+    const entries = [...list]
+      .sort(byVersionPriority)
+      .map((version) => ({ groupVersion: `${name}/${version}`, version }));
     return { name, versions: entries, preferredVersion: entries[0] };
   });
+}
+
+/**
+ * Kubernetes' version priority (apimachinery's CompareKubeAwareVersionStrings): GA before beta
+ * before alpha, a higher number first; the first of a group is its preferred version.
+ */
+export function byVersionPriority(a: string, b: string): number {
+  return priority(b) - priority(a);
+}
+
+function priority(version: string): number {
+  const match = /^v([0-9]+)(?:(alpha|beta)([0-9]+))?$/.exec(version);
+  if (!match) return -1;
+  const stage = match[2] === undefined ? 2 : match[2] === 'beta' ? 1 : 0;
+  return stage * 1e6 + Number(match[1]) * 1e3 + Number(match[3] ?? 0);
 }

@@ -74,6 +74,12 @@ export interface FakeApiServerOptions {
   kinds?: readonly ServedKind[];
   /** The server's clock in epoch milliseconds (PodCertificateRequest status checks); Date.now by default. */
   now?: () => number;
+  /**
+   * The versions served of kinds that have several (ServedKind versions), by resource
+   * (`podcertificaterequests`); a kind not named is served in all of its versions. `[]` serves
+   * it in none. Change it later with setServedVersions.
+   */
+  servedVersions?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** One request as the server saw it. */
@@ -142,6 +148,11 @@ interface Route {
   path: ApiPath;
 }
 
+/** The version a route's client speaks (its URL's). */
+function versionOf(route: Route): string {
+  return route.path.version;
+}
+
 const ADMIN_TOKEN = 'fake-api-server-admin';
 const PATCH_RETRIES = 5;
 // strconv.ParseBool's spellings of true, which the API server accepts for `watch`.
@@ -179,6 +190,10 @@ export class FakeApiServer {
   private readonly tokens = new Map<string, Identity>();
   private readonly kinds = new Map<string, ServedKind>();
   private readonly watches = new Set<WatchStream>();
+  /** The resource and version each open watch streams. */
+  private readonly watchVersions = new Map<WatchStream, { resource: string; version: string }>();
+  /** The versions served now of each kind that has several, by resource. */
+  private readonly servedVersions = new Map<string, readonly string[]>();
   private readonly hanging = new Set<ServerResponse>();
   private readonly requestWaiters = new Set<(entry: RequestLogEntry) => void>();
   private readonly webhooks: WebhookDispatcher;
@@ -208,7 +223,13 @@ export class FakeApiServer {
       subjectAccessReviewKind,
       ...webhookConfigurationKinds,
     ]) {
-      this.kinds.set(kindKey(served.kind.group, served.kind.version, served.kind.plural), served);
+      for (const version of served.versions ?? [served.kind.version]) {
+        this.kinds.set(kindKey(served.kind.group, version, served.kind.plural), served);
+      }
+      if (served.versions) {
+        const given = options.servedVersions?.[served.kind.plural];
+        this.servedVersions.set(served.kind.plural, checkedVersions(served, given));
+      }
     }
     this.tokens.set(ADMIN_TOKEN, {
       username: 'fake-api-server-admin',
@@ -237,7 +258,14 @@ export class FakeApiServer {
       new MemoryStore(
         options.historySize === undefined ? {} : { historySize: options.historySize },
       );
-    return new FakeApiServer(server, ownsStore, store, options);
+    try {
+      return new FakeApiServer(server, ownsStore, store, options);
+    } catch (err) {
+      // Options it cannot serve: nothing is left listening.
+      server.close();
+      if (ownsStore) await store.close();
+      throw err;
+    }
   }
 
   /** Registers a bearer token; `system:authenticated` is added to its groups as upstream does. */
@@ -377,6 +405,31 @@ export class FakeApiServer {
     this.watchExpiries.set(resource, n);
   }
 
+  /**
+   * Serves resource (a kind with several versions) in exactly versions from now on, as a
+   * control plane upgraded or reconfigured (`--runtime-config`) serves it after its restart:
+   * every request and discovery sees the change at once, and open watches of a version no
+   * longer served are torn down as the restart breaks them. The objects stay (one storage).
+   */
+  setServedVersions(resource: string, versions: readonly string[]): void {
+    const served = [...this.kinds.values()].find((s) => s.kind.plural === resource && s.versions);
+    if (!served)
+      throw new Error(`fake API server: ${resource} is not a kind with several versions`);
+    const now = checkedVersions(served, versions);
+    this.servedVersions.set(resource, now);
+    for (const [stream, watched] of [...this.watchVersions]) {
+      if (watched.resource === resource && !now.includes(watched.version)) stream.destroy();
+    }
+  }
+
+  /** The versions resource is served in now (a kind with one version: that one). */
+  servedVersionsOf(resource: string): readonly string[] {
+    const versioned = this.servedVersions.get(resource);
+    if (versioned) return versioned;
+    const served = [...this.kinds.values()].find((s) => s.kind.plural === resource);
+    return served ? [served.kind.version] : [];
+  }
+
   /** How many requests a hang fault holds unanswered (their clients have not given up yet). */
   get hangingRequests(): number {
     return this.hanging.size;
@@ -461,7 +514,7 @@ export class FakeApiServer {
       entry.client = identity.client;
       // Discovery: readable by every authenticated user (system:discovery), no RBAC check.
       const discovery =
-        method === 'GET' ? discoveryDocument(url.pathname, this.kinds.values()) : undefined;
+        method === 'GET' ? discoveryDocument(url.pathname, this.servedViews()) : undefined;
       if (!discovery) {
         if (!apiPath) throw new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
         this.authorize(identity, entry, apiPath);
@@ -516,10 +569,47 @@ export class FakeApiServer {
     throw new ApiStatusError(failure(fault.status, `injected fault (HTTP ${fault.status})`));
   }
 
+  /** Each served kind once per version served now, with that version: what discovery lists. */
+  private servedViews(): ServedKind[] {
+    const views: ServedKind[] = [];
+    const seen = new Set<ServedKind>();
+    for (const served of this.kinds.values()) {
+      if (seen.has(served)) continue;
+      seen.add(served);
+      const versions = this.servedVersions.get(served.kind.plural) ?? [served.kind.version];
+      for (const version of versions) views.push({ ...served, kind: { ...served.kind, version } });
+    }
+    return views;
+  }
+
+  /** object as the route's client reads it: converted to its version, with that apiVersion. */
+  private view<T>(route: Route, object: T): T {
+    const { served } = route;
+    if (!served.versions || !isRecord(object) || object.kind === 'Status') return object;
+    const version = versionOf(route);
+    const converted = served.toVersion
+      ? served.toVersion(object as unknown as KubeObject, version)
+      : object;
+    return { ...converted, apiVersion: apiVersionOf(served.kind, version) } as T;
+  }
+
+  /** An object the route's client wrote, converted to storage (stored: the one it replaces). */
+  private stored(route: Route, object: KubeObject, stored: KubeObject | undefined): KubeObject {
+    const { served } = route;
+    if (!served.versions) return object;
+    const converted = served.fromVersion
+      ? served.fromVersion(object, versionOf(route), stored)
+      : object;
+    return { ...converted, apiVersion: apiVersionOf(served.kind) };
+  }
+
   private route(path: ApiPath, verb: string): Route {
     const served = this.kinds.get(kindKey(path.group, path.version, path.resource));
     const notServed = () => new ApiStatusError(failure(404, NOT_FOUND_MESSAGE, 'NotFound'));
     if (!served) throw notServed();
+    if (served.versions && !this.servedVersionsOf(served.kind.plural).includes(path.version)) {
+      throw notServed();
+    }
     if (!served.kind.namespaced && path.namespace !== undefined) throw notServed();
     if (served.kind.namespaced && path.namespace === undefined && path.name !== undefined) {
       throw notServed();
@@ -559,25 +649,40 @@ export class FakeApiServer {
             res,
             entry,
             200,
-            await this.store.get(served.kind, name, path.namespace),
+            this.view(route, await this.store.get(served.kind, name, path.namespace)),
           );
         case 'list':
           return this.sendJson(res, entry, 200, await this.list(route, entry));
         case 'watch':
           return await this.watch(route, entry, res);
         case 'create':
-          return this.sendJson(res, entry, 201, await this.create(route, body, identity, entry));
+          return this.sendJson(
+            res,
+            entry,
+            201,
+            this.view(route, await this.create(route, body, identity, entry)),
+          );
         case 'update':
-          return this.sendJson(res, entry, 200, await this.update(route, body, identity, entry));
+          return this.sendJson(
+            res,
+            entry,
+            200,
+            this.view(route, await this.update(route, body, identity, entry)),
+          );
         case 'patch':
           return this.sendJson(
             res,
             entry,
             200,
-            await this.patch(route, body, req, identity, entry),
+            this.view(route, await this.patch(route, body, req, identity, entry)),
           );
         default: // delete: route lets no other verb through
-          return this.sendJson(res, entry, 200, await this.remove(route, body, identity, entry));
+          return this.sendJson(
+            res,
+            entry,
+            200,
+            this.view(route, await this.remove(route, body, identity, entry)),
+          );
       }
     } catch (err) {
       throw fromStoreError(err, served, name);
@@ -593,10 +698,12 @@ export class FakeApiServer {
       labelSelector,
     });
     return {
-      apiVersion: apiVersionOf(served.kind),
+      apiVersion: apiVersionOf(served.kind, versionOf(route)),
       kind: `${served.kind.kind}List`,
       metadata: { resourceVersion: result.resourceVersion },
-      items: result.items.filter((item) => fields.matches(item)),
+      items: result.items
+        .filter((item) => fields.matches(item))
+        .map((item) => this.view(route, item)),
     };
   }
 
@@ -631,11 +738,15 @@ export class FakeApiServer {
     const stream = new WatchStream(
       res,
       fields,
-      { apiVersion: apiVersionOf(served.kind), kind: served.kind.kind },
+      { apiVersion: apiVersionOf(served.kind, versionOf(route)), kind: served.kind.kind },
       TRUE_VALUES.has(query.get('allowWatchBookmarks') ?? ''),
-      (closed) => this.watches.delete(closed),
+      (closed) => {
+        this.watches.delete(closed);
+        this.watchVersions.delete(closed);
+      },
     );
     this.watches.add(stream);
+    this.watchVersions.set(stream, { resource: served.kind.plural, version: versionOf(route) });
     if (timeoutSeconds) stream.endAfter(timeoutSeconds);
 
     const expiry = [served.kind.plural, '*'].find((key) => (this.watchExpiries.get(key) ?? 0) > 0);
@@ -654,7 +765,7 @@ export class FakeApiServer {
       served.kind,
       { ...scope, labelSelector, ...(fresh ? {} : { resourceVersion }) },
       {
-        onEvent: (event) => stream.offer(event),
+        onEvent: (event) => stream.offer({ ...event, object: this.view(route, event.object) }),
         onError: (err) => stream.fail(statusOf(fromStoreError(err, served, ''))),
       },
     );
@@ -678,7 +789,7 @@ export class FakeApiServer {
     entry: RequestLogEntry,
   ): Promise<KubeObject> {
     const { served, path } = route;
-    const object = checkObject(body);
+    const object = this.stored(route, checkObject(body), undefined);
     matchRequestNamespace(served, path, object);
     const normalized = served.normalize(object);
     try {
@@ -691,7 +802,7 @@ export class FakeApiServer {
         )) as KubeObject,
       );
       const admitted = served.strategy
-        ? await served.strategy.create(mutated, this.writeContext(identity))
+        ? await served.strategy.create(mutated, this.writeContext(identity, versionOf(route)))
         : mutated;
       // A review is validated as sent; anything else as the store will keep it (no status).
       const kept = served.createOnly ? mutated : withStatusOf(admitted, undefined);
@@ -748,7 +859,7 @@ export class FakeApiServer {
     const name = path.name as string;
     const stored = await this.store.get(served.kind, name, path.namespace);
     const mutated = (await this.webhooks.mutate(
-      this.admission(route, entry, identity, 'UPDATE', object, stored),
+      this.admission(route, entry, identity, 'UPDATE', this.stored(route, object, stored), stored),
       entry.warnings,
     )) as KubeObject;
     const written = target === 'object' ? served.normalize(mutated) : mutated;
@@ -770,7 +881,7 @@ export class FakeApiServer {
     const filled = { ...written, metadata };
     let admitted = written;
     if (strategy) {
-      const context = this.writeContext(identity);
+      const context = this.writeContext(identity, versionOf(route));
       if (target === 'object') admitted = strategy.update(filled, stored, context);
       else if (target === 'approval' && strategy.updateApproval) {
         admitted = strategy.updateApproval(filled, stored, context);
@@ -794,8 +905,9 @@ export class FakeApiServer {
   }
 
   /** The clock and the writer's signer permissions, for a kind's strategy. */
-  private writeContext(identity: Identity): WriteContext {
+  private writeContext(identity: Identity, version: string): WriteContext {
     return {
+      version,
       now: new Date(this.now()),
       user: identity.username,
       requester: {
@@ -867,8 +979,8 @@ export class FakeApiServer {
       try {
         patched =
           contentType === MERGE_PATCH
-            ? applyMergePatch(current, body)
-            : applyJsonPatch(current, body);
+            ? applyMergePatch(this.view(route, current), body)
+            : applyJsonPatch(this.view(route, current), body);
       } catch (err) {
         if (err instanceof PatchFormatError) throw badRequest(err.message);
         throw new ApiStatusError(failure(422, (err as PatchApplyError).message, 'Invalid'));
@@ -975,6 +1087,20 @@ export class FakeApiServer {
 
 function kindKey(group: string, version: string, plural: string): string {
   return `${group}/${version}/${plural}`;
+}
+
+/** versions, checked to be versions served can be served in. */
+function checkedVersions(served: ServedKind, versions: readonly string[] | undefined): string[] {
+  const possible = served.versions ?? [served.kind.version];
+  if (versions === undefined) return [...possible];
+  const unknown = versions.filter((v) => !possible.includes(v));
+  if (unknown.length > 0) {
+    throw new Error(
+      `fake API server: ${served.kind.plural} has no version ${unknown.join(', ')} (only ${possible.join(', ')})`,
+    );
+  }
+  // In the kind's order: discovery lists the preferred version first.
+  return possible.filter((v) => versions.includes(v));
 }
 
 /** The RBAC verb of a request, as RequestInfo derives it from the method and the path. */

@@ -12,7 +12,12 @@ import { PodKind } from '../../src/api/pod.js';
 import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
 import { TrustManagerBundleKind } from '../../src/api/trust-manager-bundle.js';
-import { clusterTrustBundleStrategy, podCertificateRequestStrategy } from './certificates.js';
+import {
+  clusterTrustBundleStrategy,
+  podCertificateRequestFromVersion,
+  podCertificateRequestStrategy,
+  podCertificateRequestToVersion,
+} from './certificates.js';
 import { certificateSigningRequestStrategy } from './csr.js';
 import type { AuthorizationDecision, ResourceAttributes } from './rbac-authorizer.js';
 
@@ -37,6 +42,8 @@ export interface WriteContext {
   allowedOnSigner(verb: string, signerName: string): boolean;
   /** The server's authorizer on any request (allowed without RBAC). */
   authorize(request: ResourceAttributes): AuthorizationDecision;
+  /** The version of the request's URL (the object given is already converted to storage). */
+  version: string;
 }
 
 /**
@@ -71,6 +78,18 @@ export interface ServedKind {
   strategy?: KindStrategy;
   /** Only create is served, and its answer (the strategy's) is not stored: reviews. */
   createOnly?: boolean;
+  /**
+   * The versions the kind can be served in, preferred first, over one storage (kind.version);
+   * the server serves those its servedVersions say. Without it, kind.version only.
+   */
+  versions?: readonly string[];
+  /** The API server's conversion of a stored object to what a client of version reads. */
+  toVersion?: (object: KubeObject, version: string) => KubeObject;
+  /**
+   * Its conversion of an object a client of version wrote into storage; stored is the object
+   * the write replaces (none on create), whose fields version cannot express are kept.
+   */
+  fromVersion?: (object: KubeObject, version: string, stored: KubeObject | undefined) => KubeObject;
 }
 
 /**
@@ -132,6 +151,9 @@ export const certCsiKinds: readonly ServedKind[] = [
     requireResourceVersionOnUpdate: true,
     fieldLabels: ['spec.signerName', 'spec.podName', 'spec.nodeName'],
     strategy: podCertificateRequestStrategy,
+    versions: ['v1', 'v1beta1'],
+    toVersion: podCertificateRequestToVersion,
+    fromVersion: podCertificateRequestFromVersion,
   }),
   builtinKind(CertificateSigningRequestKind, {
     statusSubresource: true,
@@ -142,6 +164,8 @@ export const certCsiKinds: readonly ServedKind[] = [
     requireResourceVersionOnUpdate: true,
     fieldLabels: ['spec.signerName'],
     strategy: clusterTrustBundleStrategy,
+    // The same fields in both versions: conversion only changes apiVersion.
+    versions: ['v1', 'v1beta1'],
   }),
   builtinKind(KubeEventKind, {
     fieldLabels: [

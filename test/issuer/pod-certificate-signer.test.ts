@@ -220,6 +220,41 @@ t.test('refusals: each ends with its terminal condition and reason', async (t) =
       message: /remove example\.com\/eku from/,
     },
     {
+      name: 'many user annotations: a few named, the rest counted',
+      build: async () =>
+        (
+          await kubeletRequest(shop, CLUSTER_SIGNER, 'ECDSAP256', '1.36', {
+            userAnnotations: Object.fromEntries(
+              Array.from({ length: 40 }, (_, i) => [
+                `k${String(i).padStart(2, '0')}.${'p'.repeat(60)}.${'q'.repeat(40)}.example.com/x`,
+                'v',
+              ]),
+            ),
+          })
+        ).request,
+      type: 'Denied',
+      reason: 'InvalidUnverifiedUserAnnotations',
+      // Three keys, each cut to 100 characters: the message stays short whatever the request.
+      message:
+        /^cert-csi reads no user annotations: remove k00\.p{60}\.q{35}…\(119 characters\), k01\.p{60}\.q{35}…\(119 characters\), k02\.p{60}\.q{35}…\(119 characters\) and 37 more from the podCertificate source's userAnnotations$/,
+    },
+    {
+      // What a 1.35 kubelet's request (pkixPublicKey and proofOfPossession only) looks like
+      // read through certificates.k8s.io/v1, which has neither field.
+      name: 'a 1.35 request seen through v1: no key material at all',
+      build: async () => {
+        const { request } = await kubeletRequest(unadmittedShop, CLUSTER_SIGNER, 'ED25519', '1.35');
+        delete request.spec.pkixPublicKey;
+        delete request.spec.proofOfPossession;
+        return request;
+      },
+      type: 'Denied',
+      reason: 'UnsupportedKeyType',
+      message:
+        /^the request carries no key: .*a Kubernetes 1\.35 kubelet wrote has only pkixPublicKey, which certificates\.k8s\.io\/v1 does not show: upgrade the node to 1\.36 or later\)$/,
+      refusedAtCreate: /spec\.stubPKCS10Request/,
+    },
+    {
       name: 'a key kubelet never makes',
       build: async () => {
         const { request } = await kubeletRequest(

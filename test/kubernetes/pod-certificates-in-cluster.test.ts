@@ -1,26 +1,18 @@
 import { X509Certificate } from 'node:crypto';
 import t from 'tap';
-import {
-  type ClusterTrustBundle,
-  ClusterTrustBundleKind,
-} from '../../src/api/cluster-trust-bundle.js';
+import type { ClusterTrustBundle } from '../../src/api/cluster-trust-bundle.js';
 import { ClusterIssuerKind, type Issuer, IssuerKind, isIssuerReady } from '../../src/api/issuer.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
-import {
-  type PodCertificateRequest,
-  PodCertificateRequestKind,
-} from '../../src/api/pod-certificate-request.js';
+import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { SecretKind } from '../../src/api/secret.js';
 import { startController } from '../../src/cli/controller/controller.js';
 import { controllerSelection } from '../../src/cli/controller/controller-names.js';
 import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { trustBundleNameOf } from '../../src/issuer/podcertificaterequests/trust-bundle-publisher.js';
-import { POD_CERTIFICATE_KEY_TYPES } from '../../src/pki/pod-certificate-key.js';
 import { isStoreError } from '../../src/store/errors.js';
 import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
-import { certCsiKinds } from '../fake-api-server/kinds.js';
 import {
   clusterIssuer,
   issuer,
@@ -31,10 +23,9 @@ import {
 import { startCluster, startClusterController } from '../support/cluster-harness.js';
 import { rejection, until } from '../support/eventually.js';
 import { makeCA } from '../support/issuer-fixtures.js';
-import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
+import { answered, trustBundle } from '../support/pod-certificate-checks.js';
 import {
   createPod,
-  type KeyMaterialForm,
   kubeletRequest,
   namespaceObject,
   podIdentity,
@@ -49,87 +40,6 @@ const SIGNER = 'clusterissuers.cert-manager.io/pods';
 const BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';
 const WAIT_MS = 60_000;
 const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
-
-t.test(
-  'every key type in both key forms is issued through the API server and chains to the bundle',
-  async (t) => {
-    const cluster = await startCluster(t);
-    const admin = cluster.server.store;
-    const kubelet = new KubernetesStore({
-      kubeConfig: cluster.kubeConfig(cluster.server.adminToken),
-      qps: 1000,
-      burst: 1000,
-    });
-    const ca = await makeCA();
-    await admin.create(NamespaceKind, namespaceObject('shop', { tier: 'web' }));
-    await admin.create(
-      SecretKind,
-      tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
-    );
-    const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
-    ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: 'tier=web' };
-    await admin.create(ClusterIssuerKind, ci);
-    const pod = await createPod(admin, podIdentity('shop', 'api-0', { serviceAccount: 'api' }));
-    // Another signer's request: the controller must never see it.
-    const foreign = await kubelet.create(
-      PodCertificateRequestKind,
-      (await kubeletRequest(pod, 'example.com/spiffe', 'ED25519', '1.36')).request,
-    );
-
-    startClusterController(t, cluster);
-    const asked: Array<{
-      name: string;
-      label: string;
-      key: Awaited<ReturnType<typeof kubeletRequest>>['key'];
-    }> = [];
-    for (const keyType of POD_CERTIFICATE_KEY_TYPES) {
-      for (const form of ['1.35', '1.36'] as KeyMaterialForm[]) {
-        const { request, key } = await kubeletRequest(pod, SIGNER, keyType, form);
-        const created = await kubelet.create(PodCertificateRequestKind, request);
-        asked.push({ name: created.metadata.name, label: `${keyType} ${form}`, key });
-      }
-    }
-    const bundle = await trustBundle(admin, BUNDLE);
-    t.equal(bundle.spec.signerName, SIGNER);
-    for (const { name, label, key } of asked) {
-      const issued = await answered(admin, 'shop', name, WAIT_MS);
-      t.test(label, async (t) => {
-        await checkIssued(t, issued, {
-          publicKey: key,
-          spiffeId: 'spiffe://cluster.local/ns/shop/sa/api',
-          trustBundlePem: bundle.spec.trustBundle,
-        });
-      });
-    }
-
-    const untouched = await admin.get<PodCertificateRequest>(
-      PodCertificateRequestKind,
-      foreign.metadata.name,
-      'shop',
-    );
-    t.same(untouched.status ?? {}, {}, "another signer's request is left alone");
-    const reads = cluster.server.requests.filter(
-      (r) =>
-        r.user === CONTROLLER_USER && r.resource === 'podcertificaterequests' && !r.subresource,
-    );
-    t.ok(
-      reads.some((r) => r.verb === 'watch'),
-      'the controller watches requests',
-    );
-    t.same(
-      cluster.server.requests.filter(
-        (r) => r.user === CONTROLLER_USER && r.name === foreign.metadata.name,
-      ),
-      [],
-      "no request of the controller names another signer's request (no get, no status write)",
-    );
-    t.same(
-      cluster.server.requests.filter((r) => r.status >= 400 && r.user === CONTROLLER_USER),
-      [],
-      'no request of the controller was refused',
-    );
-  },
-);
 
 t.test(
   '30 issuers: one list and one watch per kind, and every request of each issued once',
@@ -182,8 +92,6 @@ t.test(
     const countBy = (verb: string) => {
       const counts = new Map<string, number>();
       for (const r of controller.filter((r) => r.verb === verb)) {
-        // The start's probe of whether the cluster serves the API is not an informer's list.
-        if (r.fieldSelector === 'spec.signerName=cert-csi.io/api-probe') continue;
         counts.set(String(r.resource), (counts.get(String(r.resource)) ?? 0) + 1);
       }
       return counts;
@@ -241,60 +149,105 @@ t.test('the API server refuses a bad proof of possession before any signer sees 
   const pod = await createPod(cluster.server.store, podIdentity('shop', 'api-0'));
   const { request } = await kubeletRequest(pod, SIGNER, 'ECDSAP256', '1.35');
   request.spec.podUID = 'not-the-signed-uid';
-  const err = await rejection(kubelet.create(PodCertificateRequestKind, request));
+  // Through v1beta1, as a 1.35 kubelet sends it (v1 has no proofOfPossession).
+  const v1beta1 = { ...PodCertificateRequestKind, version: 'v1beta1', versions: ['v1beta1'] };
+  const err = await rejection(kubelet.create(v1beta1, request));
   t.ok(isStoreError(err, 'Invalid'), 'Invalid (422)');
   t.match(String((err as Error).message), /proofOfPossession/);
   t.same((await cluster.server.store.list(PodCertificateRequestKind)).items, [], 'nothing stored');
 });
 
-t.test('a cluster that does not serve the APIs runs every other controller', async (t) => {
-  const server = await FakeApiServer.start({
-    kinds: certCsiKinds.filter(
-      (served) =>
-        served.kind.plural !== PodCertificateRequestKind.plural &&
-        served.kind.plural !== ClusterTrustBundleKind.plural,
-    ),
-  });
-  t.teardown(() => server.close());
-  const logger = recordingLogger();
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions(server.kubeConfig());
-  const controller = startController({
-    kubeConfig,
-    qps: 1000,
-    burst: 1000,
-    identity: 'controller-a',
-    clusterResourceNamespace: 'cert-csi',
-    enabled: controllerSelection(undefined),
-    signingWorkers: 1,
-    logger,
-  });
-  t.teardown(() => controller.stop());
-  const ca = await makeCA();
-  await server.store.create(
-    SecretKind,
-    tlsSecret('shop', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
-  );
-  await server.store.create(
-    IssuerKind,
-    issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 'ca' } })),
-  );
-  await until(
-    async () => {
-      return isIssuerReady(await server.store.get<Issuer>(IssuerKind, 'ca', 'shop'));
-    },
-    { what: 'the issuer to be Ready', timeoutMs: WAIT_MS, intervalMs: 50 },
-  );
-  const skipped = logger.records
-    .filter(([, , msg]) => msg === 'the cluster does not serve this API: controller not started')
-    .map(([, obj]) => (obj as { controller: string }).controller);
-  t.same(skipped, ['podcertificaterequests-issuer', 'clustertrustbundles-publisher']);
-  t.equal(
-    server.requests.filter((r) => r.resource === 'clustertrustbundles').length,
-    1,
-    'one probe, no informer',
-  );
-});
+t.test(
+  'a cluster that does not serve the APIs runs every other controller, and starts them once it does',
+  async (t) => {
+    // PodCertificateRequests and ClusterTrustBundles in no version: 1.35 or 1.36 with the
+    // feature gates off.
+    const server = await FakeApiServer.start({
+      servedVersions: { podcertificaterequests: [], clustertrustbundles: [] },
+    });
+    t.teardown(() => server.close());
+    const logger = recordingLogger();
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions(server.kubeConfig());
+    const controller = startController({
+      kubeConfig,
+      qps: 1000,
+      burst: 1000,
+      identity: 'controller-a',
+      clusterResourceNamespace: 'cert-csi',
+      enabled: controllerSelection(undefined),
+      signingWorkers: 1,
+      logger,
+      apiRecheckMs: 200,
+      retryBaseDelayMs: 50,
+    });
+    t.teardown(() => controller.stop());
+    const ca = await makeCA();
+    await server.store.create(
+      SecretKind,
+      tlsSecret('shop', 'ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
+    );
+    await server.store.create(
+      IssuerKind,
+      issuer('ca', withNamespace('shop'), withSpec({ ca: { secretName: 'ca' } })),
+    );
+    await until(
+      async () => {
+        return isIssuerReady(await server.store.get<Issuer>(IssuerKind, 'ca', 'shop'));
+      },
+      { what: 'the issuer to be Ready', timeoutMs: WAIT_MS, intervalMs: 50 },
+    );
+    const skipped = () =>
+      logger.records
+        .filter(
+          ([, , msg]) => msg === 'the cluster does not serve this API: controller not started',
+        )
+        .map(([, obj]) => obj);
+    t.same(skipped(), [
+      {
+        controller: 'podcertificaterequests-issuer',
+        resource: 'podcertificaterequests.certificates.k8s.io',
+        versions: 'v1, v1beta1',
+      },
+      {
+        controller: 'clustertrustbundles-publisher',
+        resource: 'clustertrustbundles.certificates.k8s.io',
+        versions: 'v1, v1beta1',
+      },
+    ]);
+    t.same(
+      server.requests.filter(
+        (r) => r.resource === 'clustertrustbundles' || r.resource === 'podcertificaterequests',
+      ),
+      [],
+      'discovery decided: no request on the resources',
+    );
+
+    // The API is enabled (or the control plane upgraded to 1.37): no restart of the process.
+    server.setServedVersions('podcertificaterequests', ['v1']);
+    server.setServedVersions('clustertrustbundles', ['v1']);
+    await until(
+      () =>
+        logger.records.some(
+          ([, , msg]) => msg === 'the cluster serves an API it did not: restarting the controllers',
+        ),
+      { what: 'the controllers to restart', timeoutMs: WAIT_MS, intervalMs: 50 },
+    );
+    const pod = await createPod(server.store, podIdentity('shop', 'api-0'));
+    const kubelet = new KubernetesStore({ kubeConfig, qps: 1000, burst: 1000 });
+    const { request } = await kubeletRequest(
+      pod,
+      'issuers.cert-manager.io/shop.ca',
+      'ED25519',
+      '1.36',
+    );
+    const created = await kubelet.create(PodCertificateRequestKind, request);
+    const done = await answered(server.store, 'shop', created.metadata.name, WAIT_MS);
+    t.match(done.status?.conditions, [{ type: 'Issued' }], 'issued after the API appeared');
+    await trustBundle(server.store, trustBundleNameOf('issuers.cert-manager.io/shop.ca'));
+    t.equal(skipped().length, 2, 'no controller said to be left out again');
+  },
+);
 
 t.test('the bundle follows a CA rotation through the API server', async (t) => {
   const cluster = await startCluster(t);

@@ -47,6 +47,20 @@ t.test('create sets apiVersion and kind, and rejects mismatches', async (t) => {
     reason: 'Invalid',
     message: /apiVersion "v1" does not match example.cert-csi.io\/v1/,
   });
+  // A kind served in several versions: any of them is the same object, kept in the preferred.
+  const versioned = { ...WidgetKind, version: 'v2', versions: ['v2', 'v1beta1'] };
+  const older = await store.create(versioned, {
+    ...widget('w4'),
+    apiVersion: 'example.cert-csi.io/v1beta1',
+  });
+  t.equal(older.apiVersion, 'example.cert-csi.io/v2', 'stored in the preferred version');
+  await t.rejects(
+    store.create(versioned, { ...widget('w5'), apiVersion: 'example.cert-csi.io/v1' }),
+    {
+      reason: 'Invalid',
+      message: /apiVersion "example.cert-csi.io\/v1" does not match example.cert-csi.io\/v2/,
+    },
+  );
   await t.rejects(store.create(WidgetKind, { ...widget('w2'), kind: 'Gadget' }), {
     reason: 'Invalid',
     message: /kind "Gadget" does not match Widget/,

@@ -24,7 +24,11 @@ import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
-import { FakeApiServer, serviceAccountUser } from '../fake-api-server/fake-api-server.js';
+import {
+  FakeApiServer,
+  type FakeApiServerOptions,
+  serviceAccountUser,
+} from '../fake-api-server/fake-api-server.js';
 import { loadRbacFromDirectory, type RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import { issuer, tlsSecret, withNamespace, withSpec } from './builders/index.js';
 import {
@@ -65,13 +69,18 @@ let deployRbac: Promise<RbacAuthorizer> | undefined;
 /** Starts a fake API server that enforces the manifests' RBAC (unless rbac: false). */
 export async function startCluster(
   t: Test,
-  options: { rbac?: boolean; historySize?: number } = {},
+  options: {
+    rbac?: boolean;
+    historySize?: number;
+    servedVersions?: FakeApiServerOptions['servedVersions'];
+  } = {},
 ): Promise<Cluster> {
   deployRbac ??= loadRbacFromDirectory(DEPLOY_DIR);
   const rbac = await deployRbac;
   const server = await FakeApiServer.start({
     ...(options.rbac === false ? {} : { rbac }),
     ...(options.historySize ? { historySize: options.historySize } : {}),
+    ...(options.servedVersions ? { servedVersions: options.servedVersions } : {}),
   });
   server.addToken(NODE_TOKEN, serviceAccountUser('cert-csi', 'cert-csi-node'));
   server.addToken(CONTROLLER_TOKEN, serviceAccountUser('cert-csi', 'cert-csi-controller'));

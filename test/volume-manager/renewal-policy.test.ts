@@ -1,9 +1,14 @@
 import t from 'tap';
 import {
+  type BackoffClass,
+  type BackoffCounts,
   type BackoffPolicy,
+  backoffDelay,
+  countFailedAttempt,
   MIN_RENEWAL_LEAD_MS,
   retryAfterIssuance,
 } from '../../src/volume-manager/policy/renewal-policy.js';
+import { DEFAULT_GATE_BACKOFF } from '../../src/volume-manager/settings.js';
 
 const policy: BackoffPolicy = { initialMs: 30_000, factor: 2, capMs: 300_000, jitter: 0 };
 const asked = Date.parse('2026-11-24T12:00:00.500Z');
@@ -50,3 +55,38 @@ t.test(
     t.ok(retryAfterIssuance(issued(3_500), Number.NaN, 0, asked + 5_000, policy));
   },
 );
+
+t.test('gate waits and issuance failures back off separately (csi-lib 0.11)', async (t) => {
+  // A volume's run of failed attempts, each with the delay csi-lib's defaults give before the
+  // next one, with no jitter: the class hit counts on, the other starts afresh.
+  const gate = { ...DEFAULT_GATE_BACKOFF, jitter: 0 };
+  const delays: Record<BackoffClass, BackoffPolicy> = { gate, issuance: policy };
+  const run: Array<[BackoffClass, BackoffCounts, number]> = [
+    ['gate', { gate: 1, issuance: 0 }, 1_000],
+    ['gate', { gate: 2, issuance: 0 }, 2_000],
+    ['gate', { gate: 3, issuance: 0 }, 4_000],
+    ['issuance', { gate: 0, issuance: 1 }, 30_000],
+    ['issuance', { gate: 0, issuance: 2 }, 60_000],
+    ['issuance', { gate: 0, issuance: 3 }, 120_000],
+    ['gate', { gate: 1, issuance: 0 }, 1_000],
+    ['issuance', { gate: 0, issuance: 1 }, 30_000],
+    ['gate', { gate: 1, issuance: 0 }, 1_000],
+    ['gate', { gate: 2, issuance: 0 }, 2_000],
+    ['gate', { gate: 3, issuance: 0 }, 4_000],
+    ['gate', { gate: 4, issuance: 0 }, 8_000],
+    ['gate', { gate: 5, issuance: 0 }, 10_000],
+    ['gate', { gate: 6, issuance: 0 }, 10_000],
+  ];
+  let counts: BackoffCounts = { gate: 0, issuance: 0 };
+  for (const [i, [failed, expected, delay]] of run.entries()) {
+    counts = countFailedAttempt(counts, failed);
+    t.same(counts, expected, `attempt ${i + 1}, ${failed}: counts`);
+    t.equal(backoffDelay(counts[failed], delays[failed]), delay, `attempt ${i + 1}: delay`);
+  }
+  t.same(DEFAULT_GATE_BACKOFF, { initialMs: 1_000, factor: 2, capMs: 10_000, jitter: 0.5 });
+  t.equal(
+    backoffDelay(5, DEFAULT_GATE_BACKOFF, () => 0.999),
+    14_995,
+    'jitter adds up to half',
+  );
+});

@@ -395,3 +395,59 @@ t.test('a pod change whose issuance throws is logged, never a rejection', async 
   );
   t.same(logged?.slice(0, 2), ['error', { volumeId: 'csi-w', err: 'disk full' }], 'logged');
 });
+
+t.test(
+  'gate waits and issuance failures back off separately: a change of class starts the other afresh',
+  async (t) => {
+    const { parts, clock, source, specs } = await waitingParts(t, {
+      gates: ['pod-annotation:example.com/ok'],
+    });
+    source.set(undefined, { 'example.com/ok': 'yes' });
+    t.equal((await publishVolume(parts, request({}))).issued, true, 'issued at publish');
+    const issue = parts.issuance.issue;
+    parts.issuance.issue = async () => {
+      throw new Error('issuer down');
+    };
+    for (let i = 0; i < 3; i++) await renewVolume(parts, 'csi-w', 'renewal time');
+    const failing = await readMetadata(parts.dataRoot, 'csi-w');
+    t.equal(failing.failures, 3, 'three issuance failures');
+    t.equal(
+      failing.nextRetryTime,
+      new Date(clock.now() + 120_000).toISOString(),
+      '30 s, 60 s, 120 s',
+    );
+
+    // The pod stops passing its gates: the gate backoff starts at its first step, and the
+    // issuance backoff is reset (its count and retry time go; the last error stays for status).
+    source.set(undefined, {});
+    t.equal(await renewVolume(parts, 'csi-w', 'retry after failure'), undefined, 'waits');
+    const waiting = await readMetadata(parts.dataRoot, 'csi-w');
+    t.equal(waiting.failures, undefined, 'the issuance failure count is reset');
+    t.equal(waiting.nextRetryTime, undefined);
+    t.equal(waiting.lastError?.message, 'issuer down');
+    t.ok(waiting.waiting, 'marked waiting');
+    t.equal(clock.nextTimerAt(), clock.now() + 1_000, 'the gate retry: the first step, 1 s');
+
+    // The gates pass and the issuance fails again: its backoff starts at 30 s, not 240 s.
+    source.set(undefined, { 'example.com/ok': 'again' });
+    await until(async () => (await readMetadata(parts.dataRoot, 'csi-w')).failures === 1, {
+      what: 'the failed issuance on the pod change',
+    });
+    const failedAgain = await readMetadata(parts.dataRoot, 'csi-w');
+    t.equal(failedAgain.nextRetryTime, new Date(clock.now() + 30_000).toISOString());
+
+    // The gates fail again: the gate backoff starts afresh too (1 s, not the second step).
+    source.set(undefined, {});
+    await renewVolume(parts, 'csi-w', 'retry after failure');
+    t.equal(clock.nextTimerAt(), clock.now() + 1_000, 'the gate retry: 1 s again');
+
+    // And a success after all that starts both afresh.
+    parts.issuance.issue = issue;
+    source.set(undefined, { 'example.com/ok': 'finally' });
+    await until(() => specs.length === 2, { what: 'the renewal once the issuer is back' });
+    await until(async () => (await readMetadata(parts.dataRoot, 'csi-w')).failures === undefined, {
+      what: 'the failure count cleared',
+    });
+    parts.readiness.stop();
+  },
+);

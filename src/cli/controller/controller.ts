@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../api/logger.js';
 import { subjectAccessReviewer } from '../../controller/access-reviewer.js';
@@ -35,7 +36,15 @@ export interface ControllerOptions {
   };
   /** Per-item retry backoff of the controllers (defaults: cert-manager's 5 s to 5 min). */
   retryBaseDelayMs?: number;
+  /**
+   * While a controller is not started because the cluster does not serve its API, how often
+   * discovery is asked whether it does now (default API_RECHECK_MS).
+   */
+  apiRecheckMs?: number;
 }
+
+/** How often a cluster that did not serve an optional API is asked again whether it does. */
+export const API_RECHECK_MS = 60_000;
 
 /** A running `cert-csi controller`. */
 export interface Controller {
@@ -62,7 +71,28 @@ export function startController(options: ControllerOptions): Controller {
     burst,
     ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
     fieldManager: FIELD_MANAGER,
+    logger: logger.child({ source: 'store' }),
   });
+  const servedVersion = (kind: Parameters<KubernetesStore['servedVersion']>[0]) =>
+    store.servedVersion(kind);
+  const recheckMs = options.apiRecheckMs ?? API_RECHECK_MS;
+  /**
+   * Resolves true once the cluster serves the API of a controller left out of enabled (an
+   * API enabled late, or a control plane upgraded to 1.37), so the stack restarts with it;
+   * false when signal aborts first.
+   */
+  const apiAppeared = async (enabled: ReadonlySet<string>, signal: AbortSignal) => {
+    if (enabled.size === options.enabled.size) return false;
+    for (;;) {
+      try {
+        await sleep(recheckMs, undefined, { signal });
+      } catch {
+        return false;
+      }
+      const now = await servedControllers(servedVersion, options.enabled);
+      if (now.size > enabled.size) return true;
+    }
+  };
   const events = new EventWriter({
     store,
     component: FIELD_MANAGER,
@@ -84,7 +114,16 @@ export function startController(options: ControllerOptions): Controller {
     }
   };
   const lead = async (signal: AbortSignal) => {
-    const enabled = await servedControllers(store, options.enabled, logger);
+    for (;;) {
+      const restart = await leadOnce(signal);
+      if (!restart || signal.aborted) return;
+      logger.info({}, 'the cluster serves an API it did not: restarting the controllers');
+    }
+  };
+  // Runs the controllers the cluster serves until signal aborts (false) or until it serves the
+  // API of one left out (true).
+  const leadOnce = async (signal: AbortSignal): Promise<boolean> => {
+    const enabled = await servedControllers(servedVersion, options.enabled, logger);
     const started = startControllers({
       store,
       controllers: stackControllers,
@@ -111,14 +150,20 @@ export function startController(options: ControllerOptions): Controller {
       if (signal.aborted) return undefined;
       throw err;
     });
-    if (stack === undefined) return;
+    if (stack === undefined) return false;
     running = stack;
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
+    const appeared = await apiAppeared(enabled, signal);
+    if (!appeared && !signal.aborted) {
+      // Every optional API is served: only the end of leading stops the controllers.
+      await new Promise<void>((resolve) => {
+        if (signal.aborted) resolve();
+        else signal.addEventListener('abort', () => resolve(), { once: true });
+      });
+    }
+    running = undefined;
     await stack.stop();
     await events.flush();
+    return appeared;
   };
 
   const observed = {

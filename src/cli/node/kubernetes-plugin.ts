@@ -51,7 +51,13 @@ export async function startKubernetesPlugin(
     burst,
     ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
   };
-  const store = new KubernetesStore({ kubeConfig, ...limits, fieldManager: FIELD_MANAGER });
+  const store = new KubernetesStore({
+    kubeConfig,
+    ...limits,
+    fieldManager: FIELD_MANAGER,
+    // ClusterTrustBundle sources follow the version the cluster serves; a change is logged.
+    logger: options.logger.child({ source: 'store' }),
+  });
   const events = new EventWriter({
     store,
     component: FIELD_MANAGER,

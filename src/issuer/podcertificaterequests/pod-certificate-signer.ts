@@ -196,7 +196,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
             request,
             PCR_CONDITION_DENIED,
             PCR_REASON_INVALID_USER_ANNOTATIONS,
-            `cert-csi reads no user annotations: remove ${shortened(userKeys.sort().join(', '))} from the podCertificate source's userAnnotations`,
+            `cert-csi reads no user annotations: remove ${namedKeys(userKeys)} from the podCertificate source's userAnnotations`,
           );
           return undefined;
         }
@@ -294,3 +294,14 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
     };
   },
 });
+
+// A request may carry hundreds of user annotations: the condition names a few.
+const NAMED_KEYS = 3;
+
+/** The first few keys (sorted, each shortened) and how many more there are. */
+export function namedKeys(keys: readonly string[]): string {
+  const sorted = [...keys].sort();
+  const named = sorted.slice(0, NAMED_KEYS).map((key) => shortened(key));
+  const more = sorted.length - named.length;
+  return more > 0 ? `${named.join(', ')} and ${more} more` : named.join(', ');
+}

@@ -5,6 +5,7 @@ import {
 } from '../../api/cluster-trust-bundle.js';
 import { type Issuer, issuerTypeOf } from '../../api/issuer.js';
 import { isNamespacedIssuer, signerNameOfIssuer } from '../../api/issuer-signer-name.js';
+import { apiVersionOf } from '../../api/meta.js';
 import { type Secret, SecretKind } from '../../api/secret.js';
 import { defineController, watchInformer } from '../../controller/controller-definition.js';
 import { RecentWrites } from '../../controller/recent-writes.js';
@@ -38,7 +39,7 @@ function servesPods(issuer: Issuer): boolean {
 
 /**
  * Publishes the CA of every issuer that serves pod certificates as a signer-linked
- * ClusterTrustBundle (certificates.k8s.io/v1beta1), so pods can trust it through a
+ * ClusterTrustBundle (in the version the cluster serves: the store resolves it), so pods can trust it through a
  * `clusterTrustBundle` projection: kept current when the CA Secret changes (previous roots
  * stay while valid, see trustBundleContent), deleted when the issuer stops serving pods.
  * While the CA Secret is missing or unusable the bundle is left as it is: pods still need it.
@@ -104,7 +105,7 @@ export const trustBundlePublisher = defineController<IssuerStackConfig>({
         const labels = { ...existing?.metadata.labels, [TRUST_BUNDLE_LABEL]: 'true' };
         if (!existing) {
           const created = await store.create<ClusterTrustBundle>(ClusterTrustBundleKind, {
-            apiVersion: 'certificates.k8s.io/v1beta1',
+            apiVersion: apiVersionOf(ClusterTrustBundleKind),
             kind: ClusterTrustBundleKind.kind,
             metadata: { name, labels },
             spec: { signerName, trustBundle },

@@ -1,8 +1,8 @@
 import type { ConfigurationOptions } from '@kubernetes/client-node';
 import { type Clock, systemClock } from '../../base/clock.js';
 import { StoreError } from '../errors.js';
+import { callWithin, DEFAULT_REQUEST_TIMEOUT_MS } from './api-call.js';
 import { ApisApi, CustomObjectsApi, type KubeConfig } from './client-node.js';
-import { callWithin, DEFAULT_REQUEST_TIMEOUT_MS } from './kubernetes-store.js';
 
 /** One served resource of a group version, as discovery lists it. */
 export interface ServedResource {

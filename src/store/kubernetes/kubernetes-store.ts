@@ -1,15 +1,9 @@
-import type {
-  ConfigurationOptions,
-  CoreV1Event,
-  RequestContext,
-  ResponseContext,
-  V1Secret,
-} from '@kubernetes/client-node';
+import type { ConfigurationOptions, CoreV1Event, V1Secret } from '@kubernetes/client-node';
+import { type Logger, silentLogger } from '../../api/logger.js';
 import { apiVersionOf, type KubeObject, type ResourceKind } from '../../api/meta.js';
 import { type Clock, systemClock, type TimerHandle } from '../../base/clock.js';
-import { Deadline, untilAborted } from '../../base/deadline.js';
 import { errorMessage } from '../../base/error-message.js';
-import { StoreError, type StoreErrorReason } from '../errors.js';
+import { StoreError } from '../errors.js';
 import { resourceNameOf } from '../object-rules.js';
 import type {
   ListOptions,
@@ -21,15 +15,19 @@ import type {
   WatchOptions,
 } from '../resource-store.js';
 import {
-  ApiException,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubeConfig,
-  Watch as KubeWatch,
-  Observable,
-} from './client-node.js';
+  callWithin,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  isResourceNotServed,
+  reasonOf,
+  toStoreError,
+} from './api-call.js';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch as KubeWatch } from './client-node.js';
+import { KubernetesDiscovery } from './kubernetes-discovery.js';
 import { RateLimiter } from './rate-limiter.js';
 import { RequestObservation } from './request-telemetry.js';
+import { ServedVersions, type VersionDiscovery } from './served-versions.js';
+
+export { callWithin, DEFAULT_REQUEST_TIMEOUT_MS, toStoreError } from './api-call.js';
 
 export interface KubernetesStoreOptions {
   kubeConfig: KubeConfig;
@@ -51,10 +49,14 @@ export interface KubernetesStoreOptions {
    * DEFAULT_WATCH_IDLE_TIMEOUT_MS.
    */
   watchIdleTimeoutMs?: number;
+  /** Where a change of a kind's served version is told (`served version changed`). */
+  logger?: Logger;
+  /** How served versions are discovered; default: the API server's discovery documents. */
+  discovery?: VersionDiscovery;
+  /** The least and most time between two discovery checks of one kind (default 1 s, 60 s). */
+  rediscoveryBaseDelayMs?: number;
+  rediscoveryMaxDelayMs?: number;
 }
-
-/** The default limit of one API request (client-go has none; kubectl's --request-timeout neither). */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** The default limit of a silent watch connection. */
 export const DEFAULT_WATCH_IDLE_TIMEOUT_MS = 5 * 60_000;
@@ -72,85 +74,7 @@ export function watchTimeoutSeconds(idleTimeoutMs: number): number {
   return Math.max(1, Math.floor((idleTimeoutMs * 0.8) / 1000));
 }
 
-/**
- * Per-request client options that hand signal to the HTTP request, so aborting it cancels it,
- * and tell observation (when given) what was sent and answered.
- */
-function cancelledBy(signal: AbortSignal, observation?: RequestObservation): ConfigurationOptions {
-  return {
-    middleware: [
-      {
-        pre: (context: RequestContext) => {
-          context.setSignal(signal);
-          observation?.sent(context.getHttpMethod(), context.getUrl());
-          return new Observable(Promise.resolve(context));
-        },
-        post: (context: ResponseContext) => {
-          observation?.answered(context.httpStatusCode);
-          return new Observable(Promise.resolve(context));
-        },
-      },
-    ],
-    middlewareMergeStrategy: 'append',
-  };
-}
-
 type Json = Record<string, unknown>;
-
-/** The Status body of an API error, when the server sent one. */
-function statusOf(err: ApiException<unknown>): { reason?: string; message?: string } {
-  const body = err.body;
-  const parsed: unknown =
-    typeof body === 'string'
-      ? (() => {
-          try {
-            return JSON.parse(body);
-          } catch {
-            return undefined;
-          }
-        })()
-      : body;
-  if (parsed && typeof parsed === 'object') {
-    const { reason, message } = parsed as { reason?: unknown; message?: unknown };
-    return {
-      ...(typeof reason === 'string' ? { reason } : {}),
-      ...(typeof message === 'string' ? { message } : {}),
-    };
-  }
-  return {};
-}
-
-function reasonOf(code: number, statusReason: string | undefined): StoreErrorReason {
-  switch (code) {
-    case 404:
-      return 'NotFound';
-    case 409:
-      return statusReason === 'AlreadyExists' ? 'AlreadyExists' : 'Conflict';
-    case 410:
-      return 'Gone';
-    case 403:
-    case 401:
-      return 'Forbidden';
-    case 400:
-      return 'BadRequest';
-    case 422:
-      return 'Invalid';
-    default:
-      return 'InternalError';
-  }
-}
-
-/** Turns what the client threw into a StoreError that says which call failed and why. */
-export function toStoreError(err: unknown, what: string): StoreError {
-  if (err instanceof StoreError) return err;
-  if (err instanceof ApiException) {
-    const status = statusOf(err);
-    const reason = reasonOf(err.code, status.reason);
-    return new StoreError(reason, `${what}: ${status.message ?? `HTTP ${err.code}`}`);
-  }
-  const message = errorMessage(err);
-  return new StoreError('InternalError', `${what}: ${message}`);
-}
 
 /** Typed core-group models carry Date objects; the store hands out API JSON (RFC 3339 strings). */
 function plain<T>(value: unknown): T {
@@ -172,18 +96,23 @@ function asModel<M>(body: KubeObject): M {
  */
 function withKind<T extends KubeObject>(
   kind: ResourceKind,
+  version: string,
   obj: unknown,
   typedModel = kind.group === '',
 ): T {
   const object = typedModel ? plain<T>(obj) : (obj as T);
-  object.apiVersion = apiVersionOf(kind);
+  object.apiVersion = apiVersionOf(kind, version);
   object.kind = kind.kind;
   return object;
 }
 
-/** The REST path of a kind's collection, as list and watch use it. */
-export function collectionPath(kind: ResourceKind, namespace?: string): string {
-  const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+/** The REST path of a kind's collection at version (default its own), as list and watch use it. */
+export function collectionPath(
+  kind: ResourceKind,
+  namespace?: string,
+  version = kind.version,
+): string {
+  const base = kind.group === '' ? `/api/${version}` : `/apis/${kind.group}/${version}`;
   return kind.namespaced && namespace
     ? `${base}/namespaces/${encodeURIComponent(namespace)}/${kind.plural}`
     : `${base}/${kind.plural}`;
@@ -197,6 +126,11 @@ export function collectionPath(kind: ResourceKind, namespace?: string): string {
  * A watch reopens itself from its last resourceVersion when the server closes it; an
  * expired resourceVersion (410) or a failed connection is reported to the caller, whose
  * informer relists or retries with backoff.
+ *
+ * A kind that declares several versions (PodCertificateRequests, ClusterTrustBundles) is
+ * spoken in the one the server serves, preferred first, found through discovery
+ * (ServedVersions): URLs, bodies and the apiVersion of what is returned all use it, and a
+ * request answered "not served" makes the store look again and switch, without a restart.
  */
 export class KubernetesStore implements ResourceStore {
   private readonly custom: CustomObjectsApi;
@@ -208,6 +142,7 @@ export class KubernetesStore implements ResourceStore {
   /** The idle limit of a watch connection; read by KubernetesWatch. */
   readonly watchIdleTimeoutMs: number;
   readonly kubeConfig: KubeConfig;
+  private readonly versions: ServedVersions;
 
   constructor(options: KubernetesStoreOptions) {
     this.kubeConfig = options.kubeConfig;
@@ -218,6 +153,37 @@ export class KubernetesStore implements ResourceStore {
     this.fieldManager = options.fieldManager;
     this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.watchIdleTimeoutMs = options.watchIdleTimeoutMs ?? DEFAULT_WATCH_IDLE_TIMEOUT_MS;
+    this.versions = new ServedVersions({
+      discovery:
+        options.discovery ??
+        new KubernetesDiscovery(options.kubeConfig, this.requestTimeoutMs, this.clock),
+      clock: this.clock,
+      logger: options.logger ?? silentLogger,
+      ...(options.rediscoveryBaseDelayMs === undefined
+        ? {}
+        : { baseDelayMs: options.rediscoveryBaseDelayMs }),
+      ...(options.rediscoveryMaxDelayMs === undefined
+        ? {}
+        : { maxDelayMs: options.rediscoveryMaxDelayMs }),
+    });
+  }
+
+  /**
+   * The version in which the server serves kind (for a kind with several, the first served
+   * of them, found through discovery); undefined when it serves none.
+   */
+  servedVersion(kind: ResourceKind): Promise<string | undefined> {
+    return this.versions.servedVersion(kind);
+  }
+
+  /** The version requests of kind use now; resolved (and re-resolved) by ServedVersions. */
+  versionOf(kind: ResourceKind): Promise<string> {
+    return this.versions.versionOf(kind);
+  }
+
+  /** A request of kind at version was answered "not served": look again before the next. */
+  notServed(kind: ResourceKind, version: string): void {
+    this.versions.notServed(kind, version);
   }
 
   async get<T extends KubeObject>(
@@ -225,9 +191,10 @@ export class KubernetesStore implements ResourceStore {
     name: string,
     namespace?: string,
   ): Promise<T> {
-    return this.call(`get ${describe(kind, name, namespace)}`, async (call) => {
+    const version = await this.versionOf(kind);
+    return this.call(`get ${describe(kind, name, namespace)}`, kind, version, async (call) => {
       if (kind.group !== '') {
-        const params = { ...this.customParams(kind), name };
+        const params = { ...this.customParams(kind, version), name };
         return kind.namespaced
           ? this.custom.getNamespacedCustomObject(
               { ...params, namespace: need(namespace, kind) },
@@ -246,7 +213,7 @@ export class KubernetesStore implements ResourceStore {
         default:
           throw unsupported('get', kind);
       }
-    }).then((obj) => withKind<T>(kind, obj));
+    }).then((obj) => withKind<T>(kind, version, obj));
   }
 
   async list<T extends KubeObject>(
@@ -258,9 +225,10 @@ export class KubernetesStore implements ResourceStore {
       ...(labelSelector ? { labelSelector } : {}),
       ...(fieldSelector ? { fieldSelector } : {}),
     };
-    const body = (await this.call(`list ${resourceNameOf(kind)}`, async (call) => {
+    const version = await this.versionOf(kind);
+    const body = (await this.call(`list ${resourceNameOf(kind)}`, kind, version, async (call) => {
       if (kind.group !== '') {
-        const params = { ...this.customParams(kind), ...selector };
+        const params = { ...this.customParams(kind, version), ...selector };
         return kind.namespaced && namespace
           ? this.custom.listNamespacedCustomObject({ ...params, namespace }, call)
           : this.custom.listClusterCustomObject(params, call);
@@ -287,20 +255,23 @@ export class KubernetesStore implements ResourceStore {
       }
     })) as { metadata?: { resourceVersion?: string }; items?: unknown[] };
     return {
-      items: (body.items ?? []).map((item) => withKind<T>(kind, item)),
+      items: (body.items ?? []).map((item) => withKind<T>(kind, version, item)),
       resourceVersion: body.metadata?.resourceVersion ?? '',
     };
   }
 
   async create<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
     const { name, generateName, namespace } = obj.metadata;
-    const body = { ...obj, apiVersion: apiVersionOf(kind), kind: kind.kind };
+    const version = await this.versionOf(kind);
+    const body = { ...obj, apiVersion: apiVersionOf(kind, version), kind: kind.kind };
     const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
     const created = await this.call(
       `create ${describe(kind, name || `${generateName ?? ''}*`, namespace)}`,
+      kind,
+      version,
       async (call) => {
         if (kind.group !== '') {
-          const params = { ...this.customParams(kind), body, ...manager };
+          const params = { ...this.customParams(kind, version), body, ...manager };
           return kind.namespaced
             ? this.custom.createNamespacedCustomObject(
                 {
@@ -336,7 +307,7 @@ export class KubernetesStore implements ResourceStore {
         }
       },
     );
-    return withKind<T>(kind, created);
+    return withKind<T>(kind, version, created);
   }
 
   async update<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
@@ -348,9 +319,10 @@ export class KubernetesStore implements ResourceStore {
   }
 
   async delete(kind: ResourceKind, name: string, namespace?: string): Promise<void> {
-    await this.call(`delete ${describe(kind, name, namespace)}`, async (call) => {
+    const version = await this.versionOf(kind);
+    await this.call(`delete ${describe(kind, name, namespace)}`, kind, version, async (call) => {
       if (kind.group !== '') {
-        const params = { ...this.customParams(kind), name };
+        const params = { ...this.customParams(kind, version), name };
         return kind.namespaced
           ? this.custom.deleteNamespacedCustomObject(
               {
@@ -407,12 +379,13 @@ export class KubernetesStore implements ResourceStore {
     status: boolean,
   ): Promise<T> {
     const { name, namespace } = obj.metadata;
-    const body = { ...obj, apiVersion: apiVersionOf(kind), kind: kind.kind };
+    const version = await this.versionOf(kind);
+    const body = { ...obj, apiVersion: apiVersionOf(kind, version), kind: kind.kind };
     const manager = this.fieldManager ? { fieldManager: this.fieldManager } : {};
     const what = `${status ? 'update status of' : 'update'} ${describe(kind, name, namespace)}`;
-    const replaced = await this.call(what, async (call) => {
+    const replaced = await this.call(what, kind, version, async (call) => {
       if (kind.group !== '') {
-        const params = { ...this.customParams(kind), name, body, ...manager };
+        const params = { ...this.customParams(kind, version), name, body, ...manager };
         if (kind.namespaced) {
           const namespaced = { ...params, namespace: need(namespace, kind) };
           return status
@@ -436,59 +409,39 @@ export class KubernetesStore implements ResourceStore {
         call,
       );
     });
-    return withKind<T>(kind, replaced);
+    return withKind<T>(kind, version, replaced);
   }
 
-  private customParams(kind: ResourceKind) {
-    return { group: kind.group, version: kind.version, plural: kind.plural };
+  private customParams(kind: ResourceKind, version: string) {
+    return { group: kind.group, version, plural: kind.plural };
   }
 
   /**
-   * Runs one request after the rate limit, within requestTimeoutMs: a Deadline on the clock
-   * (a plain timer, which no GC can drop) cancels the HTTP request and fails the call even
-   * if the client ignored the signal.
+   * Runs one request of kind at version after the rate limit, within requestTimeoutMs (see
+   * callWithin); an answer that the resource is not served there is told to ServedVersions.
    */
   private async call<R>(
     what: string,
+    kind: ResourceKind,
+    version: string,
     request: (options: ConfigurationOptions) => Promise<R>,
   ): Promise<R> {
     await this.limiter.take();
-    return callWithin(this.clock, this.requestTimeoutMs, what, request);
-  }
-}
-
-/**
- * Runs one client-node request within timeoutMs: a Deadline on the clock (a plain timer, which
- * no GC can drop) cancels the HTTP request and fails the call even if the client ignored the
- * signal. Failures are StoreErrors naming what was asked.
- */
-export async function callWithin<R>(
-  clock: Clock,
-  timeoutMs: number,
-  what: string,
-  request: (options: ConfigurationOptions) => Promise<R>,
-): Promise<R> {
-  const deadline = new Deadline(clock, timeoutMs);
-  const observation = RequestObservation.ifObserved();
-  return untilAborted(request(cancelledBy(deadline.signal, observation)), deadline.signal).then(
-    (result) => {
-      deadline.clear();
-      observation?.finish();
+    let notServed = false;
+    try {
+      const result = await callWithin(this.clock, this.requestTimeoutMs, what, (options) =>
+        request(options).catch((err: unknown) => {
+          notServed = isResourceNotServed(err);
+          throw err;
+        }),
+      );
+      if (kind.versions) this.versions.confirmed(kind);
       return result;
-    },
-    (err: unknown) => {
-      deadline.clear();
-      observation?.finish();
-      if (deadline.exceeded) {
-        // InternalError, as for a refused or broken connection: callers retry it with backoff.
-        throw new StoreError(
-          'InternalError',
-          `${what}: no answer from the API server within ${timeoutMs} ms`,
-        );
-      }
-      throw toStoreError(err, what);
-    },
-  );
+    } catch (err) {
+      if (notServed) this.versions.notServed(kind, version);
+      throw err;
+    }
+  }
 }
 
 function describe(kind: ResourceKind, name: string, namespace: string | undefined): string {
@@ -564,39 +517,48 @@ class KubernetesWatch<T extends KubeObject> implements Watch {
       this.handlers.onError(err);
     };
     this.arm();
+    // The version is resolved for each connection: a reopened watch follows a switch.
+    let version = this.kind.version;
     this.store
-      .openWatch(
-        collectionPath(this.kind, this.options.namespace),
-        query,
-        whileCurrent((type: string, object: unknown) => {
-          this.arm();
-          if (type === 'ERROR') {
-            fail(watchStatusError(object, this.kind));
-            return;
-          }
-          const rv = (object as { metadata?: { resourceVersion?: string } })?.metadata
-            ?.resourceVersion;
-          if (rv) this.resourceVersion = rv;
-          if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
-            this.handlers.onEvent({
-              type: type as WatchEventType,
-              object: withKind<T>(this.kind, object, false),
-            });
-          }
-        }),
-        whileCurrent((err: unknown) => {
-          if (err) {
-            const code = (err as { statusCode?: unknown }).statusCode;
-            fail(
-              typeof code === 'number'
-                ? watchRefused(code, err, this.kind)
-                : toStoreError(err, `watch ${resourceNameOf(this.kind)}`),
-            );
-            return;
-          }
-          this.reopenLater();
-        }),
-      )
+      .versionOf(this.kind)
+      .then((resolved) => {
+        version = resolved;
+        return this.store.openWatch(
+          collectionPath(this.kind, this.options.namespace, version),
+          query,
+          whileCurrent((type: string, object: unknown) => {
+            this.arm();
+            if (type === 'ERROR') {
+              fail(watchStatusError(object, this.kind));
+              return;
+            }
+            const rv = (object as { metadata?: { resourceVersion?: string } })?.metadata
+              ?.resourceVersion;
+            if (rv) this.resourceVersion = rv;
+            if (type === 'ADDED' || type === 'MODIFIED' || type === 'DELETED') {
+              this.handlers.onEvent({
+                type: type as WatchEventType,
+                object: withKind<T>(this.kind, version, object, false),
+              });
+            }
+          }),
+          whileCurrent((err: unknown) => {
+            if (err) {
+              const code = (err as { statusCode?: unknown }).statusCode;
+              // A watch has no Status body to tell a missing object from a resource not served;
+              // a collection's watch is refused 404 only for the latter.
+              if (code === 404) this.store.notServed(this.kind, version);
+              fail(
+                typeof code === 'number'
+                  ? watchRefused(code, err, this.kind)
+                  : toStoreError(err, `watch ${resourceNameOf(this.kind)}`),
+              );
+              return;
+            }
+            this.reopenLater();
+          }),
+        );
+      })
       .then(
         (controller) => {
           // A connection superseded (by the watchdog) or stopped before it was open is closed

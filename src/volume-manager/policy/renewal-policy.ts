@@ -21,6 +21,31 @@ export function backoffDelay(
   return Math.round(base * (1 + policy.jitter * random()));
 }
 
+/**
+ * csi-lib 0.11's two classes of failed attempt, each with its own backoff: a volume whose
+ * pod does not pass the readiness gates yet (the gate backoff, --gate-backoff-*), and an
+ * issuance that failed (the issuance backoff, 30 s doubling to 5 min).
+ */
+export type BackoffClass = 'gate' | 'issuance';
+
+/** Consecutive failed attempts of each class, as their backoffs count them. */
+export interface BackoffCounts {
+  gate: number;
+  issuance: number;
+}
+
+/**
+ * The counts after one more failed attempt of a class: that class counts one more, and the
+ * other starts afresh, as csi-lib resets the backoff of the class not hit when the error class
+ * changes; so a run of gate waits never lengthens the wait after an issuance failure, nor the
+ * other way round. A success starts both afresh.
+ */
+export function countFailedAttempt(counts: BackoffCounts, failed: BackoffClass): BackoffCounts {
+  return failed === 'gate'
+    ? { gate: counts.gate + 1, issuance: 0 }
+    : { gate: 0, issuance: counts.issuance + 1 };
+}
+
 /** A retry after an issuance that succeeded but left a certificate due for renewal at once. */
 export interface RetryAfterIssuance {
   /** Consecutive failures including this one. */

@@ -2,7 +2,7 @@ import { podIPsOf } from '../../api/pod.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
 import type { Clock } from '../../base/clock.js';
 import { TimerSet } from '../../base/timer-set.js';
-import { type BackoffPolicy, backoffDelay } from '../policy/renewal-policy.js';
+import { type BackoffPolicy, backoffDelay, countFailedAttempt } from '../policy/renewal-policy.js';
 import type { PodSource } from './pod-source.js';
 import {
   gatesProblem,
@@ -137,14 +137,20 @@ export class PodReadiness {
   retryLater(volumeId: string, random = Math.random): number | undefined {
     // A look that ends after stop() arms nothing: no timer outlives the plugin.
     if (this.stopped) return undefined;
-    const count = (this.notReadyCounts.get(volumeId) ?? 0) + 1;
-    this.notReadyCounts.set(volumeId, count);
-    const delay = backoffDelay(count, this.options.gateBackoff, random);
+    const { gate } = countFailedAttempt(
+      { gate: this.notReadyCounts.get(volumeId) ?? 0, issuance: 0 },
+      'gate',
+    );
+    this.notReadyCounts.set(volumeId, gate);
+    const delay = backoffDelay(gate, this.options.gateBackoff, random);
     this.retries.schedule(volumeId, this.clock.now() + delay, () => this.onPodChange(volumeId));
     return delay;
   }
 
-  /** The volume's gates passed: its next failure starts the backoff afresh. */
+  /**
+   * The volume's gates passed: its next gate failure starts the gate backoff afresh (an
+   * issuance, and so any issuance failure, comes only after the gates pass).
+   */
   passed(volumeId: string): void {
     this.notReadyCounts.delete(volumeId);
     this.retries.cancel(volumeId);

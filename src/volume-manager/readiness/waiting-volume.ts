@@ -2,6 +2,7 @@ import type { Logger } from '../../api/logger.js';
 import type { Clock } from '../../base/clock.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
+import { countFailedAttempt } from '../policy/renewal-policy.js';
 import type { VolumeRegistry } from '../state/volume-registry.js';
 import type { PodReadiness } from './pod-readiness.js';
 
@@ -21,7 +22,9 @@ export interface WaitingVolumeDeps {
 
 /**
  * Records in metadata.json (under the volume's lock) that the volume waits for its pod, and
- * arms its gate retry; nothing is written when the reason is the one already recorded.
+ * arms its gate retry. A gate wait starts the issuance backoff afresh (csi-lib's class
+ * reset): the failure count and its retry time go, the last error stays for status. Nothing
+ * is written when the reason is the one already recorded and no failure count was cleared.
  */
 export async function markWaiting(
   deps: WaitingVolumeDeps,
@@ -30,8 +33,16 @@ export async function markWaiting(
   reason: string,
 ): Promise<void> {
   deps.readiness.retryLater(volumeId);
-  if (metadata.waiting?.reason === reason) return;
-  metadata.waiting = { reason, since: new Date(deps.clock.now()).toISOString() };
+  const failures = metadata.failures ?? 0;
+  const { issuance } = countFailedAttempt({ gate: 0, issuance: failures }, 'gate');
+  const cleared = issuance !== failures;
+  if (cleared) {
+    delete metadata.failures;
+    delete metadata.nextRetryTime;
+  }
+  if (metadata.waiting?.reason === reason && !cleared) return;
+  if (metadata.waiting?.reason !== reason)
+    metadata.waiting = { reason, since: new Date(deps.clock.now()).toISOString() };
   const release = await deps.registry.lock(volumeId);
   try {
     // Unpublished meanwhile: its dir is gone, do not recreate it.

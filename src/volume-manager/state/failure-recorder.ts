@@ -5,7 +5,12 @@ import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeFailure, type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
 import type { UnsavedFailure } from '../control/control-protocol.js';
 import type { IssuedCertificate } from '../issuance/certificate-files.js';
-import { type BackoffPolicy, backoffDelay, retryAfterIssuance } from '../policy/renewal-policy.js';
+import {
+  type BackoffPolicy,
+  backoffDelay,
+  countFailedAttempt,
+  retryAfterIssuance,
+} from '../policy/renewal-policy.js';
 import type { VolumeRegistry, VolumeState } from './volume-registry.js';
 
 /** What the failure recorder works with. */
@@ -89,7 +94,11 @@ export class FailureRecorder {
     metadata: VolumeMetadata,
     err: unknown,
   ): Promise<boolean> {
-    const failures = (metadata.failures ?? 0) + 1;
+    // The gate count starts afresh too: the gates passed before this issuance was tried.
+    const failures = countFailedAttempt(
+      { gate: 0, issuance: metadata.failures ?? 0 },
+      'issuance',
+    ).issuance;
     const delay = backoffDelay(failures, this.deps.backoff);
     const now = this.deps.clock.now();
     metadata.failures = failures;

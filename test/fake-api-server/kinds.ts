@@ -128,7 +128,7 @@ export function builtinKind(
 
 /** The kinds cert-csi reads and writes, with the field selectors the API server offers for them. */
 export const certCsiKinds: readonly ServedKind[] = [
-  // cert-manager's Certificate CRD (deploy/daemonset/crds.yaml, unchanged) declares these.
+  // cert-manager's Certificate CRD (deploy/manifests/crds.yaml, unchanged) declares these.
   customResource(CertificateKind, [
     'spec.issuerRef.group',
     'spec.issuerRef.kind',

@@ -9,6 +9,7 @@ import { hashIdentifier, NODE_ID_HASH_LABEL, VOLUME_ID_HASH_LABEL } from '../../
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import {
   type ClusterPlugin,
+  CONTROLLER_USER,
   caIssuerAttributes,
   POD_NAMESPACE,
   startClusterPlugin,
@@ -21,7 +22,6 @@ import {
   trackLiveRequests,
 } from './cluster-fault-fixtures.js';
 
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const NODE_SELECTOR = `${NODE_ID_HASH_LABEL}=${hashIdentifier('node-1')}`;
 // Long enough for everything the scenario checks to happen inside it: more than twice the
 // plugin's attempt timeout (4 s) and kubelet's retry cap (5 s), so every volume fails several

@@ -11,6 +11,7 @@ import { serviceAccountUser } from '../fake-api-server/fake-api-server.js';
 import { RbacAuthorizer } from '../fake-api-server/rbac-authorizer.js';
 import {
   type ClusterPlugin,
+  CONTROLLER_USER,
   caIssuerAttributes,
   DEPLOY_DIR,
   POD_NAMESPACE,
@@ -23,7 +24,6 @@ import { expireOnceWaiting } from '../support/held-deadlines.js';
 import { waitForObject } from '../support/wait-for-object.js';
 
 const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const POD_USER = 'system:serviceaccount:sandbox:app';
 const TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tokens';
 const SECRETS = ['pod-token-1', 'pod-token-2', 'pod-token-3'];

@@ -16,7 +16,11 @@ import {
   withNamespace,
   withSpec,
 } from '../support/builders/index.js';
-import { startCluster, startClusterController } from '../support/cluster-harness.js';
+import {
+  CONTROLLER_USER,
+  startCluster,
+  startClusterController,
+} from '../support/cluster-harness.js';
 import {
   csrChain,
   csrConditionTypes,
@@ -34,7 +38,6 @@ import { waitForObject } from '../support/wait-for-object.js';
 // server (a SubjectAccessReview answered from the loaded RBAC) whether a requester may
 // reference a namespaced Issuer.
 
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const KEY_ANNOTATION = 'experimental.cert-manager.io/private-key-secret-name';
 const WAIT_MS = 60_000;
 

@@ -24,6 +24,7 @@ import {
   kubeletRequest,
   namespaceObject,
   podIdentity,
+  PODS_SIGNER as SIGNER,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -31,7 +32,6 @@ import { recordingLogger } from '../support/recording-logger.js';
 // under a running controller and node plugin: both notice through the 404s of their
 // watches and lists, look at discovery again and carry on in v1, without a restart.
 
-const SIGNER = 'clusterissuers.cert-manager.io/pods';
 const ISSUE_WITHIN_MS = 45_000;
 // Generous: only a stuck source reaches it.
 const FOLLOW_TIMEOUT_MS = 45_000;

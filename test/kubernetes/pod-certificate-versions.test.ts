@@ -13,15 +13,21 @@ import type { PodCertificateKeyType } from '../../src/pki/pod-certificate-key.js
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
 import { clusterIssuer, tlsSecret, withSpec } from '../support/builders/index.js';
-import { startCluster, startClusterController } from '../support/cluster-harness.js';
+import {
+  CONTROLLER_USER,
+  startCluster,
+  startClusterController,
+} from '../support/cluster-harness.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { answered, checkIssued, trustBundle } from '../support/pod-certificate-checks.js';
 import {
+  PODS_BUNDLE as BUNDLE,
   createPod,
   type KeyMaterialForm,
   kubeletRequest,
   namespaceObject,
   podIdentity,
+  PODS_SIGNER as SIGNER,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -30,10 +36,7 @@ import { recordingLogger } from '../support/recording-logger.js';
 // Kubelets of each release create requests through the version they speak; the controller
 // finds the served version through discovery and signs every request once.
 
-const SIGNER = 'clusterissuers.cert-manager.io/pods';
-const BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';
 const WAIT_MS = 60_000;
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 // One RSA type (its key generation is slow; kubeletKey shares one key per type).
 const KEY_TYPES: PodCertificateKeyType[] = [
   'ECDSAP256',

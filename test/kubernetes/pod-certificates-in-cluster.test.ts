@@ -20,15 +20,21 @@ import {
   withNamespace,
   withSpec,
 } from '../support/builders/index.js';
-import { startCluster, startClusterController } from '../support/cluster-harness.js';
+import {
+  CONTROLLER_USER,
+  startCluster,
+  startClusterController,
+} from '../support/cluster-harness.js';
 import { rejection, until } from '../support/eventually.js';
 import { makeCA } from '../support/issuer-fixtures.js';
 import { answered, trustBundle } from '../support/pod-certificate-checks.js';
 import {
+  PODS_BUNDLE as BUNDLE,
   createPod,
   kubeletRequest,
   namespaceObject,
   podIdentity,
+  PODS_SIGNER as SIGNER,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -36,10 +42,7 @@ import { recordingLogger } from '../support/recording-logger.js';
 // validates them at create, and validates and authorizes every status write as the real one
 // does), the controller signs them with exactly deploy/manifests's RBAC.
 
-const SIGNER = 'clusterissuers.cert-manager.io/pods';
-const BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';
 const WAIT_MS = 60_000;
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 
 t.test(
   '30 issuers: one list and one watch per kind, and every request of each issued once',

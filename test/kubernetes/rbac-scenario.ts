@@ -54,6 +54,7 @@ import { certificateObject, updateCertificate } from '../support/certificate-sta
 import {
   appPod,
   type Cluster,
+  CONTROLLER_USER,
   caIssuerAttributes,
   NODE_TOKEN,
   POD_NAMESPACE,
@@ -78,7 +79,6 @@ import {
 import { inlineVolumeCall, podInfo } from '../support/publish-call.js';
 import { waitForNoObjects, waitForObject } from '../support/wait-for-object.js';
 
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const NODE_USER = 'system:serviceaccount:cert-csi:cert-csi-node';
 const CLUSTER_SIGNER = 'clusterissuers.cert-manager.io/cluster-ca';
 const CLUSTER_BUNDLE = 'clusterissuers.cert-manager.io:cluster-ca:primary';

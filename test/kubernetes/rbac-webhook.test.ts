@@ -19,7 +19,7 @@ import {
   withNamespace,
   withSpec,
 } from '../support/builders/index.js';
-import { startClusterController } from '../support/cluster-harness.js';
+import { CONTROLLER_USER, startClusterController } from '../support/cluster-harness.js';
 import { until } from '../support/eventually.js';
 import { keyAndCsr, makeCA } from '../support/issuer-fixtures.js';
 import {
@@ -30,7 +30,6 @@ import {
 } from '../support/webhook-cluster.js';
 
 const WEBHOOK_ROLES = ['ClusterRole/cert-csi-webhook', 'Role/cert-csi/cert-csi-webhook:ca'];
-const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 const NAMESPACE = 'team';
 const CR = {
   group: 'cert-manager.io',

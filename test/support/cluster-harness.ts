@@ -45,6 +45,8 @@ import { inlineVolumeCall, podInfo } from './publish-call.js';
 export const DEPLOY_DIR = projectPath('deploy', 'manifests');
 export const NODE_TOKEN = 'node-service-account-token';
 export const CONTROLLER_TOKEN = 'controller-service-account-token';
+/** The user the API server sees for CONTROLLER_TOKEN, as request logs and audits name it. */
+export const CONTROLLER_USER = 'system:serviceaccount:cert-csi:cert-csi-controller';
 export const POD_NAMESPACE = 'sandbox';
 export const POD_UID = '0a99d1e4-5b1c-4c8a-9f0e-2f6d7f9b1c11';
 

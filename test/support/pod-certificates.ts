@@ -7,6 +7,11 @@ import type { PodCertificateKeyType } from '../../src/pki/pod-certificate-key.js
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { keyFields } from './pod-certificate-fixtures.js';
 
+/** The signer of the ClusterIssuer `pods` the cluster tests sign pod certificates with. */
+export const PODS_SIGNER = 'clusterissuers.cert-manager.io/pods';
+/** The ClusterTrustBundle the publisher keeps for PODS_SIGNER. */
+export const PODS_BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';
+
 /** How kubelet puts the key in a request: 1.34/1.35 (pkixPublicKey + proof) or 1.36 (stub CSR). */
 export type KeyMaterialForm = '1.35' | '1.36';
 

@@ -2,14 +2,12 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
 import { PodCertificateRequestKind } from '../../src/api/pod-certificate-request.js';
 import { type Secret, SecretKind } from '../../src/api/secret.js';
-import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { splitPemCertificates } from '../../src/pki/chain.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
-import { clusterIssuer, tlsSecret, withAnnotations, withSpec } from '../support/builders/index.js';
+import { tlsSecret } from '../support/builders/index.js';
 import {
   caIssuerAttributes,
   startCluster,
@@ -25,6 +23,7 @@ import {
   namespaceObject,
   podIdentity,
   PODS_SIGNER as SIGNER,
+  seedPodsIssuer,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -53,18 +52,7 @@ t.test('v1beta1 only, then v1 only: issued and followed without a restart', asyn
   const [first, second] = await Promise.all([makeCA(), makeCA()]);
   const A = new X509Certificate(first.certificatePem).toString();
   const B = new X509Certificate(second.certificatePem).toString();
-  await server.store.create(
-    SecretKind,
-    tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': first.certificatePem, 'tls.key': first.keyPem }),
-  );
-  await server.store.create(
-    ClusterIssuerKind,
-    clusterIssuer(
-      'pods',
-      withSpec({ ca: { secretName: 'pods-ca' } }),
-      withAnnotations({ [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' }),
-    ),
-  );
+  await seedPodsIssuer(server.store, first);
   await server.store.create(NamespaceKind, namespaceObject('shop'));
   const pod = await createPod(server.store, podIdentity('shop', 'api-0'));
   const logger = recordingLogger();

@@ -1,18 +1,14 @@
 import type { KeyObject } from 'node:crypto';
 import t from 'tap';
-import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { ResourceKind } from '../../src/api/meta.js';
 import { NamespaceKind } from '../../src/api/namespace.js';
 import {
   type PodCertificateRequest,
   PodCertificateRequestKind,
 } from '../../src/api/pod-certificate-request.js';
-import { SecretKind } from '../../src/api/secret.js';
-import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import type { PodCertificateKeyType } from '../../src/pki/pod-certificate-key.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { RequestLogEntry } from '../fake-api-server/fake-api-server.js';
-import { clusterIssuer, tlsSecret, withSpec } from '../support/builders/index.js';
 import {
   CONTROLLER_USER,
   startCluster,
@@ -28,6 +24,7 @@ import {
   namespaceObject,
   podIdentity,
   PODS_SIGNER as SIGNER,
+  seedPodsIssuer,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -105,13 +102,7 @@ for (const shape of SHAPES) {
     const admin = cluster.server.store;
     const ca = await makeCA();
     await admin.create(NamespaceKind, namespaceObject('shop'));
-    await admin.create(
-      SecretKind,
-      tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
-    );
-    const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
-    ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
-    await admin.create(ClusterIssuerKind, ci);
+    await seedPodsIssuer(admin, ca);
     const pod = await createPod(admin, podIdentity('shop', 'api-0', { serviceAccount: 'api' }));
     const logger = recordingLogger();
     startClusterController(t, cluster, { logger });
@@ -210,13 +201,7 @@ t.test(
     const admin = cluster.server.store;
     const ca = await makeCA();
     await admin.create(NamespaceKind, namespaceObject('shop'));
-    await admin.create(
-      SecretKind,
-      tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
-    );
-    const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
-    ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
-    await admin.create(ClusterIssuerKind, ci);
+    await seedPodsIssuer(admin, ca);
     const pod = await createPod(admin, podIdentity('shop', 'api-0'));
     const v1beta1 = new KubernetesStore({
       kubeConfig: cluster.kubeConfig(cluster.server.adminToken),

@@ -35,6 +35,7 @@ import {
   namespaceObject,
   podIdentity,
   PODS_SIGNER as SIGNER,
+  seedPodsIssuer,
 } from '../support/pod-certificates.js';
 import { recordingLogger } from '../support/recording-logger.js';
 
@@ -256,13 +257,7 @@ t.test('the bundle follows a CA rotation through the API server', async (t) => {
   const cluster = await startCluster(t);
   const admin = cluster.server.store;
   const first = await makeCA();
-  await admin.create(
-    SecretKind,
-    tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': first.certificatePem, 'tls.key': first.keyPem }),
-  );
-  const ci = clusterIssuer('pods', withSpec({ ca: { secretName: 'pods-ca' } }));
-  ci.metadata.annotations = { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' };
-  await admin.create(ClusterIssuerKind, ci);
+  await seedPodsIssuer(admin, first);
   startClusterController(t, cluster);
   await trustBundle(admin, BUNDLE);
   const second = await makeCA();

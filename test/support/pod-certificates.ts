@@ -1,16 +1,42 @@
 import { type KeyObject, randomUUID } from 'node:crypto';
+import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { Namespace } from '../../src/api/namespace.js';
 import { type Pod, PodKind } from '../../src/api/pod.js';
 import type { PodCertificateRequest } from '../../src/api/pod-certificate-request.js';
+import { SecretKind } from '../../src/api/secret.js';
+import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from '../../src/issuer/podcertificaterequests/pod-certificate-policy.js';
 import { generatePrivateKey, type KeySpec } from '../../src/pki/keys.js';
 import type { PodCertificateKeyType } from '../../src/pki/pod-certificate-key.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
+import { clusterIssuer, tlsSecret, withAnnotations, withSpec } from './builders/index.js';
 import { keyFields } from './pod-certificate-fixtures.js';
 
 /** The signer of the ClusterIssuer `pods` the cluster tests sign pod certificates with. */
 export const PODS_SIGNER = 'clusterissuers.cert-manager.io/pods';
 /** The ClusterTrustBundle the publisher keeps for PODS_SIGNER. */
 export const PODS_BUNDLE = 'clusterissuers.cert-manager.io:pods:primary';
+
+/**
+ * Seeds PODS_SIGNER's issuer: the CA ClusterIssuer `pods` on ca's Secret `cert-csi/pods-ca`,
+ * opted in to serve the pods of every namespace.
+ */
+export async function seedPodsIssuer(
+  store: ResourceStore,
+  ca: { certificatePem: string; keyPem: string },
+): Promise<void> {
+  await store.create(
+    SecretKind,
+    tlsSecret('cert-csi', 'pods-ca', { 'tls.crt': ca.certificatePem, 'tls.key': ca.keyPem }),
+  );
+  await store.create(
+    ClusterIssuerKind,
+    clusterIssuer(
+      'pods',
+      withSpec({ ca: { secretName: 'pods-ca' } }),
+      withAnnotations({ [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' }),
+    ),
+  );
+}
 
 /** How kubelet puts the key in a request: 1.34/1.35 (pkixPublicKey + proof) or 1.36 (stub CSR). */
 export type KeyMaterialForm = '1.35' | '1.36';

@@ -10,7 +10,7 @@ import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import {
   certificateRequest,

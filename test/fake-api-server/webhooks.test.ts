@@ -7,7 +7,7 @@ import type * as K8s from '@kubernetes/client-node';
 import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { KubeObject } from '../../src/api/meta.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import {
   certificateRequest,
   clusterIssuer,

@@ -6,15 +6,15 @@
 // the build is `npm run build` (`tsc -b`, incremental: about 5 s of CPU after one edit). It
 // is plain JavaScript because it must run before anything is compiled.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const entry = join(root, 'dist', 'cli', 'main.js');
-// Where tsconfig.build.json keeps tsc's record of the last build; its mtime is when dist/
-// was last brought up to date.
-const buildInfo = join(root, 'node_modules', '.cache', 'cert-csi', 'dist.tsbuildinfo');
+// Touched after each build this shim ran: its mtime is when dist/ was last brought up to
+// date. (Not tsc's own tsbuildinfo: a `tsc --noEmit` with the build config rewrites it.)
+const builtStamp = join(root, 'node_modules', '.cache', 'cert-csi', 'dist.built');
 const compiler = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 /** The newest mtime (ms) of the files under `path`. */
@@ -28,10 +28,10 @@ function newestMtime(path) {
 
 /** Whether dist/ is missing or older than src/ or the compiler settings. */
 function distIsStale() {
-  if (!existsSync(entry) || !existsSync(buildInfo)) return true;
+  if (!existsSync(entry) || !existsSync(builtStamp)) return true;
   const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json'].map((p) => join(root, p));
   const newestInput = Math.max(...inputs.map(newestMtime));
-  return newestInput > statSync(buildInfo).mtimeMs;
+  return newestInput > statSync(builtStamp).mtimeMs;
 }
 
 // An installed package (no src/ or no compiler) runs what it ships.
@@ -44,10 +44,7 @@ if (existsSync(join(root, 'src')) && existsSync(compiler) && distIsStale()) {
     process.stderr.write('cert-csi: the build failed (above); fix it or run npm run build\n');
     process.exit(build.status ?? 1);
   }
-  // tsc leaves its record alone when only mtimes changed; mark dist/ as current so the next
-  // run does not build again.
-  const now = new Date();
-  utimesSync(buildInfo, now, now);
+  writeFileSync(builtStamp, '');
 }
 if (!existsSync(entry)) {
   process.stderr.write(`cert-csi: ${entry} is missing: run npm ci && npm run build\n`);

@@ -33,6 +33,7 @@ export const RUN_ALONE: ReadonlySet<string> = new Set([
   'cli/embedded-ca-loss',
   'cli/issuer-ca-loss',
   'cli/webhook-command',
+  'docs/runnable-blocks',
   'fs/atomic-writer',
   'kubernetes/cluster-ca-volumes',
   'kubernetes/cluster-certificates',

@@ -4,8 +4,8 @@
 // plugin for the whole file: each block's cost is the CLI calls it makes.
 import { spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmod, cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, cp, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
 import t from 'tap';
 import { parseAllDocuments } from 'yaml';
 import { MAIN, NODE_ARGS, runCli, startCommand } from '../support/cli-process.js';
@@ -136,6 +136,70 @@ async function secretCertificate(stateDir: string, namespace: string, name: stri
   const data = secret.data as Record<string, string>;
   return new X509Certificate(Buffer.from(data[key] ?? '', 'base64'));
 }
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as dashes. */
+function headingAnchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replaceAll(' ', '-');
+}
+
+/** The anchors of a markdown text's headings (outside fenced blocks). */
+function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? undefined : /^#{1,6} (.*)$/.exec(line)?.[1];
+    if (heading !== undefined) anchors.add(headingAnchor(heading));
+  }
+  return anchors;
+}
+
+t.test('headingAnchor is the anchor GitHub gives a heading', (t) => {
+  const cases: Array<[string, string]> = [
+    ['Keys on tmpfs', 'keys-on-tmpfs'],
+    ['One instance, one CA', 'one-instance-one-ca'],
+    ['Pod readiness and `${POD_IP}`', 'pod-readiness-and-pod_ip'],
+    ['CA certificates for volumes (`is-ca`)', 'ca-certificates-for-volumes-is-ca'],
+    [
+      "Deviations from cert-manager's issuers, on purpose",
+      'deviations-from-cert-managers-issuers-on-purpose',
+    ],
+  ];
+  for (const [heading, anchor] of cases) t.equal(headingAnchor(heading), anchor, heading);
+  t.end();
+});
+
+t.test(
+  'every relative link of the docs names a file of the repository, and its heading',
+  async (t) => {
+    for (const file of await documentationFiles()) {
+      const text = await readFile(projectPath(file), 'utf8');
+      t.notMatch(text, '../shared', `${file} names nothing outside the repository`);
+      for (const [, link = ''] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(link)) continue;
+        const [path = '', anchor] = link.split('#');
+        const target = path === '' ? projectPath(file) : projectPath(dirname(file), path);
+        t.notOk(
+          relative(projectPath(), target).startsWith('..'),
+          `${file}: ${link} stays inside the repository`,
+        );
+        const found = await stat(target).then(
+          () => true,
+          () => false,
+        );
+        t.ok(found, `${file}: ${link} exists`);
+        if (found && anchor && target.endsWith('.md')) {
+          const anchors = anchorsOf(await readFile(target, 'utf8'));
+          t.ok(anchors.has(anchor), `${file}: ${link} names a heading of ${path || file}`);
+        }
+      }
+    }
+  },
+);
 
 t.test('the docs and the examples work against a plugin started as npm start does', async (t) => {
   const dir = await tempDir(t, 'cert-csi-docs-');

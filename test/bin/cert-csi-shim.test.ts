@@ -27,9 +27,14 @@ async function project(t: Parameters<typeof tempDir>[0], options: { built?: bool
   const compiler = join(root, 'node_modules', 'typescript', 'bin');
   await mkdir(compiler, { recursive: true });
   await mkdir(join(root, 'node_modules', '.cache', 'cert-csi'), { recursive: true });
+  // CommonJS, as typescript's own bin is (an extensionless ES module trips tap's require hook).
+  await writeFile(
+    join(root, 'node_modules', 'typescript', 'package.json'),
+    '{"type":"commonjs"}\n',
+  );
   await writeFile(
     join(compiler, 'tsc'),
-    `import { appendFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+    `const { appendFileSync, existsSync, mkdirSync, writeFileSync } = require('node:fs');
 const root = ${JSON.stringify(root)};
 appendFileSync(root + '/tsc-calls', process.argv.slice(2).join(' ') + '\\n');
 if (existsSync(root + '/fail')) { console.error('src/main.ts: error'); process.exit(2); }

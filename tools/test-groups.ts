@@ -36,6 +36,7 @@ export const SLOT_SECONDS: ReadonlyMap<string, number> = new Map([
   ['volume-manager/crash-safety-5.trial', 17],
   ['cli/single-instance.trial', 14],
   ['kubernetes/cluster-faults', 19],
+  ['docs/runnable-blocks', 17],
   ['volume-manager/renewal-timers', 18],
   ['plugin/publish-races', 16],
   ['kubernetes/controller-election', 16],

@@ -20,7 +20,7 @@ export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tok
  */
 export const POD_IPS_KEY = 'csi.storage.k8s.io/pod.ips';
 
-/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (README). */
+/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (docs/volume-attributes.md). */
 export const ATTRIBUTE_NAMES = [
   'issuer-name',
   'issuer-kind',
@@ -54,13 +54,13 @@ export const ATTRIBUTE_NAMES = [
   'pkcs12-enable',
   'pkcs12-filename',
   'pkcs12-password',
-  // Not csi-driver attributes: extra outputs (README "Extra outputs").
+  // Not csi-driver attributes: extra outputs (docs/volume-attributes.md, "Extra outputs").
   'combined-pem-file',
   'jks-enable',
   'jks-filename',
   'jks-truststore-filename',
   'jks-password',
-  // The CA file follows a trust bundle (README "Trust bundles that follow the CA").
+  // The CA file follows a trust bundle (docs/trust-bundles.md).
   'trust-bundle',
 ] as const;
 

@@ -78,15 +78,18 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   t.equal(noIp.code, 1, 'no --pod-ip: refused');
   t.match(
     noIp.stderr,
-    /^error: FAILED_PRECONDITION: the pod is not ready for issuance: pod has no IP/,
+    /^cert-csi publish: FAILED_PRECONDITION: the pod is not ready for issuance: pod has no IP/,
   );
   t.equal(zoned.code, 1, 'a zoned pod IP in ip-sans: refused');
   t.match(
     zoned.stderr,
-    /^error: FAILED_PRECONDITION: the volume attributes are invalid with the pod's IPs/,
+    /^cert-csi publish: FAILED_PRECONDITION: the volume attributes are invalid with the pod's IPs/,
   );
   t.equal(badTarget.code, 1, 'a target with files of its own: refused');
-  t.match(badTarget.stderr, /^error: FAILED_PRECONDITION: target path .* is a non-empty directory/);
+  t.match(
+    badTarget.stderr,
+    /^cert-csi publish: FAILED_PRECONDITION: target path .* is a non-empty directory/,
+  );
 
   // Each command is a process start: those that only read what the refusals left run together.
   const [afterRefusals, rowsAfterRefusals] = await Promise.all([renewAll(), statusRows()]);
@@ -105,7 +108,7 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   t.equal(conflict.code, 1, 'a republish with another attribute: refused');
   t.match(
     conflict.stderr,
-    /^error: ALREADY_EXISTS: volume csi-app is already published with other settings/,
+    /^cert-csi publish: ALREADY_EXISTS: volume csi-app is already published with other settings/,
   );
   const renewed = await renewAll();
   t.equal(renewed.code, 0, renewed.stderr);

@@ -9,6 +9,8 @@ export interface HelpedCommand<T extends FlagTable = FlagTable> {
   name: string;
   help: string;
   flags: T;
+  /** Whether it takes arguments besides its flags (`approve NAME`). */
+  positionals?: boolean;
 }
 
 /** Writes `cert-csi NAME: message` and where the command's help is to stderr; exit status 2. */
@@ -32,7 +34,7 @@ export function startCommand<T extends FlagTable>(
 ): ParsedFlags<T> | number {
   let parsed: ParsedFlags<T>;
   try {
-    parsed = parseFlags(command.flags, args);
+    parsed = parseFlags(command.flags, args, { positionals: command.positionals === true });
   } catch (err) {
     return usageError(out, command, errorMessage(err));
   }

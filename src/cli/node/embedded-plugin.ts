@@ -13,6 +13,7 @@ import { ensureDirDurably } from '../../fs/atomic-file.js';
 import { type HeldLock, lockDirectory } from '../../fs/directory-lock.js';
 import { ensureEmbeddedIssuers } from '../../issuer/embedded-issuers.js';
 import { issuerCaches } from '../../issuer/issuer-lookup.js';
+import { decideRequest } from '../../issuer/request-decision.js';
 import { MemoryStore } from '../../store/memory-store.js';
 import { StateDirectory } from '../../store/state-directory/state-directory.js';
 import { DataRoot } from '../../volume/data-root.js';
@@ -163,6 +164,8 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       issuanceCheck: allChecks(issuerExistsCheck(lookup), volumeCaCheck(lookup)),
       // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
       renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
+      // And `cert-csi approve`/`deny`: the write goes through the store's admission rules.
+      decideRequest: (decision) => decideRequest(opened, decision, () => new Date(clock.now())),
     });
     renewWithNewCa(node.manager, ca.volumesToRenew, logger);
     return {

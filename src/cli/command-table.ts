@@ -87,6 +87,15 @@ export const COMMANDS: readonly CommandEntry[] = [
     help: async () => (await import('./deny/deny-flags.js')).DENY_HELP,
   },
   {
+    name: 'inspect',
+    summary: [
+      "describe a TLS Secret's certificate and check its chain and key",
+      '(as cmctl inspect secret)',
+    ],
+    run: async () => (await import('./inspect/inspect-command.js')).runInspect,
+    help: async () => (await import('./inspect/inspect-flags.js')).INSPECT_HELP,
+  },
+  {
     name: 'version',
     summary: ['print the version'],
     run: async () => (await import('./version/version-command.js')).runVersion,

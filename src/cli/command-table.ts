@@ -96,6 +96,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     help: async () => (await import('./inspect/inspect-flags.js')).INSPECT_HELP,
   },
   {
+    name: 'check',
+    summary: ['check that the cert-manager API is ready (as cmctl check api)'],
+    run: async () => (await import('./check/check-command.js')).runCheck,
+    help: async () => (await import('./check/check-flags.js')).CHECK_HELP,
+  },
+  {
     name: 'version',
     summary: ['print the version'],
     run: async () => (await import('./version/version-command.js')).runVersion,

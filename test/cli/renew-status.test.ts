@@ -466,6 +466,26 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
     ],
   );
   t.equal(rows[1]?.lastError?.message.length, 'issuer not ready: '.length + 100, 'JSON is whole');
+
+  // --volume-id: the one volume a timed-out publish names (cert-csi publish says to look here).
+  const one = await runInProcess(runStatus, ['--data-root', root.root, '--volume-id', 'csi-b']);
+  t.equal(one.code, 0, one.stderr);
+  t.same(
+    one.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(' ')[0]),
+    ['VOLUME', 'csi-b'],
+    'that volume only',
+  );
+  const none = await runInProcess(runStatus, ['--data-root', root.root, '--volume-id', 'csi-z']);
+  t.equal(none.stdout, `no volumes in ${root.root}\n`);
+  const wrongForm = await runInProcess(runStatus, ['--requests', '--volume-id', 'csi-b']);
+  t.equal(wrongForm.code, 2);
+  t.equal(
+    wrongForm.stderr,
+    'cert-csi status: --volume-id: only used with --data-root\nsee cert-csi status --help\n',
+  );
 });
 
 t.test(

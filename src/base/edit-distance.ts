@@ -3,16 +3,19 @@
 
 /** The Levenshtein distance of a and b: the fewest single-character edits turning one into the other. */
 export function editDistance(a: string, b: string): number {
+  // Every index read below is within its row (0..b.length): the casts only tell TypeScript so.
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+      const substitution = (previous[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      const deletion = (previous[j] as number) + 1;
+      const insertion = (current[j - 1] as number) + 1;
+      current.push(Math.min(deletion, insertion, substitution));
     }
     previous = current;
   }
-  return previous[b.length] ?? 0;
+  return previous[b.length] as number;
 }
 
 /** The most edits a word may be away from a name for that name to be what it meant. */

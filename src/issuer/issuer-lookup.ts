@@ -43,11 +43,7 @@ export function issuerCaches(informers: SharedInformers) {
       const cluster = kind === 'ClusterIssuer';
       const issuer = cluster ? clusterIssuers.get(name) : issuers.get(name, namespace);
       if (issuer) return { issuer };
-      const other = cluster
-        ? namespace === undefined
-          ? undefined
-          : issuers.get(name, namespace)
-        : clusterIssuers.get(name);
+      const other = cluster ? issuers.get(name, namespace) : clusterIssuers.get(name);
       const notFound = issuerNotFoundError(kind, name);
       return other === undefined
         ? { notFound }

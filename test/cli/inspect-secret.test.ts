@@ -110,6 +110,20 @@ t.test('the report: names, validity, issuer, and the three checks', async (t) =>
   t.match(chained, /\tURIs: spiffe:\/\/x\/y\n\tIP Addresses: 10\.0\.0\.1\n/);
   t.match(chained, /\tChain in tls\.crt: 2 certificates\n/);
   t.throws(() => secretReport({ 'tls.crt': '' }, now), { message: 'no certificate in tls.crt' });
+  t.throws(() => secretReport({}, now), { message: 'no certificate in tls.crt' }, 'no tls.crt');
+  const lastDay = new Date(new X509Certificate(leaf.certificatePem).validTo).getTime() - 1.5 * DAY;
+  t.match(
+    checks({ 'tls.crt': leaf.certificatePem }, new Date(lastDay)),
+    /^\tValidity: valid now, 1 day left\n/,
+  );
+  // A self-signed CA: no SAN at all, and its own root.
+  const ca = await makeCA();
+  const selfSigned = secretReport(
+    { 'tls.crt': ca.certificatePem, 'ca.crt': ca.certificatePem },
+    new Date(),
+  );
+  t.match(selfSigned, /^Valid for:\n\tDNS Names: <none>\n\tURIs: <none>\n/);
+  t.match(selfSigned, /\tIs a CA certificate: true\n\tChain in tls\.crt: 1 certificate\n/);
   t.throws(
     () =>
       secretReport(

@@ -78,6 +78,7 @@ const cases: Array<[string, FailedCall, CallContext, string]> = [
     local,
     'FAILED_PRECONDITION: Issuer "embedded-ca" not found; a ClusterIssuer of that name exists',
   ],
+  ['an answer without a message', { code: status.INTERNAL }, local, 'INTERNAL: (no message)'],
   ['a code grpc-js does not name', { code: 99, details: 'odd' }, local, '99: odd'],
 ];
 

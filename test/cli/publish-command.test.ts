@@ -269,10 +269,17 @@ t.test('--pod-ip gives the pod IPs in the volume context; an empty volume is sai
       'ip-sans=${POD_IPS}',
       '--attr',
       'issuer-name=x',
+      '--attr',
+      'example.com/team=payments',
     ],
     output,
   );
   t.equal(code, 0);
+  t.equal(
+    contexts[0]?.['example.com/team'],
+    'payments',
+    'a key of another prefix (an annotation for the request) is sent as given',
+  );
   t.equal(contexts[0]?.['csi.storage.k8s.io/pod.ips'], '10.0.0.1,fd00::1', 'first one first');
   t.match(output.out.join(''), /^volume: +csi-v\nwaiting: +published empty; its certificate comes/);
   await runPublish([...common, '--attr', 'issuer-name=x'], output);

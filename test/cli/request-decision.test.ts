@@ -14,6 +14,7 @@ import { certificateRequest, withIssuerRef, withNamespace } from '../support/bui
 import { NODE_TOKEN, startCluster } from '../support/cluster-harness.js';
 import { runInProcess } from '../support/in-process-command.js';
 import { startPlugin } from '../support/plugin-harness.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // `cert-csi approve` / `deny` (cmctl's verbs): the condition a person sets on a waiting
 // CertificateRequest, in the embedded plugin (through its control socket, under its store's
@@ -90,6 +91,14 @@ t.test('embedded: approve and deny through the plugin, each decision final', asy
     { reason: 'KubectlCertManager' },
     'the first decision stands',
   );
+
+  const empty = await tempDir(t, 'cert-csi-no-plugin-');
+  const noPlugin = await runInProcess(runApprove, ['web-3', '--data-root', empty]);
+  t.equal(noPlugin.code, 1);
+  t.match(
+    noPlugin.stderr,
+    /^cert-csi approve: no plugin answers at \S+ \(no socket there\): is cert-csi node running with --data-root /,
+  );
 });
 
 t.test('cluster: approve and deny through the API, as RBAC allows', async (t) => {
@@ -98,6 +107,19 @@ t.test('cluster: approve and deny through the API, as RBAC allows', async (t) =>
   await seedWaiting(store, 'web-1');
   await seedWaiting(store, 'web-2');
   const admin = ['--kubeconfig', await cluster.kubeconfigFile(cluster.server.adminToken)];
+  // A condition the issuer wrote already stays as it is.
+  const pending: Condition = {
+    type: 'Ready',
+    status: 'False',
+    reason: 'Pending',
+    message: 'waiting for approval',
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  };
+  const current = await store.get<CertificateRequest>(CertificateRequestKind, 'web-1', 'sandbox');
+  await store.updateStatus(CertificateRequestKind, {
+    ...current,
+    status: { conditions: [pending] },
+  });
 
   const approved = await runInProcess(runApprove, ['web-1', '-n', 'sandbox', ...admin]);
   t.equal(approved.code, 0, approved.stderr);
@@ -106,6 +128,7 @@ t.test('cluster: approve and deny through the API, as RBAC allows', async (t) =>
     status: 'True',
     reason: 'KubectlCertManager',
   });
+  t.same(await conditionOf(store, 'web-1', 'Ready'), pending, 'the Ready condition is kept');
   t.ok(
     cluster.server.requests.some(
       (r) => r.resource === 'certificaterequests' && r.subresource === 'status',

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage } from '../../base/error-message.js';
 import { DataRoot } from '../../volume/data-root.js';
-import { askStatus, ControlError } from '../../volume-manager/control/control-client.js';
+import { askStatus, type ControlError } from '../../volume-manager/control/control-client.js';
 import { reportFailure } from '../common/command-failure.js';
 import { type CommandOutput, processOutput } from '../common/command-output.js';
 import { startCommand, usageError } from '../common/command-start.js';
@@ -68,9 +68,10 @@ export async function runCheck(
       try {
         await askStatus(root, { timeoutMs: PLUGIN_ANSWER_MS });
       } catch (err) {
-        if (!(err instanceof ControlError)) throw err;
+        // askStatus throws ControlError only.
+        const failed = err as ControlError;
         throw new PluginCallError(
-          `no plugin answers at ${err.socketPath} (${err.detail}): is cert-csi node running with --data-root ${root.root}?`,
+          `no plugin answers at ${failed.socketPath} (${failed.detail}): is cert-csi node running with --data-root ${root.root}?`,
         );
       }
     };

@@ -38,9 +38,10 @@ export function requireCallFlags(values: {
   for (const flag of ['endpoint', 'volume-id', 'target'] as const) {
     if (!values[flag]) throw new UsageError(`--${flag} is required`);
   }
+  // Each of the three is a non-empty string from here on.
   let endpoint: Endpoint;
   try {
-    endpoint = parseEndpoint(values.endpoint ?? '');
+    endpoint = parseEndpoint(values.endpoint as string);
   } catch (err) {
     throw new UsageError(`--endpoint: ${errorMessage(err)}`);
   }
@@ -50,7 +51,7 @@ export function requireCallFlags(values: {
   } catch (err) {
     throw new UsageError(errorMessage(err));
   }
-  return { endpoint, target: resolve(values.target ?? ''), timeoutMs };
+  return { endpoint, target: resolve(values.target as string), timeoutMs };
 }
 
 /** Whether our own deadline has passed (grpc-js's timer may fire a millisecond early). */

@@ -131,8 +131,8 @@ function checkTokens(table: FlagTable, args: readonly string[], positionals: boo
       );
     }
     // A separate value that looks like a flag is most likely one: the value was forgotten.
-    const flagLike =
-      token.inlineValue === false && (token.value?.length ?? 0) > 1 && token.value?.[0] === '-';
+    const separate = token.inlineValue === false ? token.value : undefined;
+    const flagLike = separate !== undefined && separate.length > 1 && separate.startsWith('-');
     if (flag.type !== 'boolean' && (token.value === undefined || flagLike)) {
       const dashed = flagLike ? `; a value starting with - is written --${token.name}=VALUE` : '';
       throw new UsageError(

@@ -52,5 +52,5 @@ export function pluginCallMessage(err: FailedCall, call: CallContext): string {
   if (internal || code === undefined) {
     return `the connection to the plugin at ${place} ended without its answer (${name}): is it still running? its log says why`;
   }
-  return `${name}: ${details}`;
+  return `${name}: ${details || '(no message)'}`;
 }

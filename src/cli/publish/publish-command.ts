@@ -5,7 +5,6 @@ import { quoted, shortened } from '../../api/echoed-value.js';
 import { ATTRIBUTE_NAMES, ATTRIBUTE_PREFIX, POD_IPS_KEY } from '../../attributes/attribute-keys.js';
 import { parseVolumeAttributes } from '../../attributes/volume-attributes.js';
 import { didYouMean } from '../../base/edit-distance.js';
-import { kindOf } from '../../base/error-catalogue.js';
 import { errorMessage } from '../../base/error-message.js';
 import { CsiClient } from '../../driver/csi-client.js';
 import { readAtomically } from '../../fs/atomic-writer.js';
@@ -30,11 +29,11 @@ export async function runPublish(
     call = requireCallFlags(values);
     context = volumeContext(values);
   } catch (err) {
-    if (kindOf(err) !== 'CERT_CSI_INVALID_COMMAND_LINE') throw err;
+    // Both throw UsageErrors only.
     return usageError(out, PUBLISH_COMMAND, errorMessage(err));
   }
   const { endpoint, target, timeoutMs } = call;
-  const volumeId = values['volume-id'] ?? '';
+  const volumeId = values['volume-id'] as string;
   const client = new CsiClient(endpoint);
   const callStarted = Date.now();
   try {
@@ -54,7 +53,7 @@ export async function runPublish(
     );
   } catch (err) {
     return reportRpcError(out, PUBLISH_COMMAND.name, err, {
-      endpoint: values.endpoint ?? '',
+      endpoint: values.endpoint as string,
       volumeId,
       timedOutAfter: ranOut(callStarted, timeoutMs) ? values.timeout : undefined,
     });

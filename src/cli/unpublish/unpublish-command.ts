@@ -1,5 +1,4 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { kindOf } from '../../base/error-catalogue.js';
 import { errorMessage } from '../../base/error-message.js';
 import { CsiClient } from '../../driver/csi-client.js';
 import { readUnpublishOutcome } from '../../driver/unpublish-outcome.js';
@@ -23,11 +22,11 @@ export async function runUnpublish(
   try {
     call = requireCallFlags(values);
   } catch (err) {
-    if (kindOf(err) !== 'CERT_CSI_INVALID_COMMAND_LINE') throw err;
+    // requireCallFlags throws UsageErrors only.
     return usageError(out, UNPUBLISH_COMMAND, errorMessage(err));
   }
   const { endpoint, target, timeoutMs } = call;
-  const volumeId = values['volume-id'] ?? '';
+  const volumeId = values['volume-id'] as string;
   const client = new CsiClient(endpoint);
   const callStarted = Date.now();
   let trailers: Metadata;
@@ -39,7 +38,7 @@ export async function runUnpublish(
     ));
   } catch (err) {
     return reportRpcError(out, UNPUBLISH_COMMAND.name, err, {
-      endpoint: values.endpoint ?? '',
+      endpoint: values.endpoint as string,
       volumeId,
       timedOutAfter: ranOut(callStarted, timeoutMs) ? values.timeout : undefined,
     });

@@ -51,6 +51,18 @@ t.test('embedded: ready when the plugin answers', async (t) => {
     none.stderr,
     `cert-csi check api: not ready: no plugin answers at ${join(empty, '..control.sock')} (no socket there): is cert-csi node running with --data-root ${empty}?\n`,
   );
+  // --wait: tried again until the wait has passed (a few milliseconds here), then the same line.
+  const waited = await runInProcess(runCheck, [
+    'api',
+    '--data-root',
+    empty,
+    '--wait',
+    '20ms',
+    '--interval',
+    '5ms',
+  ]);
+  t.equal(waited.code, 1);
+  t.equal(waited.stderr, none.stderr);
 });
 
 t.test('the cluster check: each kind served in v1, then a list', async (t) => {

@@ -170,12 +170,17 @@ t.test('approve and deny: a command line they cannot use', async (t) => {
       '--kube-api-qps: only used with --kubeconfig or --context',
     ],
     [['a', '--resaon', 'x'], 'unknown flag --resaon (did you mean --reason?)'],
+    [['a', '--kubeconfig', '/nonexistent/kubeconfig'], ''],
   ];
   for (const [args, line] of cases) {
     const result = await runInProcess(runApprove, args);
     t.equal(result.code, 2, args.join(' '));
     if (line === '') {
-      t.match(result.stderr, /^cert-csi approve: .+\nsee cert-csi approve --help\n$/, 'a bad name');
+      t.match(
+        result.stderr,
+        /^cert-csi approve: .+\nsee cert-csi approve --help\n$/,
+        'a bad name or kubeconfig',
+      );
     } else {
       t.equal(
         result.stderr,

@@ -2,6 +2,7 @@ import { CertificateKind } from '../../api/certificate.js';
 import { CertificateRequestKind } from '../../api/certificate-request.js';
 import { ClusterIssuerKind, IssuerKind } from '../../api/issuer.js';
 import type { ResourceKind } from '../../api/meta.js';
+import type { ErrorKind } from '../../base/error-catalogue.js';
 import type { ResourceStore } from '../../store/resource-store.js';
 
 // What `cert-csi check api` asks of a cluster: that the API server serves cert-manager.io/v1
@@ -23,8 +24,9 @@ export interface ApiCheckStore extends Pick<ResourceStore, 'list'> {
   servedVersion(kind: ResourceKind): Promise<string | undefined>;
 }
 
-/** The API not ready: what is missing or refused. */
+/** The API not ready: what is missing. */
 export class ApiNotReadyError extends Error {
+  readonly errorKind: ErrorKind = 'CERT_CSI_API_REQUEST_FAILED';
   override readonly name = 'ApiNotReadyError';
 }
 

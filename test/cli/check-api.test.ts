@@ -35,7 +35,7 @@ t.test('cluster: ready for a user who may list requests; not for one who may not
   const stranger = await cluster.kubeconfigFile('nobody-knows-this-token');
   const refused = await runInProcess(runCheck, ['api', '--kubeconfig', stranger]);
   t.equal(refused.code, 1);
-  t.match(refused.stderr, /^cert-csi check api: not ready: .+\n$/);
+  t.match(refused.stderr, /^cert-csi check api: not ready: [^\n]+\nsee cert-csi check --help\n$/);
   t.notMatch(refused.stderr, /nobody-knows-this-token/, 'the token is not shown');
 });
 
@@ -49,7 +49,7 @@ t.test('embedded: ready when the plugin answers', async (t) => {
   t.equal(none.code, 1);
   t.equal(
     none.stderr,
-    `cert-csi check api: not ready: no plugin answers at ${join(empty, '..control.sock')} (no socket there): is cert-csi node running with --data-root ${empty}?\n`,
+    `cert-csi check api: not ready: no plugin answers at ${join(empty, '..control.sock')} (no socket there): is cert-csi node running with --data-root ${empty}?\nsee cert-csi check --help\n`,
   );
   // --wait: tried again until the wait has passed (a few milliseconds here), then the same line.
   const waited = await runInProcess(runCheck, [

@@ -158,11 +158,15 @@ t.test('embedded: a Secret of the state dir', async (t) => {
   t.match(inspected.stdout, /\tKey: tls\.key matches the certificate\n$/);
 
   const failures: Array<[string[], number, string]> = [
-    [['secret', 'sandbox/nope'], 1, 'cert-csi inspect: Secret sandbox/nope not found\n'],
+    [
+      ['secret', 'sandbox/nope'],
+      1,
+      'cert-csi inspect: Secret sandbox/nope not found\nsee cert-csi inspect --help\n',
+    ],
     [
       ['secret', 'sandbox/empty'],
       1,
-      'cert-csi inspect: Secret sandbox/empty: no certificate in tls.crt\n',
+      'cert-csi inspect: Secret sandbox/empty: no certificate in tls.crt\nsee cert-csi inspect --help\n',
     ],
     [
       ['certificate', 'sandbox/web'],
@@ -218,6 +222,9 @@ t.test('cluster: a Secret read through the API, as RBAC allows', async (t) => {
     node,
   ]);
   t.equal(forbidden.code, 1);
-  t.match(forbidden.stderr, /^cert-csi inspect: .*forbidden.*\n$/i);
+  t.match(
+    forbidden.stderr,
+    /^cert-csi inspect: [^\n]*forbidden[^\n]*\nsee cert-csi inspect --help\n$/i,
+  );
   t.notMatch(forbidden.stderr, /BEGIN/, 'no key or certificate in the error');
 });

@@ -79,7 +79,7 @@ async function fakePlugin(t: Test, root: DataRoot, answer: (socket: Socket) => v
 
 /** What `renew` says when no plugin listens at the data root, and why. */
 const noPlugin = (root: DataRoot, why: string) =>
-  `cert-csi renew: no plugin answers at ${controlSocketOf(root)} (${why}): is cert-csi node running with --data-root ${root.root}?\n`;
+  `cert-csi renew: no plugin answers at ${controlSocketOf(root)} (${why}): is cert-csi node running with --data-root ${root.root}?\nsee cert-csi renew --help\n`;
 
 /** Like the manager: issue again whatever the renewal time, save the new times, report them. */
 function renewer(root: DataRoot, id: string) {
@@ -151,7 +151,7 @@ t.test(
     t.equal(timedOut.code, 1, 'no answer: exit 1');
     t.equal(
       timedOut.stderr,
-      `no answer from the plugin within 1s: is cert-csi node running with --data-root ${silent.root}?\n`,
+      `no answer from the plugin within 1s: is cert-csi node running with --data-root ${silent.root}?\nsee cert-csi renew --help\n`,
     );
 
     t.equal(none.code, 1, 'no plugin: exit 1, without waiting for --timeout');
@@ -315,7 +315,7 @@ t.test('an answer that cannot be parsed exits 1', async (t) => {
   t.equal(renew.code, 1);
   t.equal(
     renew.stderr,
-    'cert-csi renew: unreadable answer from the plugin: type missing or not a string: not an answer\n',
+    'cert-csi renew: unreadable answer from the plugin: type missing or not a string: not an answer\nsee cert-csi renew --help\n',
   );
 });
 
@@ -329,7 +329,7 @@ t.test('a plugin that stops before its answer is complete exits 1', async (t) =>
   t.equal(renew.stdout, 'renewed csi-a: not after x\n', 'what came is printed');
   t.equal(
     renew.stderr,
-    'cert-csi renew: no complete answer from the plugin (the plugin closed the connection before its answer was complete); the renewal may still complete (see cert-csi status)\n',
+    'cert-csi renew: no complete answer from the plugin (the plugin closed the connection before its answer was complete); the renewal may still complete (see cert-csi status)\nsee cert-csi renew --help\n',
   );
 });
 

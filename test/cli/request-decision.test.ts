@@ -83,7 +83,12 @@ t.test('embedded: approve and deny through the plugin, each decision final', asy
   for (const [run, args, line] of refusals) {
     const result = await runInProcess(run, [...args, '-n', 'sandbox', ...root]);
     t.equal(result.code, 1, args.join(' '));
-    t.equal(result.stderr, `${line}\n`, `${args.join(' ')}: one line`);
+    const command = run === runApprove ? 'approve' : 'deny';
+    t.equal(
+      result.stderr,
+      `${line}\nsee cert-csi ${command} --help\n`,
+      `${args.join(' ')}: one line, then where the help is`,
+    );
     t.equal(result.stdout, '', 'nothing said to have worked');
   }
   t.match(
@@ -140,13 +145,19 @@ t.test('cluster: approve and deny through the API, as RBAC allows', async (t) =>
   const node = ['--kubeconfig', await cluster.kubeconfigFile(NODE_TOKEN)];
   const forbidden = await runInProcess(runDeny, ['web-2', '-n', 'sandbox', ...node]);
   t.equal(forbidden.code, 1);
-  t.match(forbidden.stderr, /^cert-csi deny: .*forbidden/i);
-  t.equal(forbidden.stderr.split('\n').length, 2, 'one line');
+  t.match(
+    forbidden.stderr,
+    /^cert-csi deny: [^\n]*forbidden[^\n]*\nsee cert-csi deny --help\n$/i,
+    'one line',
+  );
   t.notOk(await conditionOf(store, 'web-2', 'Denied'), 'nothing written');
 
   const again = await runInProcess(runApprove, ['web-1', '-n', 'sandbox', ...admin]);
   t.equal(again.code, 1);
-  t.equal(again.stderr, 'cert-csi approve: CertificateRequest sandbox/web-1 is already approved\n');
+  t.equal(
+    again.stderr,
+    'cert-csi approve: CertificateRequest sandbox/web-1 is already approved\nsee cert-csi approve --help\n',
+  );
 });
 
 t.test('approve and deny: a command line they cannot use', async (t) => {

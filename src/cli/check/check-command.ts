@@ -84,7 +84,7 @@ export async function runCheck(
       sleep: (ms) => sleep(ms),
     });
   } catch (err) {
-    return reportFailure(out.stderr, err, 'cert-csi check api: not ready');
+    return reportFailure(out.stderr, err, 'cert-csi check api: not ready', 'check');
   }
   out.stdout.write('The cert-manager API is ready\n');
   return 0;

@@ -143,7 +143,7 @@ export async function runDecision(
     try {
       await decideRequest(store, decision, () => new Date());
     } catch (err) {
-      return reportFailure(out.stderr, err, `cert-csi ${verb}`);
+      return reportFailure(out.stderr, err, `cert-csi ${verb}`, verb);
     }
     return done();
   }

@@ -49,7 +49,7 @@ export async function runInspect(
     const message = isStoreError(err, 'NotFound')
       ? `Secret ${ref.namespace}/${ref.name} not found`
       : errorMessage(err);
-    return reportFailure(out.stderr, new Error(message), 'cert-csi inspect');
+    return reportFailure(out.stderr, new Error(message), 'cert-csi inspect', 'inspect');
   }
   let report: string;
   try {
@@ -66,6 +66,7 @@ export async function runInspect(
       out.stderr,
       new Error(`Secret ${ref.namespace}/${ref.name}: ${errorMessage(err)}`),
       'cert-csi inspect',
+      'inspect',
     );
   }
   out.stdout.write(report);

@@ -1,3 +1,4 @@
+import { didYouMean } from '../base/edit-distance.js';
 import { annotationKeyProblem } from './annotation-keys.js';
 import type { AttributeError } from './attribute-errors.js';
 
@@ -66,6 +67,11 @@ export const ATTRIBUTE_NAMES = [
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];
 
+/** `unknown attribute`, with the nearest attribute's key under prefix as a "did you mean". */
+function unknownAttribute(name: string, prefix: string): string {
+  return `unknown attribute${didYouMean(name, ATTRIBUTE_NAMES, (n) => prefix + n)}`;
+}
+
 const isAttributeName = (name: string): name is AttributeName =>
   (ATTRIBUTE_NAMES as readonly string[]).includes(name);
 
@@ -100,7 +106,7 @@ export function sortVolumeContext(context: Readonly<Record<string, string>>): So
       const name = key.slice(ATTRIBUTE_PREFIX.length);
       if (isAttributeName(name)) sorted.attributes.set(name, { key, value });
       // csi-driver ignores these, so a typo such as `dns-name` went unnoticed.
-      else sorted.errors.push({ key, message: 'unknown attribute' });
+      else sorted.errors.push({ key, message: unknownAttribute(name, ATTRIBUTE_PREFIX) });
     } else if (key.startsWith(LEGACY_ATTRIBUTE_PREFIX)) {
       legacy.push([key, value]);
     } else if (key.startsWith(KUBELET_PREFIX)) {
@@ -117,7 +123,7 @@ export function sortVolumeContext(context: Readonly<Record<string, string>>): So
     sorted.deprecatedKeys.push(key);
     const name = key.slice(LEGACY_ATTRIBUTE_PREFIX.length);
     if (!isAttributeName(name)) {
-      sorted.errors.push({ key, message: 'unknown attribute' });
+      sorted.errors.push({ key, message: unknownAttribute(name, LEGACY_ATTRIBUTE_PREFIX) });
       continue;
     }
     const current = sorted.attributes.get(name);

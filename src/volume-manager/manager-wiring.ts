@@ -74,6 +74,7 @@ export interface VolumeManagerWiring {
   scheduler: RenewalScheduler;
   failures: FailureRecorder;
   trustBundleSources: TrustBundleSources;
+  trustBundles: TrustBundleVolumes;
   publish: PublishDeps;
   renewal: RenewalDeps;
   manual: ManualRenewalDeps;
@@ -158,6 +159,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     scheduler,
     failures,
     trustBundleSources,
+    trustBundles,
     renew,
     renewal,
     publish: {

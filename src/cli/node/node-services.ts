@@ -124,13 +124,13 @@ export async function startNodeServices(
       async stop() {
         await server.close();
         await served.close();
-        running.stop();
+        await running.stop();
         lock.release();
       },
     };
   } catch (err) {
     await control?.close();
-    manager?.stop();
+    await manager?.stop();
     lock.release();
     throw err;
   }

@@ -9,21 +9,17 @@ cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
+declare -A pids
 npm run --silent build:test > "$logs/build" 2>&1 &
-build=$!
+pids[build]=$!
 npm run --silent lint > "$logs/lint" 2>&1 &
-lint=$!
+pids[lint]=$!
 npx tap build > "$logs/tap-build" 2>&1 &
-tap=$!
+pids[tap-build]=$!
 
 failed=0
 for step in build lint tap-build; do
-  case $step in
-    build) pid=$build ;;
-    lint) pid=$lint ;;
-    tap-build) pid=$tap ;;
-  esac
-  if wait "$pid"; then
+  if wait "${pids[$step]}"; then
     echo "$step: ok"
   else
     echo "$step: failed" >&2

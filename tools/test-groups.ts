@@ -95,7 +95,7 @@ export const LIGHT_SECONDS = 1.5;
  * first assertion); small enough that two slots stay busy to the end and a process stays far
  * from tap's per-file timeout on a loaded machine.
  */
-export const GROUP_SECONDS = 16;
+export const GROUP_SECONDS = 24;
 
 /** A file tap runs: its name under build/test-groups and the compiled test files it imports. */
 export interface TestGroup {

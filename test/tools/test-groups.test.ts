@@ -51,20 +51,20 @@ t.test(
   'a slow file fills its process with light ones; one over the limit runs alone',
   async (t) => {
     t.ok(
-      (SLOT_SECONDS.get('kubernetes/cluster-faults') ?? 0) > GROUP_SECONDS,
+      (SLOT_SECONDS.get('kubernetes/controller-crash-4.trial') ?? 0) > GROUP_SECONDS,
       'an over-limit file',
     );
     const medium = SLOT_SECONDS.get('cli/publish-outcomes') ?? 0;
     t.ok(medium < GROUP_SECONDS - LIGHT_SECONDS, 'a slow file with room beside it');
     const groups = testGroups([
-      'kubernetes/cluster-faults.test.js',
+      'kubernetes/controller-crash-4.trial.js',
       'kubernetes/a.test.js',
       'cli/publish-outcomes.test.js',
       ...light('cli', 8),
     ]);
     const byFile = new Map(groups.flatMap((g) => g.files.map((f) => [f, g])));
-    t.same(byFile.get('kubernetes/cluster-faults.test.js')?.files, [
-      'kubernetes/cluster-faults.test.js',
+    t.same(byFile.get('kubernetes/controller-crash-4.trial.js')?.files, [
+      'kubernetes/controller-crash-4.trial.js',
     ]);
     t.same(byFile.get('kubernetes/a.test.js')?.files, ['kubernetes/a.test.js']);
     const withSlow = byFile.get('cli/publish-outcomes.test.js');

@@ -5,16 +5,16 @@ import {
   decodeBytes,
 } from '../api/certificate-request.js';
 import { isControlledBy, type KubeObject, objectKey } from '../api/meta.js';
-import { type Secret, SecretKind, secretValue, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
+import { type Secret, SecretKind } from '../api/secret.js';
 import { type ControllerWatch, keyOf, watchInformer } from '../controller/controller-definition.js';
 import { byOwnerUid } from '../controller/indexes.js';
 import type { SharedInformers } from '../controller/shared-informers.js';
 import { type ParsedCsr, parseCsr } from '../pki/csr.js';
-import { decodePrivateKey } from '../pki/keys.js';
 import type { IndexDefinition, Informer } from '../store/informer.js';
 import { validateCertificateSpec } from './certificate-validation.js';
 import type { StoredKey } from './next-key-plan.js';
 import type { OwnedRequest } from './next-request-plan.js';
+import { secretKey } from './secret-contents.js';
 
 /** Certificates by every Secret they name (`namespace/name`): spec.secretName and keystore passwords. */
 const certificatesByNamedSecret: IndexDefinition<Certificate> = {
@@ -76,13 +76,9 @@ export interface CertificateCaches {
 
 /** The tls.key of a Secret as read: missing, undecodable or the key. */
 function storedKeyOf(secret: Secret): StoredKey {
-  const pem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
-  if (!pem) return { state: 'missing' };
-  try {
-    return { state: 'key', key: decodePrivateKey(pem) };
-  } catch {
-    return { state: 'undecodable' };
-  }
+  const key = secretKey(secret);
+  if (!key) return { state: 'missing' };
+  return key.ok ? { state: 'key', key: key.value } : { state: 'undecodable' };
 }
 
 // One set of caches and memos per process's informers, whichever controller asks first.

@@ -1,4 +1,4 @@
-import { type KeyObject, X509Certificate } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import {
   CERTIFICATE_NAME_ANNOTATION,
   type Certificate,
@@ -8,16 +8,17 @@ import {
 } from '../api/certificate.js';
 import type { CertificateRequest } from '../api/certificate-request.js';
 import { CERT_MANAGER_GROUP } from '../api/issuer-ref.js';
-import { type Secret, secretValue, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
+import type { Secret } from '../api/secret.js';
 import { errorMessage } from '../base/error-message.js';
 import { goList, goQuoteValue, goRfc1123, goTimeString } from '../base/go-text.js';
 import type { ParsedCsr } from '../pki/csr.js';
 import { parseGoDuration } from '../pki/duration.js';
-import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
+import { publicKeysEqual } from '../pki/keys.js';
 import { renewalTime } from '../pki/renewal-time.js';
 import { applyRenewalWindows, type WindowedRenewalTime } from '../pki/renewal-windows.js';
 import { privateKeyMismatches } from './private-key-match.js';
 import { requestMismatches } from './request-match.js';
+import { secretCertificate, secretKey, secretKeyPairs } from './secret-contents.js';
 import { issuedNamesMismatches, issuedNamesOf } from './secret-names-match.js';
 
 /** What the trigger and readiness policies look at, decoded once per sync. */
@@ -78,42 +79,34 @@ function secretPair(input: PolicyInput): PolicyViolation | SecretPair {
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain any data',
     );
-  const keyPem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
-  if (!keyPem)
+  const key = secretKey(secret);
+  if (!key)
     return violation(
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain a private key',
     );
-  const certificatePem = secretValue(secret, TLS_CERT_KEY);
-  if (!certificatePem)
+  const certificate = secretCertificate(secret);
+  if (!certificate)
     return violation(
       PolicyReason.MissingData,
       'Issuing certificate as Secret does not contain a certificate',
     );
-  let key: KeyObject;
-  try {
-    key = decodePrivateKey(keyPem);
-  } catch (err) {
+  if (!key.ok)
     return violation(
       PolicyReason.InvalidKeyPair,
-      `Issuing certificate as Secret contains invalid private key data: ${errorMessage(err)}`,
+      `Issuing certificate as Secret contains invalid private key data: ${errorMessage(key.error)}`,
     );
-  }
-  let certificate: X509Certificate;
-  try {
-    certificate = new X509Certificate(certificatePem);
-  } catch (err) {
+  if (!certificate.ok)
     return violation(
       PolicyReason.InvalidCertificate,
-      `Issuing certificate as Secret contains an invalid certificate: ${errorMessage(err)}`,
+      `Issuing certificate as Secret contains an invalid certificate: ${errorMessage(certificate.error)}`,
     );
-  }
-  if (!publicKeysEqual(key, certificate.publicKey))
+  if (!secretKeyPairs(secret))
     return violation(
       PolicyReason.InvalidKeyPair,
       'Issuing certificate as Secret contains a private key that does not match the certificate',
     );
-  return { secret, key, certificate };
+  return { secret, key: key.value, certificate: certificate.value };
 }
 
 /** `Kind.group/name` with cert-manager's defaults for an empty kind or group. */

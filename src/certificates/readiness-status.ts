@@ -1,4 +1,3 @@
-import { X509Certificate } from 'node:crypto';
 import { CertificateCondition, type CertificateStatus } from '../api/certificate.js';
 import {
   type Condition,
@@ -6,13 +5,13 @@ import {
   observedGenerationOf,
   setCondition,
 } from '../api/conditions.js';
-import { secretValue, TLS_CERT_KEY } from '../api/secret.js';
 import {
   certificateRenewalTime,
   type PolicyInput,
   PolicyReason,
   readinessViolation,
 } from './policy-chains.js';
+import { secretCertificate } from './secret-contents.js';
 
 /** The Ready condition's reason and message when nothing is wrong. */
 export const READY_REASON = 'Ready';
@@ -57,14 +56,9 @@ export function readinessStatus(input: PolicyInput): CertificateStatus {
     ...kept,
     conditions: setCondition(certificate.status?.conditions, ready, now),
   };
-  const pem = secret ? secretValue(secret, TLS_CERT_KEY) : undefined;
-  if (pem === undefined) return status;
-  let leaf: X509Certificate;
-  try {
-    leaf = new X509Certificate(pem);
-  } catch {
-    return status;
-  }
+  const decoded = secret ? secretCertificate(secret) : undefined;
+  if (!decoded?.ok) return status;
+  const leaf = decoded.value;
   status.notBefore = formatTimestamp(new Date(leaf.validFrom));
   status.notAfter = formatTimestamp(new Date(leaf.validTo));
   const renewal = certificateRenewalTime(certificate, leaf);

@@ -1,0 +1,83 @@
+import { type KeyObject, X509Certificate } from 'node:crypto';
+import { type Secret, secretValue, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
+import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
+
+// Every Certificate controller looks at the same Secret on each of its ~10 syncs per issuance
+// (trigger and readiness chains, readiness status, issuing): decoding its key and certificate
+// each time was a fifth of the CPU of a Certificate in bench/certificates.ts. Informer objects
+// are replaced, never mutated, so one decoding per Secret object is one per Secret version.
+
+/** A decoded value, or what decoding it threw. */
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+interface Contents {
+  keyPem: string | undefined;
+  certificatePem: string | undefined;
+  key?: Decoded<KeyObject>;
+  certificate?: Decoded<X509Certificate>;
+  pairs?: boolean;
+}
+
+const contents = new WeakMap<Secret, Contents>();
+
+function contentsOf(secret: Secret): Contents {
+  let found = contents.get(secret);
+  if (!found) {
+    found = {
+      keyPem: secretValue(secret, TLS_PRIVATE_KEY_KEY),
+      certificatePem: secretValue(secret, TLS_CERT_KEY),
+    };
+    contents.set(secret, found);
+  }
+  return found;
+}
+
+function attempt<T>(decode: () => T): Decoded<T> {
+  try {
+    return { ok: true, value: decode() };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** The Secret's tls.key PEM; undefined when absent. */
+export function secretKeyPem(secret: Secret): string | undefined {
+  return contentsOf(secret).keyPem;
+}
+
+/** The Secret's tls.crt PEM; undefined when absent. */
+export function secretCertificatePem(secret: Secret): string | undefined {
+  return contentsOf(secret).certificatePem;
+}
+
+/** The Secret's tls.key decoded, once per Secret object; undefined when it has none (or it is empty). */
+export function secretKey(secret: Secret): Decoded<KeyObject> | undefined {
+  const found = contentsOf(secret);
+  if (!found.keyPem) return undefined;
+  const pem = found.keyPem;
+  found.key ??= attempt(() => decodePrivateKey(pem));
+  return found.key;
+}
+
+/** The Secret's tls.crt decoded, once per Secret object; undefined when it has none (or it is empty). */
+export function secretCertificate(secret: Secret): Decoded<X509Certificate> | undefined {
+  const found = contentsOf(secret);
+  if (!found.certificatePem) return undefined;
+  const pem = found.certificatePem;
+  found.certificate ??= attempt(() => new X509Certificate(pem));
+  return found.certificate;
+}
+
+/** True when the Secret's key and certificate both decode and the key is the certificate's. */
+export function secretKeyPairs(secret: Secret): boolean {
+  const found = contentsOf(secret);
+  if (found.pairs === undefined) {
+    const key = secretKey(secret);
+    const certificate = secretCertificate(secret);
+    found.pairs =
+      key?.ok === true &&
+      certificate?.ok === true &&
+      publicKeysEqual(key.value, certificate.value.publicKey);
+  }
+  return found.pairs;
+}

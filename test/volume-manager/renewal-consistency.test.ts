@@ -78,9 +78,7 @@ t.test(
       serials.size,
       'each certificate seen had a counter of its own',
     );
-    const last = JSON.parse(
-      ((await readAtomically(target))?.get('generation.json') as Buffer).toString('utf8'),
-    );
+    const last = JSON.parse(String((await readAtomically(target))?.get('generation.json')));
     t.match(
       last,
       { generation: 51, reason: 'renewed' },

@@ -62,6 +62,11 @@ export const ATTRIBUTE_NAMES = [
   'jks-password',
   // The CA file follows a trust bundle (README "Trust bundles that follow the CA").
   'trust-bundle',
+  // Who is told of each rewrite (docs/reloading.md).
+  'reload-url',
+  'reload-signal',
+  'reload-container',
+  'reload-pid-file',
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];

@@ -79,7 +79,15 @@ t.test('combined PEM, JKS keystore and truststore, renewed in one generation', a
   const generation = join(dataDir, after);
   t.same(
     (await readdir(generation)).sort(),
-    ['ca.crt', 'keystore.jks', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.jks'],
+    [
+      'ca.crt',
+      'generation.json',
+      'keystore.jks',
+      'tls-combined.pem',
+      'tls.crt',
+      'tls.key',
+      'truststore.jks',
+    ],
     'every output is in the new generation',
   );
   const renewedCombined = await readFile(join(generation, 'tls-combined.pem'), 'utf8');

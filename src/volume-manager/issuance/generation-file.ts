@@ -15,11 +15,14 @@ export type RewriteReason = 'issued' | 'renewed' | 'trust-bundle-changed';
 export interface GenerationRecord {
   /** 1 for the first generation of the volume, one more for each rewrite. */
   generation: number;
-  /** The certificate's serial number, upper-case hex as `openssl x509 -serial` prints it. */
-  serial: string;
+  /**
+   * The certificate's serial number, upper-case hex as `openssl x509 -serial` prints it.
+   * This and the dates are absent only when the certificate on disk cannot be read.
+   */
+  serial?: string;
   /** RFC 3339, seconds. */
-  notBefore: string;
-  notAfter: string;
+  notBefore?: string;
+  notAfter?: string;
   reason: RewriteReason;
 }
 
@@ -49,14 +52,19 @@ export function generationFile(
   certificatePem: Uint8Array,
   reason: RewriteReason,
 ): Uint8Array {
-  const leaf = new X509Certificate(Buffer.from(certificatePem));
-  const record: GenerationRecord = {
-    generation: previous + 1,
-    serial: leaf.serialNumber.toUpperCase(),
-    notBefore: rfc3339(leaf.validFrom),
-    notAfter: rfc3339(leaf.validTo),
-    reason,
-  };
+  let facts: Pick<GenerationRecord, 'serial' | 'notBefore' | 'notAfter'> | undefined;
+  try {
+    const leaf = new X509Certificate(Buffer.from(certificatePem));
+    facts = {
+      serial: leaf.serialNumber.toUpperCase(),
+      notBefore: rfc3339(leaf.validFrom),
+      notAfter: rfc3339(leaf.validTo),
+    };
+  } catch {
+    // Only a trust bundle rewrite meets a certificate it cannot read (an issuance checked its
+    // own): the new CA file still goes out, with the counter and reason alone.
+  }
+  const record = { generation: previous + 1, ...facts, reason };
   return Buffer.from(`${JSON.stringify(record)}\n`);
 }
 

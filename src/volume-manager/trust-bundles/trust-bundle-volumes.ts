@@ -23,6 +23,8 @@ export interface TrustBundleVolumesDeps {
   registry: Pick<VolumeRegistry, 'lock' | 'liveState'>;
   /** Dates the JKS stores built with a new bundle. */
   clock: Clock;
+  /** Told after each rewrite, to tell the application (reload-url, reload-signal). */
+  onRewritten?: (volumeId: string, spec: VolumeCertificateSpec) => Promise<void>;
 }
 
 interface TrackedVolume {
@@ -213,6 +215,7 @@ export class TrustBundleVolumes {
       );
       await mounter.refresh(dataDir, targetPath, spec.fsGroup);
       logger.info({ volumeId, source }, 'trust bundle written');
+      await this.deps.onRewritten?.(volumeId, spec);
     } finally {
       release();
     }

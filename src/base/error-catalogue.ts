@@ -82,8 +82,7 @@ export const errorCatalogue = {
     exitCode: 1,
   },
   CERT_CSI_RELOAD_REFUSED: {
-    summary:
-      "a volume's reload attributes this node does not serve (signals off, a PID file outside embedded mode)",
+    summary: 'reload attributes this node does not serve (signals off, a PID file in cluster mode)',
     grpcStatus: 'INVALID_ARGUMENT',
     httpStatus: 400,
     exitCode: 1,

@@ -24,6 +24,7 @@ COPY package.json package-lock.json ./
 # access to the source tree.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY tools/bundle-client-node.sh ./tools/
 COPY src ./src
 RUN npm run build
 

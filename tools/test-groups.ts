@@ -1,76 +1,101 @@
 // `npm run build:test` runs this after tsc: it writes build/test-groups/*.test.js, the files tap
 // runs in `npm test`. Each imports a few compiled test files of one folder, one after another,
-// into one process. Why: a test process costs about 0.9 s of CPU before its first assertion
-// (Node, tap and its plugins, source maps, the coverage dump), and most of our ~260 files
+// into one process. Why: a test process costs about 1 s of CPU before its first assertion
+// (Node, tap and its plugins, source maps, the coverage dump), and most of our ~270 files
 // need less than that for their tests; measured on 40 small files, 42.8 s of CPU one process each
-// against 6.8 s in one process, the same 870 assertions. Files that are heavy on their own
-// run alone, so tap's two jobs stay balanced and no group nears tap's per-file timeout.
+// against 6.8 s in one process, the same 870 assertions. The crash trials are among them, so
+// one tap run keeps both cores busy from the first file to the last.
 // A single file still runs by itself as before: `npx tap build/test/<dir>/<file>.test.js`.
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Test files (under test/, without extension) that run in a process of their own, for one of
- * two reasons. Heavy: more than ~4 s of CPU or ~8 s of wall time on a quiet machine. Isolated:
- * they assert process-wide state (who listens to the telemetry facts) that an earlier file of a
+ * Test files (under test/, without extension) that run in a process of their own because they
+ * assert process-wide state (who listens to the telemetry facts) that an earlier file of a
  * shared process would still hold, as its root-level teardowns run only when the process ends.
  */
-export const RUN_ALONE: ReadonlySet<string> = new Set([
-  // isolated
-  'observability/node-metrics-embedded',
-  // heavy
-  'admission/webhook/webhook-attack-slow-bodies',
-  'cli/cli',
-  'cli/embedded-certificates',
-  'cli/odd-renew-files',
-  'cli/odd-state-files',
-  'cli/publish-outcomes',
-  'cli/renew-status',
-  'cli/certificate-commands',
-  'cli/cluster-commands',
-  'cli/controllers-flag',
-  'cli/embedded-ca-loss',
-  'cli/issuer-ca-loss',
-  'cli/webhook-command',
-  'fs/atomic-writer',
-  'kubernetes/cluster-ca-volumes',
-  'kubernetes/cluster-certificates',
-  'kubernetes/cluster-issuance',
-  'kubernetes/cluster-faults',
-  'kubernetes/cluster-token-request',
-  'kubernetes/cluster-watch-expiry',
-  'kubernetes/csr-in-cluster',
-  'kubernetes/controller-election',
-  'kubernetes/pod-certificate-versions',
-  'kubernetes/pod-certificates-in-cluster',
-  'kubernetes/rbac-removals-controller-cert-manager',
-  'kubernetes/rbac-removals-controller-kubernetes-signing',
-  'kubernetes/rbac-removals-node-requests',
-  'kubernetes/rbac-removals-node-trust-bundles',
-  'kubernetes/rbac-webhook',
-  'kubernetes/rbac',
-  'kubernetes/trust-bundle',
-  'kubernetes/webhook-in-cluster',
-  'observability/controller-metrics-cluster',
-  'pki/pkcs12',
-  'pki/pod-certificate-key',
-  'pki/keys',
-  'plugin/csi-driver-cases',
-  'plugin/data-root-medium',
-  'plugin/issuance-deadline',
-  'plugin/publish-behaviour',
-  'plugin/publish-races',
-  'plugin/target-safety',
-  'volume-manager/due-at-once',
-  'volume-manager/renewal-consistency',
-  'volume-manager/renewal-timers',
-  'volume-manager/restart-rediscovery',
-  'volume-manager/resumable-key',
+export const ISOLATED: ReadonlySet<string> = new Set(['observability/node-metrics-embedded']);
+
+/**
+ * How long each slow test file (under test/, without extension; `.trial` for the crash trials)
+ * holds one of tap's two job slots, in seconds: tap's `# time=` for the file in a quiet
+ * `npm test` on a 2-core machine (2026-11-28). Files not listed count LIGHT_SECONDS. Only
+ * the packing and the order use these: a wrong figure costs speed, never a result.
+ */
+export const SLOT_SECONDS: ReadonlyMap<string, number> = new Map([
+  ['kubernetes/controller-crash-1.trial', 25],
+  ['kubernetes/controller-crash-2.trial', 23],
+  ['kubernetes/controller-crash-3.trial', 23],
+  ['kubernetes/controller-crash-4.trial', 26],
+  ['kubernetes/controller-crash-5.trial', 25],
+  ['volume-manager/crash-safety-1.trial', 20],
+  ['volume-manager/crash-safety-2.trial', 21],
+  ['volume-manager/crash-safety-3.trial', 22],
+  ['volume-manager/crash-safety-4.trial', 20],
+  ['volume-manager/crash-safety-5.trial', 17],
+  ['cli/single-instance.trial', 14],
+  ['kubernetes/cluster-faults', 19],
+  ['docs/runnable-blocks', 17],
+  ['volume-manager/renewal-timers', 18],
+  ['plugin/publish-races', 16],
+  ['kubernetes/controller-election', 16],
+  ['volume-manager/restart-rediscovery', 15],
+  ['kubernetes/rbac-removals-controller-cert-manager', 14],
+  ['volume-manager/due-at-once', 13],
+  ['kubernetes/rbac-removals-node-trust-bundles', 13],
+  ['admission/webhook/webhook-attack-slow-bodies', 13],
+  ['plugin/data-root-medium', 12],
+  ['cli/publish-outcomes', 12],
+  ['cli/odd-state-files', 12],
+  ['kubernetes/rbac-removals-controller-kubernetes-signing', 11],
+  ['plugin/csi-driver-cases', 10],
+  ['kubernetes/cluster-certificates', 10],
+  ['cli/issuer-ca-loss', 10],
+  ['kubernetes/rbac-removals-node-requests', 9],
+  ['kubernetes/pod-certificate-versions', 9],
+  ['kubernetes/cluster-issuance', 9],
+  ['cli/odd-renew-files', 9],
+  ['cli/cli', 9],
+  ['kubernetes/pod-certificates-in-cluster', 8],
+  ['cli/controllers-flag', 8],
+  ['cli/cluster-commands', 8],
+  ['deploy/rendered-install', 7],
+  ['plugin/target-safety', 7],
+  ['plugin/publish-behaviour', 7],
+  ['pki/pkcs12', 7],
+  ['pki/keys', 7],
+  ['cli/renew-status', 7],
+  ['cli/embedded-certificates', 7],
+  ['volume-manager/resumable-key', 6],
+  ['cli/certificate-commands', 6],
+  ['kubernetes/trust-bundle', 5],
+  ['kubernetes/rbac-webhook', 5],
+  ['kubernetes/rbac', 5],
+  ['kubernetes/csr-in-cluster', 5],
+  ['kubernetes/cluster-watch-expiry', 5],
+  ['volume-manager/renewal-consistency', 4],
+  ['plugin/issuance-deadline', 4],
+  ['observability/controller-metrics-cluster', 4],
+  ['kubernetes/webhook-in-cluster', 4],
+  ['kubernetes/cluster-token-request', 4],
+  ['kubernetes/cluster-ca-volumes', 4],
+  ['pki/pod-certificate-key', 4],
+  ['fs/atomic-writer', 3],
+  ['cli/webhook-command', 3],
+  ['cli/embedded-ca-loss', 3],
 ]);
 
-/** At most this many light files share a process. */
-export const GROUP_SIZE = 5;
+/** What a file SLOT_SECONDS does not list is taken to need. */
+export const LIGHT_SECONDS = 1.5;
+
+/**
+ * The files of one folder share a process up to this many seconds of SLOT_SECONDS; a file
+ * over it runs alone. Fewer processes save start-up (a test process costs ~1 s of CPU before its
+ * first assertion); small enough that two slots stay busy to the end and a process stays far
+ * from tap's per-file timeout on a loaded machine.
+ */
+export const GROUP_SECONDS = 16;
 
 /** A file tap runs: its name under build/test-groups and the compiled test files it imports. */
 export interface TestGroup {
@@ -78,31 +103,58 @@ export interface TestGroup {
   files: string[];
 }
 
+/** A compiled test file's id: its path under test/ without `.test.js` (`.trial` kept). */
+export function fileId(file: string): string {
+  return file.replace(/\.test\.js$/, '').replace(/\.js$/, '');
+}
+
+/** Seconds the file holds a job slot (SLOT_SECONDS, or LIGHT_SECONDS). */
+export function slotSeconds(file: string): number {
+  return SLOT_SECONDS.get(fileId(file)) ?? LIGHT_SECONDS;
+}
+
 /**
- * The groups for the compiled test files (paths relative to build/test, `.test.js`): light files
- * of one folder in chunks of GROUP_SIZE, in name order; each RUN_ALONE file in a group of its own.
+ * The groups for the compiled test files (paths relative to build/test: `.test.js` and the
+ * crash `.trial.js`): the files of each folder packed first-fit, slowest first, into processes
+ * of at most GROUP_SECONDS; each ISOLATED file alone. Groups are named `<rank>-<folder>-<n>`,
+ * ranked slowest first: tap starts files in name order, and starting the longest first keeps
+ * both slots busy until the end instead of leaving one long file running alone.
  */
 export function testGroups(files: readonly string[]): TestGroup[] {
-  const byFolder = new Map<string, string[]>();
-  const groups: TestGroup[] = [];
-  for (const file of [...files].sort()) {
-    const id = file.replace(/\.test\.js$/, '');
+  const bins = new Map<string, { files: string[]; seconds: number }[]>();
+  const byWeight = [...files].sort((a, b) => slotSeconds(b) - slotSeconds(a) || a.localeCompare(b));
+  for (const file of byWeight) {
     const folder = dirname(file) === '.' ? 'root' : dirname(file).replaceAll('/', '-');
-    if (RUN_ALONE.has(id)) {
-      groups.push({ name: id.replaceAll('/', '-'), files: [file] });
-      continue;
+    const seconds = slotSeconds(file);
+    const folderBins = bins.get(folder) ?? [];
+    bins.set(folder, folderBins);
+    const shared = ISOLATED.has(fileId(file))
+      ? undefined
+      : folderBins.find(
+          (bin) =>
+            bin.seconds + seconds <= GROUP_SECONDS &&
+            !bin.files.some((f) => ISOLATED.has(fileId(f))),
+        );
+    if (shared) {
+      shared.files.push(file);
+      shared.seconds += seconds;
+    } else {
+      folderBins.push({ files: [file], seconds });
     }
-    const light = byFolder.get(folder) ?? [];
-    light.push(file);
-    byFolder.set(folder, light);
   }
-  for (const [folder, light] of byFolder) {
-    for (let start = 0; start < light.length; start += GROUP_SIZE) {
-      const part = start / GROUP_SIZE + 1;
-      groups.push({ name: `${folder}-${part}`, files: light.slice(start, start + GROUP_SIZE) });
-    }
-  }
-  return groups.sort((a, b) => a.name.localeCompare(b.name));
+  const unranked = [...bins].flatMap(([folder, folderBins]) =>
+    folderBins.map((bin, i) => ({
+      name: `${folder}-${i + 1}`,
+      files: [...bin.files].sort(),
+      seconds: bin.seconds,
+    })),
+  );
+  unranked.sort((a, b) => b.seconds - a.seconds || a.name.localeCompare(b.name));
+  const width = String(unranked.length).length;
+  return unranked.map((group, rank) => ({
+    name: `${String(rank + 1).padStart(width, '0')}-${group.name}`,
+    files: group.files,
+  }));
 }
 
 /**
@@ -130,7 +182,7 @@ async function testFiles(root: string, dir = root): Promise<string[]> {
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) found.push(...(await testFiles(root, path)));
-    else if (entry.name.endsWith('.test.js')) found.push(relative(root, path));
+    else if (/\.(test|trial)\.js$/.test(entry.name)) found.push(relative(root, path));
   }
   return found;
 }

@@ -3,7 +3,7 @@ export const NODE_ID_HASH_LABEL = 'csi.cert-manager.io/node-id-hash';
 export const VOLUME_ID_HASH_LABEL = 'csi.cert-manager.io/volume-id-hash';
 /**
  * An Issuer or ClusterIssuer with this annotation set to "true" lets CSI volumes ask it for CA
- * certificates (is-ca); without it such requests are refused (README, "CA certificates for volumes").
+ * certificates (is-ca); without it such requests are refused (docs/volume-attributes.md, "CA certificates for volumes").
  */
 export const ALLOW_IS_CA_ANNOTATION = 'cert-csi.io/allow-is-ca';
 

@@ -1,3 +1,4 @@
+import { didYouMean } from '../base/edit-distance.js';
 import { annotationKeyProblem } from './annotation-keys.js';
 import type { AttributeError } from './attribute-errors.js';
 
@@ -20,7 +21,7 @@ export const SERVICE_ACCOUNT_TOKENS_KEY = 'csi.storage.k8s.io/serviceAccount.tok
  */
 export const POD_IPS_KEY = 'csi.storage.k8s.io/pod.ips';
 
-/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (README). */
+/** Every attribute name read under ATTRIBUTE_PREFIX: csi-driver's, plus cert-csi's own (docs/volume-attributes.md). */
 export const ATTRIBUTE_NAMES = [
   'issuer-name',
   'issuer-kind',
@@ -54,13 +55,13 @@ export const ATTRIBUTE_NAMES = [
   'pkcs12-enable',
   'pkcs12-filename',
   'pkcs12-password',
-  // Not csi-driver attributes: extra outputs (README "Extra outputs").
+  // Not csi-driver attributes: extra outputs (docs/volume-attributes.md, "Extra outputs").
   'combined-pem-file',
   'jks-enable',
   'jks-filename',
   'jks-truststore-filename',
   'jks-password',
-  // The CA file follows a trust bundle (README "Trust bundles that follow the CA").
+  // The CA file follows a trust bundle (docs/trust-bundles.md).
   'trust-bundle',
   // Who is told of each rewrite (docs/reloading.md).
   'reload-url',
@@ -70,6 +71,11 @@ export const ATTRIBUTE_NAMES = [
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];
+
+/** `unknown attribute`, with the nearest attribute's key under prefix as a "did you mean". */
+function unknownAttribute(name: string, prefix: string): string {
+  return `unknown attribute${didYouMean(name, ATTRIBUTE_NAMES, (n) => prefix + n)}`;
+}
 
 const isAttributeName = (name: string): name is AttributeName =>
   (ATTRIBUTE_NAMES as readonly string[]).includes(name);
@@ -105,7 +111,7 @@ export function sortVolumeContext(context: Readonly<Record<string, string>>): So
       const name = key.slice(ATTRIBUTE_PREFIX.length);
       if (isAttributeName(name)) sorted.attributes.set(name, { key, value });
       // csi-driver ignores these, so a typo such as `dns-name` went unnoticed.
-      else sorted.errors.push({ key, message: 'unknown attribute' });
+      else sorted.errors.push({ key, message: unknownAttribute(name, ATTRIBUTE_PREFIX) });
     } else if (key.startsWith(LEGACY_ATTRIBUTE_PREFIX)) {
       legacy.push([key, value]);
     } else if (key.startsWith(KUBELET_PREFIX)) {
@@ -122,7 +128,7 @@ export function sortVolumeContext(context: Readonly<Record<string, string>>): So
     sorted.deprecatedKeys.push(key);
     const name = key.slice(LEGACY_ATTRIBUTE_PREFIX.length);
     if (!isAttributeName(name)) {
-      sorted.errors.push({ key, message: 'unknown attribute' });
+      sorted.errors.push({ key, message: unknownAttribute(name, LEGACY_ATTRIBUTE_PREFIX) });
       continue;
     }
     const current = sorted.attributes.get(name);

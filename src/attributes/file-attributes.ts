@@ -38,7 +38,7 @@ export function readFileAttributes(attrs: AttributeReader): VolumeCertificateSpe
     files.pkcs12 = pkcs12;
     written.push(['pkcs12-filename', pkcs12.filename]);
   }
-  // cert-csi's own outputs (README "Extra outputs"); their names join the uniqueness check.
+  // cert-csi's own outputs (docs/volume-attributes.md, "Extra outputs"); their names join the uniqueness check.
   const combinedPem = attrs.value('combined-pem-file');
   if (combinedPem !== undefined) {
     files.combinedPem = readFilename(attrs, 'combined-pem-file', combinedPem);

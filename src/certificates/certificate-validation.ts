@@ -346,7 +346,7 @@ function validateRenewal(spec: CertificateSpec, errors: FieldErrorList): void {
  * read).
  */
 function refuseUnimplemented(spec: CertificateSpec, errors: FieldErrorList): void {
-  const notImplemented = 'not supported by cert-csi (see README, Certificates)';
+  const notImplemented = 'not supported by cert-csi (see docs/certificates-and-csrs.md)';
   if (spec.keystores?.pkcs12?.profile === 'Modern2026')
     errors.add(forbiddenField('spec.keystores.pkcs12.profile', `Modern2026 is ${notImplemented}`));
 }

@@ -75,6 +75,33 @@ export const COMMANDS: readonly CommandEntry[] = [
     help: async () => (await import('./status/status-flags.js')).STATUS_HELP,
   },
   {
+    name: 'approve',
+    summary: ['approve a CertificateRequest (as cmctl approve)'],
+    run: async () => (await import('./approve/approve-command.js')).runApprove,
+    help: async () => (await import('./approve/approve-flags.js')).APPROVE_HELP,
+  },
+  {
+    name: 'deny',
+    summary: ['deny a CertificateRequest (as cmctl deny)'],
+    run: async () => (await import('./deny/deny-command.js')).runDeny,
+    help: async () => (await import('./deny/deny-flags.js')).DENY_HELP,
+  },
+  {
+    name: 'inspect',
+    summary: [
+      "describe a TLS Secret's certificate and check its chain and key",
+      '(as cmctl inspect secret)',
+    ],
+    run: async () => (await import('./inspect/inspect-command.js')).runInspect,
+    help: async () => (await import('./inspect/inspect-flags.js')).INSPECT_HELP,
+  },
+  {
+    name: 'check',
+    summary: ['check that the cert-manager API is ready (as cmctl check api)'],
+    run: async () => (await import('./check/check-command.js')).runCheck,
+    help: async () => (await import('./check/check-flags.js')).CHECK_HELP,
+  },
+  {
     name: 'version',
     summary: ['print the version'],
     run: async () => (await import('./version/version-command.js')).runVersion,

@@ -1,6 +1,10 @@
 /** The `cert-csi` subcommands: dispatch by name from the command table; each wires its own parts. */
+
+import { quoted } from '../api/echoed-value.js';
+import { didYouMean } from '../base/edit-distance.js';
+import { kindOf } from '../base/error-catalogue.js';
 import { COMMANDS, commandNamed } from './command-table.js';
-import { commandFailure } from './common/command-failure.js';
+import { reportFailure } from './common/command-failure.js';
 import { UsageError } from './common/usage-error.js';
 
 /** The column the command summaries start at in the top-level usage. */
@@ -37,9 +41,16 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
   }
   const command = commandNamed(ALIASES.get(name) ?? name);
   if (command === undefined) {
-    const failure = commandFailure(new UsageError(`unknown command "${name}"`));
-    process.stderr.write(`${failure.line}\n\n${USAGE}`);
-    return failure.exitCode;
+    const names = COMMANDS.map((c) => c.name);
+    const error = new UsageError(`unknown command ${quoted(name)}${didYouMean(name, names)}`);
+    return reportFailure(process.stderr, error, 'cert-csi', true);
   }
-  return (await command.run())(rest);
+  const run = await command.run();
+  try {
+    return await run(rest);
+  } catch (err) {
+    // A command line the command cannot use: one line, and where its help is.
+    if (kindOf(err) !== 'CERT_CSI_INVALID_COMMAND_LINE') throw err;
+    return reportFailure(process.stderr, err, `cert-csi ${command.name}`, command.name);
+  }
 }

@@ -10,6 +10,7 @@ import { isStoreError } from '../store/errors.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import { type CaCheck, guardIssuerCas } from './ca-guard.js';
 import { type CaVerdict, describeIssuers, type SignedObject } from './ca-loss.js';
+import { POD_CERTIFICATE_NAMESPACES_ANNOTATION } from './podcertificaterequests/pod-certificate-policy.js';
 
 // What a refused start throws, where callers of ensureEmbeddedIssuers have always found it.
 export { EmbeddedCaLostError } from './ca-guard.js';
@@ -58,7 +59,14 @@ export async function ensureEmbeddedIssuers(
   const namespace = options.clusterResourceNamespace;
   const embeddedSecret = { namespace, name: EMBEDDED_CA_ISSUER };
   const issuers: Issuer[] = [
-    clusterIssuer(EMBEDDED_CA_ISSUER, { ca: { secretName: EMBEDDED_CA_ISSUER } }),
+    // Serves pods of every namespace: the embedded CA serves this machine only, so its
+    // ClusterTrustBundle is published without an opt-in (a trust-bundle source naming its
+    // signer works as declared) and the store's pod certificates can use it.
+    clusterIssuer(
+      EMBEDDED_CA_ISSUER,
+      { ca: { secretName: EMBEDDED_CA_ISSUER } },
+      { [POD_CERTIFICATE_NAMESPACES_ANNOTATION]: '' },
+    ),
     clusterIssuer(SELF_SIGNED_ISSUER, { selfSigned: {} }),
   ];
   const checks = await guardIssuerCas(store, {
@@ -144,8 +152,13 @@ async function newCaSecret(ref: NamespacedName): Promise<Secret> {
   };
 }
 
-function clusterIssuer(name: string, spec: Issuer['spec']): Issuer {
-  return { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name }, spec };
+function clusterIssuer(
+  name: string,
+  spec: Issuer['spec'],
+  annotations?: Record<string, string>,
+): Issuer {
+  const metadata = annotations ? { name, annotations } : { name };
+  return { apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata, spec };
 }
 
 async function createIfAbsent<T extends Secret | Issuer>(

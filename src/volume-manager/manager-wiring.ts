@@ -84,6 +84,7 @@ export interface VolumeManagerWiring {
   scheduler: RenewalScheduler;
   failures: FailureRecorder;
   trustBundleSources: TrustBundleSources;
+  trustBundles: TrustBundleVolumes;
   publish: PublishDeps;
   renewal: RenewalDeps;
   manual: ManualRenewalDeps;
@@ -188,6 +189,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     scheduler,
     failures,
     trustBundleSources,
+    trustBundles,
     renew,
     renewal,
     publish: {

@@ -57,16 +57,19 @@ export class VolumeManager implements VolumePublisher {
   }
 
   /**
-   * Stops timers and waits; files and mounts stay for the next start. The informers belong to
+   * Stops timers and watches, aborts what waits, and resolves once the trust-bundle rewrites
+   * already running have finished, so nothing writes after it (the node releases the data
+   * root's lock then). Files and mounts stay for the next start. The informers belong to
    * whoever created them (they may serve the controllers too) and are stopped by them.
    */
-  stop(): void {
+  async stop(): Promise<void> {
     this.stopRequested = true;
     this.started = false;
     this.parts.scheduler.clear();
     this.parts.readiness.stop();
     this.parts.registry.abortAll(new Error('plugin stopping'));
     this.parts.trustBundleSources.stop();
+    await this.parts.trustBundles.settled();
   }
 
   /** True once start() finished. */

@@ -645,7 +645,7 @@ const cases: Case[] = [
   {
     name: 'a typo under csi.cert-manager.io is an unknown attribute',
     attrs: { 'dns-name': 'example.com' },
-    errors: [`${key('dns-name')}: unknown attribute`],
+    errors: [`${key('dns-name')}: unknown attribute (did you mean ${key('dns-names')}?)`],
   },
   {
     name: 'the legacy prefix is an alias',
@@ -672,7 +672,14 @@ const cases: Case[] = [
   {
     name: 'an unknown legacy key',
     attrs: { 'csi.certmanager.k8s.io/dns-name': 'x' },
-    errors: [`${LEGACY_ATTRIBUTE_PREFIX}dns-name: unknown attribute`],
+    errors: [
+      `${LEGACY_ATTRIBUTE_PREFIX}dns-name: unknown attribute (did you mean ${LEGACY_ATTRIBUTE_PREFIX}dns-names?)`,
+    ],
+  },
+  {
+    name: 'an unknown key far from every attribute suggests none',
+    attrs: { 'no-such-thing': 'x' },
+    errors: [`${key('no-such-thing')}: unknown attribute`],
   },
 
   // fs-group

@@ -82,7 +82,10 @@ t.test(
       'key-size=1',
     ]);
     t.equal(invalid.code, 1);
-    t.match(invalid.stderr, /^error: INVALID_ARGUMENT: .*csi\.cert-manager\.io\/key-size/m);
+    t.match(
+      invalid.stderr,
+      /^cert-csi publish: INVALID_ARGUMENT: .*csi\.cert-manager\.io\/key-size/m,
+    );
 
     const unpublished = await runCli([
       'unpublish',

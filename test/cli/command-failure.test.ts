@@ -59,6 +59,44 @@ const failures: [string, unknown, string | undefined, { line: string; exitCode: 
 
 t.test('each error ends a command with its line and the exit status of its kind', async (t) => {
   for (const [what, err, prefix, expected] of failures) {
-    t.same(commandFailure(err, prefix), expected, what);
+    const { line, exitCode, text } = commandFailure(err, prefix);
+    t.same({ line, exitCode }, expected, what);
+    t.equal(text, `${line}\n`, `${what}: the line alone when no help is named`);
+  }
+});
+
+t.test('a failure is one line, then where the help of the command named is', async (t) => {
+  const cases: [string, unknown, string | undefined, string | true | undefined, string][] = [
+    [
+      'a usage error of a command',
+      new UsageError('--target is required'),
+      'cert-csi publish',
+      'publish',
+      'cert-csi publish: --target is required\nsee cert-csi publish --help\n',
+    ],
+    [
+      'an unknown command: the top-level help',
+      new UsageError('unknown command "pubish" (did you mean publish?)'),
+      undefined,
+      true,
+      'cert-csi: unknown command "pubish" (did you mean publish?)\nsee cert-csi --help\n',
+    ],
+    [
+      'a message over several lines is folded into one',
+      new Error('first\n  second\n\nthird\n'),
+      'cert-csi renew',
+      undefined,
+      'cert-csi renew: first; second; third\n',
+    ],
+    [
+      'no prefix',
+      new PluginCallError('no answer'),
+      '',
+      'renew',
+      'no answer\nsee cert-csi renew --help\n',
+    ],
+  ];
+  for (const [what, err, prefix, help, text] of cases) {
+    t.equal(commandFailure(err, prefix, help).text, text, what);
   }
 });

@@ -122,6 +122,11 @@ Commands:
               cert-manager Certificate for issuance (as cmctl renew)
   status      list this node's volumes, their certificates and renewal state;
               or show a cert-manager Certificate (as cmctl status certificate)
+  approve     approve a CertificateRequest (as cmctl approve)
+  deny        deny a CertificateRequest (as cmctl deny)
+  inspect     describe a TLS Secret's certificate and check its chain and key
+              (as cmctl inspect secret)
+  check       check that the cert-manager API is ready (as cmctl check api)
   version     print the version
 
 Run "cert-csi <command> --help" for a command's flags.

@@ -86,7 +86,20 @@ t.test('help documents every flag with its default; bad commands and flags say w
   t.match(node.stdout, /default csi\.cert-manager\.io/);
   const unknown = await inProcess(['frobnicate']);
   t.equal(unknown.code, 2);
-  t.match(unknown.stderr, /unknown command "frobnicate"/);
+  t.equal(unknown.stderr, 'cert-csi: unknown command "frobnicate"\nsee cert-csi --help\n');
+  const typo = await inProcess(['pubish']);
+  t.equal(typo.code, 2);
+  t.equal(
+    typo.stderr,
+    'cert-csi: unknown command "pubish" (did you mean publish?)\nsee cert-csi --help\n',
+    'the nearest command, and where the help is: never the whole help',
+  );
+  const badFlag = await inProcess(['node', '--endpint', 'unix:///x']);
+  t.equal(badFlag.code, 2);
+  t.equal(
+    badFlag.stderr,
+    'cert-csi node: unknown flag --endpint (did you mean --endpoint?)\nsee cert-csi node --help\n',
+  );
   const badLevel = await inProcess(['node', '--log-level', 'loud']);
   t.equal(badLevel.code, 1);
   t.equal(badLevel.stderr, 'cert-csi: --log-level: unknown level "loud"\n');

@@ -7,6 +7,7 @@ t.test('the prefix "" leaves the message alone on the line', async (t) => {
   t.same(commandFailure(new PluginCallError('no answer from the plugin within 1s'), ''), {
     line: 'no answer from the plugin within 1s',
     exitCode: 1,
+    text: 'no answer from the plugin within 1s\n',
   });
 });
 

@@ -92,15 +92,33 @@ t.test('parsing gives the values, defaults included, and which flags were given'
     ['all'],
     'the end of options (--) is no flag given',
   );
-  t.throws(() => parseFlags(TABLE, ['--verbose']), {
-    code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION',
-    message: /Unknown option '--verbose'/,
-  });
-  t.throws(() => parseFlags(TABLE, ['--data-root']), {
-    code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
-    message: /--data-root/,
-  });
-  t.throws(() => parseFlags(TABLE, ['stray']), { code: 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL' });
+  // Each a UsageError (exit 2) naming the flag and what to do.
+  const refused: Array<[string[], string]> = [
+    [['--verbose'], 'unknown flag --verbose'],
+    [['--data-roto', '/d'], 'unknown flag --data-roto (did you mean --data-root?)'],
+    [['-x'], 'unknown flag -x'],
+    [['--data-root'], '--data-root needs a value (--data-root DIR)'],
+    [
+      ['--data-root', '--all'],
+      '--data-root needs a value (--data-root DIR); a value starting with - is written --data-root=VALUE',
+    ],
+    [['--data-root'], '--data-root needs a value (--data-root DIR)'],
+    [['--all=yes'], '--all takes no value'],
+    [['stray'], 'unexpected argument "stray": every value follows its flag (--flag VALUE)'],
+  ];
+  for (const [args, message] of refused) {
+    t.throws(
+      () => parseFlags(TABLE, args),
+      { name: 'UsageError', errorKind: 'CERT_CSI_INVALID_COMMAND_LINE', message },
+      args.join(' '),
+    );
+  }
+  t.same(parseFlags(TABLE, ['--data-root=-d', '--timeout', '-']).values['data-root'], '-d');
+  t.same(
+    parseFlags(TABLE, ['--all', 'ns/name'], { positionals: true }).positionals,
+    ['ns/name'],
+    'a command that takes arguments gets them',
+  );
 });
 
 t.test('a flag label names its alias, its long name and its value', async (t) => {

@@ -136,6 +136,6 @@ t.test('odd files in the data root: publish, status, renew and SIGTERM all answe
   t.equal(renewAfter.code, 1, 'renew with the plugin stopped fails at once');
   t.equal(
     renewAfter.stderr,
-    `cert-csi renew: no plugin answers at ${controlSocket} (a FIFO is there, not a socket): is cert-csi node running with --data-root ${dataRoot}?\n`,
+    `cert-csi renew: no plugin answers at ${controlSocket} (a FIFO is there, not a socket): is cert-csi node running with --data-root ${dataRoot}?\nsee cert-csi renew --help\n`,
   );
 });

@@ -1,6 +1,7 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${POD_IP}` is the variable syntax under test
 // What the command line says is what the plugin did, with a real `cert-csi node` and real
-// `cert-csi` commands: a refused publish is forgotten (renew --all exits 0, status lists
+// `cert-csi` commands: a refused publish (pod IP missing, issuer missing, attribute invalid,
+// target occupied) is forgotten (renew --all exits 0, status lists
 // nothing), a refusal aimed at a published volume leaves it renewable, and an unpublish that
 // did nothing says so with exit status 3.
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -60,7 +61,19 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   const occupied = join(dir, 'occupied');
   await mkdir(occupied);
   await writeFile(join(occupied, 'app.conf'), 'mine');
-  const [noIp, zoned, badTarget] = await Promise.all([
+  // issuer-kind forgotten: the default Issuer does not exist, the embedded ClusterIssuer does.
+  const noIssuer = runCli([
+    'publish',
+    '--endpoint',
+    endpoint,
+    '--volume-id',
+    'csi-no-issuer',
+    '--target',
+    join(dir, 't-no-issuer'),
+    '--attr',
+    'issuer-name=embedded-ca',
+  ]);
+  const [noIp, zoned, badTarget, missingIssuer, badAttribute] = await Promise.all([
     publish('csi-no-ip', join(dir, 't-no-ip'), '--attr', 'ip-sans=${POD_IP}'),
     // A zoned address passes the worst cases checked at publish but no SAN can hold it.
     publish(
@@ -74,19 +87,34 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
       'fe80::1%eth0',
     ),
     publish('csi-occupied', occupied),
+    noIssuer,
+    publish('csi-bad-duration', join(dir, 't-bad-duration'), '--attr', 'duration=soon'),
   ]);
   t.equal(noIp.code, 1, 'no --pod-ip: refused');
   t.match(
     noIp.stderr,
-    /^error: FAILED_PRECONDITION: the pod is not ready for issuance: pod has no IP/,
+    /^cert-csi publish: FAILED_PRECONDITION: the pod is not ready for issuance: pod has no IP/,
   );
   t.equal(zoned.code, 1, 'a zoned pod IP in ip-sans: refused');
   t.match(
     zoned.stderr,
-    /^error: FAILED_PRECONDITION: the volume attributes are invalid with the pod's IPs/,
+    /^cert-csi publish: FAILED_PRECONDITION: the volume attributes are invalid with the pod's IPs/,
   );
   t.equal(badTarget.code, 1, 'a target with files of its own: refused');
-  t.match(badTarget.stderr, /^error: FAILED_PRECONDITION: target path .* is a non-empty directory/);
+  t.match(
+    badTarget.stderr,
+    /^cert-csi publish: FAILED_PRECONDITION: target path .* is a non-empty directory/,
+  );
+  t.equal(missingIssuer.code, 1, 'an issuer the store does not have: refused at once');
+  t.match(
+    missingIssuer.stderr,
+    /^cert-csi publish: FAILED_PRECONDITION: Issuer "embedded-ca" not found in namespace default; a ClusterIssuer of that name exists: set csi\.cert-manager\.io\/issuer-kind: ClusterIssuer;/,
+  );
+  t.equal(badAttribute.code, 1, 'an invalid attribute: refused');
+  t.match(
+    badAttribute.stderr,
+    /^cert-csi publish: INVALID_ARGUMENT: .*csi\.cert-manager\.io\/duration: Invalid value: "soon"/,
+  );
 
   // Each command is a process start: those that only read what the refusals left run together.
   const [afterRefusals, rowsAfterRefusals] = await Promise.all([renewAll(), statusRows()]);
@@ -105,7 +133,7 @@ t.test('refused publishes are forgotten; unpublish says when it did nothing', as
   t.equal(conflict.code, 1, 'a republish with another attribute: refused');
   t.match(
     conflict.stderr,
-    /^error: ALREADY_EXISTS: volume csi-app is already published with other settings/,
+    /^cert-csi publish: ALREADY_EXISTS: volume csi-app is already published with other settings/,
   );
   const renewed = await renewAll();
   t.equal(renewed.code, 0, renewed.stderr);

@@ -79,7 +79,7 @@ async function fakePlugin(t: Test, root: DataRoot, answer: (socket: Socket) => v
 
 /** What `renew` says when no plugin listens at the data root, and why. */
 const noPlugin = (root: DataRoot, why: string) =>
-  `cert-csi renew: no plugin answers at ${controlSocketOf(root)} (${why}): is cert-csi node running with --data-root ${root.root}?\n`;
+  `cert-csi renew: no plugin answers at ${controlSocketOf(root)} (${why}): is cert-csi node running with --data-root ${root.root}?\nsee cert-csi renew --help\n`;
 
 /** Like the manager: issue again whatever the renewal time, save the new times, report them. */
 function renewer(root: DataRoot, id: string) {
@@ -151,7 +151,7 @@ t.test(
     t.equal(timedOut.code, 1, 'no answer: exit 1');
     t.equal(
       timedOut.stderr,
-      `no answer from the plugin within 1s: is cert-csi node running with --data-root ${silent.root}?\n`,
+      `no answer from the plugin within 1s: is cert-csi node running with --data-root ${silent.root}?\nsee cert-csi renew --help\n`,
     );
 
     t.equal(none.code, 1, 'no plugin: exit 1, without waiting for --timeout');
@@ -315,7 +315,7 @@ t.test('an answer that cannot be parsed exits 1', async (t) => {
   t.equal(renew.code, 1);
   t.equal(
     renew.stderr,
-    'cert-csi renew: unreadable answer from the plugin: type missing or not a string: not an answer\n',
+    'cert-csi renew: unreadable answer from the plugin: type missing or not a string: not an answer\nsee cert-csi renew --help\n',
   );
 });
 
@@ -329,7 +329,7 @@ t.test('a plugin that stops before its answer is complete exits 1', async (t) =>
   t.equal(renew.stdout, 'renewed csi-a: not after x\n', 'what came is printed');
   t.equal(
     renew.stderr,
-    'cert-csi renew: no complete answer from the plugin (the plugin closed the connection before its answer was complete); the renewal may still complete (see cert-csi status)\n',
+    'cert-csi renew: no complete answer from the plugin (the plugin closed the connection before its answer was complete); the renewal may still complete (see cert-csi status)\nsee cert-csi renew --help\n',
   );
 });
 
@@ -407,7 +407,7 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
     [['--data-root', r, '--all', '--timeout', 'soon'], /--timeout: time: invalid duration "soon"/],
     [['--data-root', r, '--all', '--timeout', '0s'], /--timeout: must be positive/],
     [['--data-root', r, '--all', '--timeout', '600h'], /at most 596h/],
-    [['--data-root', r, '--all', '--frob'], /Unknown option '--frob'/],
+    [['--data-root', r, '--all', '--frob'], /unknown flag --frob/],
     [
       ['--data-root', join(r, 'absent'), '--all'],
       /data root \S+absent does not exist or is not a directory: is cert-csi node running/,
@@ -417,7 +417,11 @@ t.test('renew flag errors exit 2 with a clear message', async (t) => {
     const result = await runInProcess(runRenew, args);
     t.equal(result.code, 2, args.join(' '));
     t.match(result.stderr, message, args.join(' '));
-    t.match(result.stderr, /Usage: cert-csi renew/);
+    t.match(
+      result.stderr,
+      /^cert-csi renew: [^\n]+\nsee cert-csi renew --help\n$/,
+      'one line, then where the help is',
+    );
   }
 });
 
@@ -462,6 +466,26 @@ t.test('status: a table of every volume, from the files alone', async (t) => {
     ],
   );
   t.equal(rows[1]?.lastError?.message.length, 'issuer not ready: '.length + 100, 'JSON is whole');
+
+  // --volume-id: the one volume a timed-out publish names (cert-csi publish says to look here).
+  const one = await runInProcess(runStatus, ['--data-root', root.root, '--volume-id', 'csi-b']);
+  t.equal(one.code, 0, one.stderr);
+  t.same(
+    one.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split(' ')[0]),
+    ['VOLUME', 'csi-b'],
+    'that volume only',
+  );
+  const none = await runInProcess(runStatus, ['--data-root', root.root, '--volume-id', 'csi-z']);
+  t.equal(none.stdout, `no volumes in ${root.root}\n`);
+  const wrongForm = await runInProcess(runStatus, ['--requests', '--volume-id', 'csi-b']);
+  t.equal(wrongForm.code, 2);
+  t.equal(
+    wrongForm.stderr,
+    'cert-csi status: --volume-id: only used with --data-root\nsee cert-csi status --help\n',
+  );
 });
 
 t.test(
@@ -556,7 +580,7 @@ t.test('status: empty and missing data roots, bad flags', async (t) => {
   t.match(noFlag.stderr, /--data-root is required/);
   const unknown = await runInProcess(runStatus, ['--data-root', root.root, '--verbose']);
   t.equal(unknown.code, 2);
-  t.match(unknown.stderr, /Unknown option '--verbose'/);
+  t.equal(unknown.stderr, 'cert-csi status: unknown flag --verbose\nsee cert-csi status --help\n');
 });
 
 t.test('status: no cell grows past its column width, however long the value', (t) => {

@@ -237,7 +237,7 @@ t.test('--requests: a cluster that refuses or cannot be reached', async (t) => {
   t.equal(refused.code, 1);
   t.match(
     refused.stderr,
-    /^cert-csi status: cannot list CertificateRequests: list certificaterequests\.cert-manager\.io: HTTP 401\n$/,
+    /^cert-csi status: cannot list CertificateRequests: list certificaterequests\.cert-manager\.io: HTTP 401\nsee cert-csi status --help\n$/,
   );
   t.notMatch(refused.stderr, /a-token-nobody-issued/, 'the token is not shown');
   const missing = await runInProcess(runStatus, [

@@ -1,4 +1,4 @@
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
+import { isApiException } from '../support/client-node-full.js';
 
 /** A Kubernetes Status, as the API server answers a failed call. */
 export interface ApiStatus {
@@ -20,7 +20,7 @@ export async function apiError(promise: Promise<unknown>, code: number): Promise
   try {
     await promise;
   } catch (err) {
-    if (err instanceof k8s.ApiException && err.code === code) {
+    if (isApiException(err) && err.code === code) {
       return JSON.parse(err.body as string) as ApiStatus;
     }
     throw err;

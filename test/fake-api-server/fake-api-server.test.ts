@@ -10,7 +10,6 @@ import { ClusterIssuerKind } from '../../src/api/issuer.js';
 import type { KubeObject, ResourceKind } from '../../src/api/meta.js';
 import { PodKind } from '../../src/api/pod.js';
 import { SecretKind } from '../../src/api/secret.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import { MemoryStore } from '../../src/store/memory-store.js';
 import {
   certificateRequest,
@@ -22,6 +21,7 @@ import {
   withLabels,
   withNamespace,
 } from '../support/builders/index.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import { until } from '../support/eventually.js';
 import { tempDir } from '../support/temp-dir.js';
 import { type ApiStatus, apiError } from './api-error.js';

@@ -8,7 +8,7 @@ import {
   type PodCertificateRequestStatus,
 } from '../../src/api/pod-certificate-request.js';
 import { encodePem } from '../../src/pki/pem.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import {
   issuedStatus,
   issueLeaf,

@@ -237,7 +237,23 @@ export function serviceAccountUser(namespace: string, name: string): UserInfo {
   };
 }
 
+/**
+ * Parsed documents by source and text: a test process starts many fake API servers over the same
+ * manifests, and parsing them again was ~10 s of the suite's CPU. Each caller gets its own copy.
+ */
+const parsedDocuments = new Map<string, unknown[]>();
+
 function parseYamlDocuments(text: string, source: string): unknown[] {
+  const key = `${source}\n${text}`;
+  let parsed = parsedDocuments.get(key);
+  if (parsed === undefined) {
+    parsed = parseYamlText(text, source);
+    parsedDocuments.set(key, parsed);
+  }
+  return structuredClone(parsed);
+}
+
+function parseYamlText(text: string, source: string): unknown[] {
   const values: unknown[] = [];
   parseAllDocuments(text).forEach((document, index) => {
     if (document.errors.length > 0) {

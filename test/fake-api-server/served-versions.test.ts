@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { ClusterTrustBundle } from '../../src/api/cluster-trust-bundle.js';
 import type { PodCertificateRequest } from '../../src/api/pod-certificate-request.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import {
   kubeletRequest,
   makeSigner,

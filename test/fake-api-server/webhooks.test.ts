@@ -7,7 +7,6 @@ import type * as K8s from '@kubernetes/client-node';
 import t from 'tap';
 import type { CertificateRequest } from '../../src/api/certificate-request.js';
 import type { KubeObject } from '../../src/api/meta.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import {
   certificateRequest,
   clusterIssuer,
@@ -19,6 +18,7 @@ import {
   withNamespace,
   withSpec,
 } from '../support/builders/index.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import { issueLeaf, makeSigner, newKey } from '../support/pod-certificate-fixtures.js';
 import type { AdmissionReviewRequest } from './admission-review.js';
 import { apiError } from './api-error.js';

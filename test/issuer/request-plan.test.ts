@@ -116,6 +116,34 @@ t.test('the sync order of the reference, step by step', async (t) => {
       },
     ],
     [
+      'issuer not found, a ClusterIssuer of that name exists: what to set',
+      cr([approved]),
+      () => ({
+        notFound: 'issuer.cert-manager.io "i" not found',
+        otherKindExists: 'ClusterIssuer',
+      }),
+      {
+        step: 'pending',
+        reason: 'IssuerNotFound',
+        message:
+          'Referenced "Issuer" not found: issuer.cert-manager.io "i" not found; a ClusterIssuer of that name exists: set issuerRef.kind (a volume: csi.cert-manager.io/issuer-kind): ClusterIssuer',
+      },
+    ],
+    [
+      'cluster issuer not found, an Issuer of that name exists: what to set',
+      cr([approved], { kind: 'ClusterIssuer' }),
+      () => ({
+        notFound: 'clusterissuer.cert-manager.io "i" not found',
+        otherKindExists: 'Issuer',
+      }),
+      {
+        step: 'pending',
+        reason: 'IssuerNotFound',
+        message:
+          'Referenced "ClusterIssuer" not found: clusterissuer.cert-manager.io "i" not found; an Issuer of that name exists: set issuerRef.kind (a volume: csi.cert-manager.io/issuer-kind): Issuer',
+      },
+    ],
+    [
       'issuer type missing',
       cr([approved]),
       found(readyIssuer({})),

@@ -253,12 +253,12 @@ t.test('the publish check names the key as written', async (t) => {
   });
   t.equal(check(publish({})), undefined, 'no is-ca: nothing to check');
   t.same(asked, [], 'and no issuer read');
-  t.equal(
-    check(publish({ 'csi.cert-manager.io/is-ca': 'true' })),
-    `csi.cert-manager.io/is-ca: "true" asks for a CA certificate: ClusterIssuer "ca" does not allow CA certificates for CSI volumes: set the annotation ${OPT_IN} on it to allow them`,
-  );
+  t.same(check(publish({ 'csi.cert-manager.io/is-ca': 'true' })), {
+    message: `csi.cert-manager.io/is-ca: "true" asks for a CA certificate: ClusterIssuer "ca" does not allow CA certificates for CSI volumes: set the annotation ${OPT_IN} on it to allow them`,
+    reason: 'denied',
+  });
   t.match(
-    check(publish({ 'csi.certmanager.k8s.io/is-ca': 'true' })),
+    check(publish({ 'csi.certmanager.k8s.io/is-ca': 'true' }))?.message,
     /^csi\.certmanager\.k8s\.io\/is-ca: "true" asks/,
     'the legacy key',
   );

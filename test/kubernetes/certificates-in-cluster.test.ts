@@ -1,10 +1,10 @@
 import t from 'tap';
 import { type Certificate, CertificateKind } from '../../src/api/certificate.js';
 import { isStoreError } from '../../src/store/errors.js';
-import { clientNode as k8s } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { certificateObject } from '../support/certificate-stack.js';
+import { clientNode as k8s } from '../support/client-node-full.js';
 import {
   CONTROLLER_TOKEN,
   NODE_TOKEN,

@@ -5,11 +5,12 @@ import {
   CertificateSigningRequestKind,
 } from '../../src/api/certificate-signing-request.js';
 import { isStoreError } from '../../src/store/errors.js';
-import { ApiException, KubeConfig } from '../../src/store/kubernetes/client-node.js';
+import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { KubernetesStore } from '../../src/store/kubernetes/kubernetes-store.js';
 import type { WatchEvent } from '../../src/store/resource-store.js';
 import { FakeApiServer } from '../fake-api-server/fake-api-server.js';
 import { loadRbacYaml } from '../fake-api-server/rbac-authorizer.js';
+import { isApiException } from '../support/client-node-full.js';
 import { csrObject, decideThroughApproval, keyedCsr } from '../support/csr-fixtures.js';
 import { rejection, until } from '../support/eventually.js';
 import { makeCA } from '../support/issuer-fixtures.js';
@@ -130,7 +131,7 @@ async function created(name: string, signerName = SIGNER): Promise<CertificateSi
 /** The HTTP status and message of a client-node call that failed. */
 async function refusal(call: Promise<unknown>): Promise<{ code: number; message: string }> {
   const err = await rejection(call);
-  if (!(err instanceof ApiException)) throw err;
+  if (!isApiException(err)) throw err;
   const body = typeof err.body === 'string' ? JSON.parse(err.body) : err.body;
   return { code: err.code, message: String((body as { message?: string }).message) };
 }

@@ -3,11 +3,13 @@ import { readdir, readFile, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import t from 'tap';
+import { runPublish } from '../../src/cli/publish/publish-command.js';
 import { DATA_LINK } from '../../src/fs/atomic-writer.js';
 import { decodePemBlocks } from '../../src/pki/pem.js';
 import { keytoolList } from '../pki/fixtures/keystore-tools.js';
 import { openssl } from '../pki/fixtures/openssl.js';
 import { rejectsWith } from '../support/grpc-assert.js';
+import { runInProcess } from '../support/in-process-command.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
 const JKS_PASSWORD = 'jks-volume-secret';
@@ -104,6 +106,43 @@ t.test('combined PEM, JKS keystore and truststore, renewed in one generation', a
     renewedKeystore.includes(new X509Certificate(renewedCertificate).raw),
     'the keystore of the new generation holds the new certificate',
   );
+
+  // cert-csi publish lists every file the volume holds, the extra outputs too.
+  const listedTarget = join(p.dir, 'pods', 'csi-listed', 'mount');
+  const listed = await runInProcess(runPublish, [
+    '--endpoint',
+    `unix://${join(p.dir, 'csi.sock')}`,
+    '--volume-id',
+    'csi-listed',
+    '--target',
+    listedTarget,
+    ...Object.entries({
+      ...outputs,
+      'csi.cert-manager.io/pkcs12-enable': 'true',
+      'csi.cert-manager.io/pkcs12-password': 'p12-secret',
+    }).flatMap(([key, value]) => ['--attr', `${key}=${value}`]),
+  ]);
+  t.equal(listed.code, 0, listed.stderr);
+  const filesLine = /^files: +(.*)$/m.exec(listed.stdout)?.[1]?.split(' ') ?? [];
+  t.same(
+    filesLine,
+    [
+      'tls.key',
+      'tls.crt',
+      'ca.crt',
+      'keystore.p12',
+      'tls-combined.pem',
+      'keystore.jks',
+      'truststore.jks',
+    ].map((name) => join(listedTarget, name)),
+    'the key, certificate and CA, then the PKCS#12, combined PEM and JKS files',
+  );
+  t.same(
+    (await readdir(listedTarget)).filter((n) => !n.startsWith('..')).sort(),
+    filesLine.map((path) => path.slice(listedTarget.length + 1)).sort(),
+    'every file the volume holds is listed, and only those',
+  );
+  t.notMatch(listed.stdout, /p12-secret|jks-volume-secret/, 'no password printed');
 
   // A republish with another JKS password is refused without showing either.
   const refused = await p

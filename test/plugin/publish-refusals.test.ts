@@ -266,8 +266,9 @@ t.test('is-ca without the issuer’s consent is PermissionDenied before any work
     [attr('is-ca')]: 'true',
     [attr('issuer-name')]: 'nowhere',
   });
-  t.equal(missing?.code, status.PERMISSION_DENIED, 'an issuer that does not exist cannot allow it');
-  t.match(missing?.details, /ClusterIssuer "nowhere" does not exist/);
+  // An issuer the store lacks is refused first, as missing (FailedPrecondition): none can come.
+  t.equal(missing?.code, status.FAILED_PRECONDITION, 'an issuer that does not exist is refused');
+  t.match(missing?.details, /^ClusterIssuer "nowhere" not found; /);
 
   await allowVolumeCa(p);
   const { target } = await p.publish('csi-ca', embeddedCA({ [attr('is-ca')]: 'true' }));

@@ -5,8 +5,10 @@ import { nodeArgsFor, runnablePath } from './project-files.js';
 const run = promisify(execFile);
 // Under npm test the emitted build/src/cli/main.js, started by plain node: no loader to pay for
 // at each start, and its coverage counts (see nodeArgsFor).
-const MAIN = runnablePath('src/cli/main.ts');
-const NODE_ARGS = nodeArgsFor(MAIN);
+/** The `cert-csi` entry point as this process runs it (build/src/cli/main.js under npm test). */
+export const MAIN = runnablePath('src/cli/main.ts');
+/** The node arguments that run MAIN in this form (none for the emitted JavaScript). */
+export const NODE_ARGS = nodeArgsFor(MAIN);
 
 /**
  * Runs `cert-csi ARGS` to completion; never rejects, reports the exit code (-1 when killed
@@ -53,6 +55,8 @@ export function startCommand(
   ready: string,
   options: {
     env?: Record<string, string>;
+    /** The working directory, for relative paths as `npm start` gives them (default: this one). */
+    cwd?: string;
     /**
      * Without tap's processinfo hook. tap puts it (an --import in NODE_OPTIONS) back into the
      * environment of every child it sees spawned, and it loads each module through a loader
@@ -74,6 +78,7 @@ export function startCommand(
   const child = spawn(file ?? process.execPath, argv, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) =>

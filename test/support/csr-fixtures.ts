@@ -8,9 +8,9 @@ import {
 } from '../../src/api/certificate-signing-request.js';
 import { type CsrRequest, createCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
-import { clientNode } from '../../src/store/kubernetes/client-node.js';
 import type { ResourceStore } from '../../src/store/resource-store.js';
 import { tlsSecret } from './builders/index.js';
+import { clientNode } from './client-node-full.js';
 
 /** A CSR object for signerName over csrPem (usages default to digital signature, key encipherment). */
 export function csrObject(

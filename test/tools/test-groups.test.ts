@@ -1,23 +1,30 @@
 import { existsSync } from 'node:fs';
 import t from 'tap';
-import { GROUP_SIZE, groupSource, RUN_ALONE, testGroups } from '../../tools/test-groups.js';
+import {
+  fileId,
+  GROUP_SECONDS,
+  groupSource,
+  ISOLATED,
+  LIGHT_SECONDS,
+  SLOT_SECONDS,
+  testGroups,
+} from '../../tools/test-groups.js';
 
 const light = (folder: string, n: number) =>
   Array.from({ length: n }, (_, i) => `${folder}/f${String(i).padStart(2, '0')}.test.js`);
+const perGroup = Math.floor(GROUP_SECONDS / LIGHT_SECONDS);
+const strip = (name: string) => name.replace(/^\d+-/, '');
 
-t.test(
-  'light files of a folder share processes, in name order, GROUP_SIZE at a time',
-  async (t) => {
-    const files = light('store', GROUP_SIZE + 2).reverse();
-    const groups = testGroups(files);
-    t.same(
-      groups.map((g) => g.name),
-      ['store-1', 'store-2'],
-    );
-    t.same(groups[0]?.files, light('store', GROUP_SIZE));
-    t.same(groups[1]?.files, light('store', GROUP_SIZE + 2).slice(GROUP_SIZE));
-  },
-);
+t.test('light files of a folder share processes, up to GROUP_SECONDS each', async (t) => {
+  const files = light('store', perGroup + 2).reverse();
+  const groups = testGroups(files);
+  t.same(
+    groups.map((g) => strip(g.name)),
+    ['store-1', 'store-2'],
+  );
+  t.same(groups[0]?.files, light('store', perGroup));
+  t.same(groups[1]?.files, light('store', perGroup + 2).slice(perGroup));
+});
 
 t.test(
   'folders never share a process; nested folders and the root get their own names',
@@ -29,7 +36,7 @@ t.test(
       'd.test.js',
     ]);
     t.same(
-      groups.map((g) => [g.name, g.files]),
+      groups.map((g) => [strip(g.name), g.files]),
       [
         ['api-1', ['api/a.test.js']],
         ['base-1', ['base/b.test.js']],
@@ -40,31 +47,93 @@ t.test(
   },
 );
 
-t.test('a heavy file runs alone, the light ones of its folder still group', async (t) => {
-  const groups = testGroups(['fs/atomic-writer.test.js', 'fs/a.test.js', 'fs/b.test.js']);
+t.test(
+  'a slow file fills its process with light ones; one over the limit runs alone',
+  async (t) => {
+    t.ok(
+      (SLOT_SECONDS.get('kubernetes/cluster-faults') ?? 0) > GROUP_SECONDS,
+      'an over-limit file',
+    );
+    const medium = SLOT_SECONDS.get('cli/publish-outcomes') ?? 0;
+    t.ok(medium < GROUP_SECONDS - LIGHT_SECONDS, 'a slow file with room beside it');
+    const groups = testGroups([
+      'kubernetes/cluster-faults.test.js',
+      'kubernetes/a.test.js',
+      'cli/publish-outcomes.test.js',
+      ...light('cli', 8),
+    ]);
+    const byFile = new Map(groups.flatMap((g) => g.files.map((f) => [f, g])));
+    t.same(byFile.get('kubernetes/cluster-faults.test.js')?.files, [
+      'kubernetes/cluster-faults.test.js',
+    ]);
+    t.same(byFile.get('kubernetes/a.test.js')?.files, ['kubernetes/a.test.js']);
+    const withSlow = byFile.get('cli/publish-outcomes.test.js');
+    t.equal(
+      withSlow?.files.length,
+      1 + Math.floor((GROUP_SECONDS - medium) / LIGHT_SECONDS),
+      'light files fill the room the slow one leaves',
+    );
+    for (const group of groups) {
+      const seconds = group.files.reduce(
+        (sum, f) => sum + (SLOT_SECONDS.get(fileId(f)) ?? LIGHT_SECONDS),
+        0,
+      );
+      t.ok(group.files.length === 1 || seconds <= GROUP_SECONDS, `${group.name}: ${seconds} s`);
+    }
+  },
+);
+
+t.test('an isolated file runs alone, whatever room its process would have', async (t) => {
+  const [isolated] = ISOLATED;
+  t.ok(isolated);
+  const groups = testGroups([`${isolated}.test.js`, 'observability/a.test.js']);
   t.same(
-    groups.map((g) => [g.name, g.files]),
-    [
-      ['fs-1', ['fs/a.test.js', 'fs/b.test.js']],
-      ['fs-atomic-writer', ['fs/atomic-writer.test.js']],
-    ],
+    groups.map((g) => g.files).sort(),
+    [[`${isolated}.test.js`], ['observability/a.test.js']].sort(),
   );
 });
 
-t.test('every file is run exactly once', async (t) => {
-  const files = [...light('cli', 12), 'cli/cli.test.js', ...light('pki', 3), 'pki/keys.test.js'];
+t.test('groups are named slowest first, so tap starts the longest ones first', async (t) => {
+  const groups = testGroups([
+    ...light('api', 2),
+    'volume-manager/crash-safety-1.trial.js',
+    'kubernetes/cluster-faults.test.js',
+    'cli/cli.test.js',
+  ]);
+  t.same(
+    groups.map((g) => g.name),
+    ['1-volume-manager-1', '2-kubernetes-1', '3-cli-1', '4-api-1'],
+  );
+  t.same(
+    groups.map((g) => g.name),
+    groups.map((g) => g.name).sort((a, b) => a.localeCompare(b, 'en')),
+    "tap's order (names compared as tap compares them) is the rank",
+  );
+  const many = testGroups(Array.from({ length: 12 }, (_, i) => `f${i}/a.test.js`));
+  t.equal(many[0]?.name.slice(0, 3), '01-', 'ranks are zero-padded to sort as numbers');
+});
+
+t.test('every file is run exactly once, the crash trials included', async (t) => {
+  const files = [
+    ...light('cli', 12),
+    'cli/cli.test.js',
+    'cli/single-instance.trial.js',
+    ...light('pki', 3),
+    'pki/keys.test.js',
+  ];
   const run = testGroups(files).flatMap((g) => g.files);
   t.same(run.sort(), [...files].sort());
 });
 
-t.test('each file the heavy list names exists, so a rename cannot leave it stale', async (t) => {
-  for (const id of RUN_ALONE) {
-    t.ok(existsSync(new URL(`../../../test/${id}.test.ts`, import.meta.url)), id);
+t.test('each file the lists name exists, so a rename cannot leave them stale', async (t) => {
+  for (const id of [...ISOLATED, ...SLOT_SECONDS.keys()]) {
+    const path = id.endsWith('.trial') ? `${id}.ts` : `${id}.test.ts`;
+    t.ok(existsSync(new URL(`../../../test/${path}`, import.meta.url)), id);
   }
 });
 
 t.test('a group imports its files in order, inside one first subtest', async (t) => {
-  const source = groupSource({ name: 'api-1', files: ['api/a.test.js', 'api/b.test.js'] });
+  const source = groupSource({ name: '1-api-1', files: ['api/a.test.js', 'api/b.test.js'] });
   const a = source.indexOf('await import("../test/api/a.test.js");');
   const b = source.indexOf('await import("../test/api/b.test.js");');
   t.ok(a > source.indexOf('t.test('), 'the imports run inside the subtest');

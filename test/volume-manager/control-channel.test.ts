@@ -8,12 +8,14 @@ import { DataRoot } from '../../src/volume/data-root.js';
 import {
   askCertificateRenew,
   askRenew,
+  askRequestDecision,
   askStatus,
   ControlError,
 } from '../../src/volume-manager/control/control-client.js';
 import {
   type ControlHandlers,
   NO_CERTIFICATE_STORE_ERROR,
+  NO_REQUEST_STORE_ERROR,
 } from '../../src/volume-manager/control/control-connection.js';
 import {
   CONTROL_SOCKET_NAME,
@@ -310,6 +312,15 @@ t.test(
     );
     t.same([err.failure, err.detail], ['refused', NO_CERTIFICATE_STORE_ERROR]);
     t.match(NO_CERTIFICATE_STORE_ERROR, /--mode kubernetes.*--kubeconfig FILE/);
+    const decision = await controlError(
+      askRequestDecision(
+        root,
+        { namespace: 'sandbox', name: 'r', decision: 'Approved', reason: 'r', message: 'm' },
+        CALL,
+      ),
+    );
+    t.same([decision.failure, decision.detail], ['refused', NO_REQUEST_STORE_ERROR]);
+    t.match(NO_REQUEST_STORE_ERROR, /--mode kubernetes.*--kubeconfig FILE/);
   },
 );
 
@@ -438,7 +449,7 @@ t.test('a malformed request gets one error line, and the connection is closed', 
       'an unknown op',
       ['{"op":"delete"}\n'],
       {},
-      'malformed request: op "delete": expected "renew", "renew-certificate" or "status"',
+      'malformed request: op "delete": expected "renew", "renew-certificate", "decide-request" or "status"',
     ],
     [
       'over 4 KiB without a newline',

@@ -22,6 +22,16 @@ t.test('every request goes through its line and back unchanged', async (t) => {
     { op: 'renew', target: { volumeId: 'csi-a' } },
     { op: 'renew', target: { all: true } },
     { op: 'renew-certificate', certificate: { namespace: 'sandbox', name: 'web' } },
+    {
+      op: 'decide-request',
+      decision: {
+        namespace: 'sandbox',
+        name: 'web-1',
+        decision: 'Denied',
+        reason: 'pki-team',
+        message: 'violates policy',
+      },
+    },
     { op: 'status' },
   ];
   for (const request of requests) {
@@ -41,11 +51,17 @@ t.test('a malformed request is refused, saying what is wrong', async (t) => {
     ['{"op": ', /^not JSON: /],
     ['[]', 'not a JSON object'],
     ['null', 'not a JSON object'],
-    ['{}', 'op missing or not a string: expected "renew", "renew-certificate" or "status"'],
-    ['{"op":1}', 'op missing or not a string: expected "renew", "renew-certificate" or "status"'],
+    [
+      '{}',
+      'op missing or not a string: expected "renew", "renew-certificate", "decide-request" or "status"',
+    ],
+    [
+      '{"op":1}',
+      'op missing or not a string: expected "renew", "renew-certificate", "decide-request" or "status"',
+    ],
     [
       `{"op":"${'x'.repeat(300)}"}`,
-      `op "${'x'.repeat(100)}"…(300 characters): expected "renew", "renew-certificate" or "status"`,
+      `op "${'x'.repeat(100)}"…(300 characters): expected "renew", "renew-certificate", "decide-request" or "status"`,
     ],
     ['{"op":"renew"}', 'renew needs volumeId or "all": true'],
     ['{"op":"renew","all":false}', 'all must be true'],
@@ -64,6 +80,30 @@ t.test('a malformed request is refused, saying what is wrong', async (t) => {
     [
       '{"op":"renew-certificate","namespace":"a","name":"../b"}',
       /^certificate: name "\.\.\/b" is invalid/,
+    ],
+    [
+      '{"op":"decide-request","namespace":"a"}',
+      'decide-request needs a namespace and a name, both strings',
+    ],
+    [
+      '{"op":"decide-request","namespace":"a","name":"../b"}',
+      /^request: name "\.\.\/b" is invalid/,
+    ],
+    [
+      '{"op":"decide-request","namespace":"a","name":"b","decision":"Maybe"}',
+      'decide-request: decision must be "Approved" or "Denied"',
+    ],
+    [
+      '{"op":"decide-request","namespace":"a","name":"b","decision":"Approved","message":"m"}',
+      'decide-request: reason must be a string of 1 to 1024 characters',
+    ],
+    [
+      `{"op":"decide-request","namespace":"a","name":"b","decision":"Denied","reason":"r","message":"${'m'.repeat(1025)}"}`,
+      'decide-request: message must be a string of 1 to 1024 characters',
+    ],
+    [
+      '{"op":"decide-request","namespace":"a","name":"b","decision":"Denied","reason":"","message":"m"}',
+      'decide-request: reason must be a string of 1 to 1024 characters',
     ],
   ];
   for (const [text, message] of cases) {

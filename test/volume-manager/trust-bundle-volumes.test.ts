@@ -253,3 +253,21 @@ t.test(
     });
   },
 );
+
+t.test('settled waits for a rewrite already running, so nothing writes after a stop', async (t) => {
+  const { parts, volumes } = await setup(t);
+  await volumes.settled();
+  t.pass('nothing running: settled at once');
+  // The rewrite waits for the volume's lock, as behind a publish of the same volume.
+  const release = await parts.registry.lock('vol-held');
+  volumes.changed(['vol-held']);
+  let settled = false;
+  const settling = volumes.settled().then(() => {
+    settled = true;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.notOk(settled, 'not while the rewrite waits');
+  release();
+  await settling;
+  t.ok(settled, 'once it finished');
+});

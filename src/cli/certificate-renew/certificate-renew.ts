@@ -51,7 +51,7 @@ export async function renewCertificate(
       const { alreadyIssuing } = await triggerManualIssuance(store, ref, () => new Date());
       return printTriggered(out, { ...ref, alreadyIssuing });
     } catch (err) {
-      return reportFailure(out.stderr, err, 'cert-csi renew');
+      return reportFailure(out.stderr, err, 'cert-csi renew', 'renew');
     }
   }
   if (!dataRoot) {

@@ -35,7 +35,7 @@ export async function certificateStatus(flags: StatusFlags, out: CommandOutput):
   try {
     report = await readCertificateStatus(store, ref);
   } catch (err) {
-    return reportFailure(out.stderr, err, 'cert-csi status');
+    return reportFailure(out.stderr, err, 'cert-csi status', 'status');
   }
   out.stdout.write(
     values.json ? `${JSON.stringify(report, null, 2)}\n` : formatCertificateStatus(report),

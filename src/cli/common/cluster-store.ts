@@ -1,6 +1,5 @@
 import { loadKubeConfig } from '../../store/kubernetes/kube-config.js';
 import { KubernetesStore } from '../../store/kubernetes/kubernetes-store.js';
-import type { ResourceStore } from '../../store/resource-store.js';
 import { kubeClientFlags } from './kube-flags.js';
 
 /** Who writes, in managedFields, when a person runs a cert-csi command against the cluster. */
@@ -17,7 +16,7 @@ export function clusterStore(values: {
   'kube-api-qps': string;
   'kube-api-burst': string;
   'kube-api-timeout': string;
-}): ResourceStore {
+}): KubernetesStore {
   const rate = kubeClientFlags(values);
   const kubeConfig = loadKubeConfig({
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),

@@ -1,21 +1,26 @@
 import { errorMessage } from '../../base/error-message.js';
-import { commandFailure } from './command-failure.js';
+import { reportFailure } from './command-failure.js';
 import type { CommandOutput } from './command-output.js';
 import { type FlagTable, type ParsedFlags, parseFlags } from './flag-table.js';
 import { UsageError } from './usage-error.js';
 
-/** A command that answers a command line it cannot use with its help (`renew`, `status`); its flags include HELP_FLAG. */
+/** A command that answers a command line it cannot use with a line pointing at its help (`renew`, `status`); its flags include HELP_FLAG. */
 export interface HelpedCommand<T extends FlagTable = FlagTable> {
   name: string;
   help: string;
   flags: T;
+  /** Whether it takes arguments besides its flags (`approve NAME`). */
+  positionals?: boolean;
 }
 
-/** Writes `cert-csi NAME: message` and the command's help to stderr; exit status 2. */
+/** Writes `cert-csi NAME: message` and where the command's help is to stderr; exit status 2. */
 export function usageError(out: CommandOutput, command: HelpedCommand, message: string): number {
-  const failure = commandFailure(new UsageError(message), `cert-csi ${command.name}`);
-  out.stderr.write(`${failure.line}\n\n${command.help}`);
-  return failure.exitCode;
+  return reportFailure(
+    out.stderr,
+    new UsageError(message),
+    `cert-csi ${command.name}`,
+    command.name,
+  );
 }
 
 /**
@@ -29,7 +34,7 @@ export function startCommand<T extends FlagTable>(
 ): ParsedFlags<T> | number {
   let parsed: ParsedFlags<T>;
   try {
-    parsed = parseFlags(command.flags, args);
+    parsed = parseFlags(command.flags, args, { positionals: command.positionals === true });
   } catch (err) {
     return usageError(out, command, errorMessage(err));
   }

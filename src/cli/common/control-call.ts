@@ -78,5 +78,6 @@ export function controlCallFailed(
     out.stderr,
     new PluginCallError(message, { cause: err }),
     named ? `cert-csi ${command.name}` : '',
+    command.name,
   );
 }

@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { quoted, shortened } from '../../api/echoed-value.js';
+import { didYouMean } from '../../base/edit-distance.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * How a flag takes its value: `string` one value (the last one given wins), `boolean` none,
@@ -57,6 +60,8 @@ export interface ParsedFlags<T extends FlagTable> {
   values: FlagValues<T>;
   /** The long names of the flags given on the command line; some flags only fit one form. */
   explicit: ReadonlySet<string>;
+  /** The arguments that are not flags (none unless the command takes them). */
+  positionals: string[];
 }
 
 /** The node:util parseArgs options of a flag table. */
@@ -77,17 +82,67 @@ export function flagOptions<const T extends FlagTable>(table: T): FlagOptions<T>
 }
 
 /**
- * Parses args by the flag table (strictly: an unknown flag, a missing value or a stray
- * argument throws parseArgs's error, which names the flag).
+ * Parses args by the flag table, strictly: an unknown flag (with the nearest known one as a "did
+ * you mean"), a missing value, a value for a boolean or a stray argument (unless positionals
+ * are taken, as `inspect secret NS/NAME` takes one) is a UsageError naming it.
  */
 export function parseFlags<const T extends FlagTable>(
   table: T,
   args: readonly string[],
+  options: { positionals?: boolean } = {},
 ): ParsedFlags<T> {
-  const { values, tokens } = parseArgs({ args, options: flagOptions(table), tokens: true });
-  const explicit = new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
+  checkTokens(table, args, options.positionals === true);
+  // checkTokens refuses all that the strict parse would, so this parse does not throw.
+  const parsed = parseArgs({
+    args: [...args],
+    options: flagOptions(table),
+    tokens: true,
+    allowPositionals: options.positionals === true,
+  });
+  const explicit = new Set(
+    parsed.tokens.flatMap((t) => (t.kind === 'option' && t.name !== undefined ? [t.name] : [])),
+  );
   // parseArgs types its result from the options it is given; FlagValues names that same type.
-  return { values: values as FlagValues<T>, explicit };
+  return { values: parsed.values as FlagValues<T>, explicit, positionals: parsed.positionals };
+}
+
+// The command line read loosely, each flag checked against the table, so that the error says
+// what to do in our words rather than parseArgs's.
+function checkTokens(table: FlagTable, args: readonly string[], positionals: boolean): void {
+  const { tokens } = parseArgs({
+    args: [...args],
+    options: flagOptions(table),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  for (const token of tokens) {
+    if (token.kind === 'positional' && !positionals) {
+      throw new UsageError(
+        `unexpected argument ${quoted(token.value)}: every value follows its flag (--flag VALUE)`,
+      );
+    }
+    if (token.kind !== 'option') continue;
+    const flag = Object.hasOwn(table, token.name) ? table[token.name] : undefined;
+    if (flag === undefined) {
+      const known = Object.keys(table);
+      throw new UsageError(
+        `unknown flag ${shortened(token.rawName)}${didYouMean(token.name, known, (n) => `--${n}`)}`,
+      );
+    }
+    // A separate value that looks like a flag is most likely one: the value was forgotten.
+    const separate = token.inlineValue === false ? token.value : undefined;
+    const flagLike = separate !== undefined && separate.length > 1 && separate.startsWith('-');
+    if (flag.type !== 'boolean' && (token.value === undefined || flagLike)) {
+      const dashed = flagLike ? `; a value starting with - is written --${token.name}=VALUE` : '';
+      throw new UsageError(
+        `${token.rawName} needs a value (${token.rawName} ${flag.value})${dashed}`,
+      );
+    }
+    if (flag.type === 'boolean' && token.inlineValue === true) {
+      throw new UsageError(`${token.rawName} takes no value`);
+    }
+  }
 }
 
 /** A flag's name in its help: `-h, --help`, `--data-root DIR`. */

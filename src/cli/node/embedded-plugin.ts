@@ -13,11 +13,16 @@ import { ensureDirDurably } from '../../fs/atomic-file.js';
 import { type HeldLock, lockDirectory } from '../../fs/directory-lock.js';
 import { ensureEmbeddedIssuers } from '../../issuer/embedded-issuers.js';
 import { issuerCaches } from '../../issuer/issuer-lookup.js';
+import { decideRequest } from '../../issuer/request-decision.js';
 import { MemoryStore } from '../../store/memory-store.js';
 import { StateDirectory } from '../../store/state-directory/state-directory.js';
 import { DataRoot } from '../../volume/data-root.js';
 import { claimDataRoot } from '../../volume/data-root-lock.js';
-import { volumeCaCheck } from '../../volume-manager/issuance/issuance-check.js';
+import {
+  allChecks,
+  issuerExistsCheck,
+  volumeCaCheck,
+} from '../../volume-manager/issuance/issuance-check.js';
 import type { HttpReloadOptions } from '../../volume-manager/reload/http-reload.js';
 import type { VolumeManager } from '../../volume-manager/volume-manager.js';
 import { controllerSelection } from '../controller/controller-names.js';
@@ -163,10 +168,14 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       informers: shared,
       pendingKeys,
       dataRootLock,
-      // The store is in this process: a CA volume is refused at publish, not after its key.
-      issuanceCheck: volumeCaCheck(lookup),
+      // The store is in this process: a volume whose issuer is missing (none can come: the
+      // manifests load at start) or whose CA certificate its issuer does not allow is refused
+      // at publish, not after its key and a wait.
+      issuanceCheck: allChecks(issuerExistsCheck(lookup), volumeCaCheck(lookup)),
       // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
       renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
+      // And `cert-csi approve`/`deny`: the write goes through the store's admission rules.
+      decideRequest: (decision) => decideRequest(opened, decision, () => new Date(clock.now())),
     });
     renewWithNewCa(node.manager, ca.volumesToRenew, logger);
     return {

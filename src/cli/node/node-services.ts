@@ -8,7 +8,10 @@ import type { HeldLock } from '../../fs/directory-lock.js';
 import { DataRoot } from '../../volume/data-root.js';
 import { claimDataRoot } from '../../volume/data-root-lock.js';
 import type { Mounter } from '../../volume/mounter.js';
-import type { CertificateRenewHandler } from '../../volume-manager/control/control-connection.js';
+import type {
+  CertificateRenewHandler,
+  RequestDecisionHandler,
+} from '../../volume-manager/control/control-connection.js';
 import { type ControlServer, serveControl } from '../../volume-manager/control/control-server.js';
 import type { VolumeManagerSettings } from '../../volume-manager/settings.js';
 import { VolumeManager, type VolumeManagerOptions } from '../../volume-manager/volume-manager.js';
@@ -62,9 +65,11 @@ export async function startNodeServices(
     dataRootLock?: HeldLock;
     /** Serves `cert-csi renew --certificate` (embedded mode, whose store holds the Certificates). */
     renewCertificate?: CertificateRenewHandler;
+    /** Serves `cert-csi approve` and `deny` (embedded mode, whose store holds the requests). */
+    decideRequest?: RequestDecisionHandler;
   },
 ): Promise<NodeServices> {
-  const { dataRootLock, renewCertificate, ...managerOptions } = parts;
+  const { dataRootLock, renewCertificate, decideRequest, ...managerOptions } = parts;
   const { logger } = options;
   const dataRoot = new DataRoot(options.dataRoot);
   // The data root first: a second instance is refused before it touches the first one's socket.
@@ -92,6 +97,7 @@ export async function startNodeServices(
         unsavedFailures: () => running.unsavedFailures(),
         renewalsAsked: () => running.renewalsAsked(),
         renewCertificate,
+        decideRequest,
       },
       logger,
     );
@@ -121,13 +127,13 @@ export async function startNodeServices(
       async stop() {
         await server.close();
         await served.close();
-        running.stop();
+        await running.stop();
         lock.release();
       },
     };
   } catch (err) {
     await control?.close();
-    manager?.stop();
+    await manager?.stop();
     lock.release();
     throw err;
   }

@@ -1,5 +1,6 @@
+import type { HelpedCommand } from '../common/command-start.js';
 import { CALL_TIMEOUT_FLAG } from '../common/csi-call.js';
-import { type FlagTable, flagList, HELP_FLAG } from '../common/flag-table.js';
+import { type FlagTable, flagList, HELP_FLAG, type ParsedFlags } from '../common/flag-table.js';
 
 /** The flags of `cert-csi publish`, in the order its help lists them. */
 export const PUBLISH_FLAGS = {
@@ -27,7 +28,8 @@ export const PUBLISH_FLAGS = {
     default: [],
     description: [
       'a volume attribute; repeat it. A key without a prefix gets',
-      'csi.cert-manager.io/ (issuer-name=x means csi.cert-manager.io/issuer-name=x)',
+      'csi.cert-manager.io/ (issuer-name=x means csi.cert-manager.io/issuer-name=x);',
+      'an unknown csi.cert-manager.io/ name is refused before the call',
     ],
   },
   'pod-name': {
@@ -78,6 +80,21 @@ export const PUBLISH_HELP = `Usage: cert-csi publish --endpoint URL --volume-id 
 
 Asks a running plugin to publish a volume, as kubelet does for a pod's inline CSI volume.
 
-Exit codes: 0 published; 1 the plugin refused, failed or did not answer within --timeout.
+Prints the certificate's subject, issuer, SANs, expiry and next renewal, and every file
+the volume holds (the key, certificate and CA, and the PKCS#12, JKS and combined PEM
+files when their attributes ask for them).
+
+Exit codes: 0 published; 1 the plugin refused, failed or did not answer within --timeout;
+2 the command line cannot be used (nothing was sent).
 
 ${flagList(PUBLISH_FLAGS, 26)}`;
+
+/** What a `cert-csi publish` command line sets. */
+export type PublishFlags = ParsedFlags<typeof PUBLISH_FLAGS>;
+
+/** `cert-csi publish` as startCommand runs it. */
+export const PUBLISH_COMMAND: HelpedCommand<typeof PUBLISH_FLAGS> = {
+  name: 'publish',
+  help: PUBLISH_HELP,
+  flags: PUBLISH_FLAGS,
+};

@@ -30,7 +30,12 @@ export async function requestsStatus(flags: StatusFlags, out: CommandOutput): Pr
   try {
     rows = await readRequestsAwaitingApproval(store, namespace);
   } catch (err) {
-    return reportFailure(out.stderr, err, 'cert-csi status: cannot list CertificateRequests');
+    return reportFailure(
+      out.stderr,
+      err,
+      'cert-csi status: cannot list CertificateRequests',
+      'status',
+    );
   }
   const where = namespace === undefined ? 'any namespace' : `namespace ${namespace}`;
   out.stdout.write(

@@ -23,6 +23,9 @@ export async function runStatus(
     return volumesStatus(started, out, until);
   }
   if (values.watch) return usageError(out, STATUS_COMMAND, '--watch: only used with --data-root');
+  if (values['volume-id'] !== undefined) {
+    return usageError(out, STATUS_COMMAND, '--volume-id: only used with --data-root');
+  }
   if (values.certificate !== undefined && values.requests) {
     return usageError(
       out,

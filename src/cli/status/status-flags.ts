@@ -11,6 +11,11 @@ import { KUBE_CLIENT_FLAGS } from '../common/kube-flags.js';
 /** The flags of `cert-csi status` (its volume, --certificate and --requests forms), in help order. */
 export const STATUS_FLAGS = {
   'data-root': { type: 'string', value: 'DIR', description: "the plugin's --data-root (volumes)" },
+  'volume-id': {
+    type: 'string',
+    value: 'ID',
+    description: 'with --data-root: only this volume',
+  },
   watch: {
     type: 'boolean',
     short: 'w',
@@ -41,7 +46,7 @@ export const STATUS_FLAGS = {
 /** What a `cert-csi status` command line sets. */
 export type StatusFlags = ParsedFlags<typeof STATUS_FLAGS>;
 
-export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--watch] [--json]
+export const STATUS_HELP = `Usage: cert-csi status --data-root DIR [--volume-id ID] [--watch] [--json]
        cert-csi status --certificate NAMESPACE/NAME --state-dir DIR [--json]
        cert-csi status --certificate NAMESPACE/NAME --kubeconfig FILE [--context NAME] [--json]
        cert-csi status --requests [-n NAMESPACE] (--state-dir DIR | --kubeconfig FILE) [--json]

@@ -40,9 +40,12 @@ export async function volumesStatus(
       `data root ${root} does not exist or is not a directory`,
     );
   }
-  if (values.watch) return watchVolumes(root, values.json === true, out, until);
-  const statuses = await readVolumeStatuses(new DataRoot(root), new Date(), (message) =>
-    out.stderr.write(warningLine(message)),
+  const only = volumeFilter(values['volume-id']);
+  if (values.watch) return watchVolumes(root, values.json === true, out, until, only);
+  const statuses = only(
+    await readVolumeStatuses(new DataRoot(root), new Date(), (message) =>
+      out.stderr.write(warningLine(message)),
+    ),
   );
   if (values.json) {
     out.stdout.write(`${JSON.stringify(statuses, null, 2)}\n`);
@@ -50,6 +53,12 @@ export async function volumesStatus(
     out.stdout.write(volumesText(root, statuses));
   }
   return 0;
+}
+
+/** The statuses --volume-id keeps: that volume's, or all without it. */
+function volumeFilter(volumeId: string | undefined): (statuses: VolumeStatus[]) => VolumeStatus[] {
+  return (statuses) =>
+    volumeId === undefined ? statuses : statuses.filter((s) => s.volumeId === volumeId);
 }
 
 // A file status skipped, on stderr: the table (or JSON) on stdout stays as it is.
@@ -70,6 +79,7 @@ async function watchVolumes(
   json: boolean,
   out: CommandOutput,
   until: () => Promise<unknown>,
+  only: (statuses: VolumeStatus[]) => VolumeStatus[],
 ): Promise<number> {
   const stop = new AbortController();
   void until().then(() => stop.abort());
@@ -80,8 +90,10 @@ async function watchVolumes(
     root,
     render: async () => {
       const warnings: string[] = [];
-      const statuses = await readVolumeStatuses(dataRoot, new Date(), (message) =>
-        warnings.push(warningLine(message)),
+      const statuses = only(
+        await readVolumeStatuses(dataRoot, new Date(), (message) =>
+          warnings.push(warningLine(message)),
+        ),
       );
       const text = warnings.join('');
       if (text !== lastWarnings) out.stderr.write(text);

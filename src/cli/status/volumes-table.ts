@@ -1,5 +1,6 @@
 import type { VolumeStatus } from '../../volume-manager/control/volume-status.js';
 import { issuerText, shorten } from '../common/table-cells.js';
+import { errorCellText } from './error-cell.js';
 
 /**
  * Widest cell of each column, in characters; a longer value is shortened with "…" (--json has
@@ -22,7 +23,7 @@ export function formatTable(statuses: readonly VolumeStatus[]): string {
         : s.state,
       timeText(s.notAfter),
       timeText(s.nextRenewal),
-      s.lastError?.message ?? s.detail ?? '-',
+      s.lastError === undefined ? (s.detail ?? '-') : errorCellText(s.lastError.message),
     ])
     .map((cells) => cells.map((c, i) => shorten(c, COLUMN_WIDTHS[i] ?? 0)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));

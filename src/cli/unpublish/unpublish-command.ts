@@ -1,27 +1,34 @@
 import type { Metadata } from '@grpc/grpc-js';
+import { errorMessage } from '../../base/error-message.js';
 import { CsiClient } from '../../driver/csi-client.js';
-import { parseEndpoint } from '../../driver/endpoint.js';
 import { readUnpublishOutcome } from '../../driver/unpublish-outcome.js';
 import type { UnpublishOutcome } from '../../volume-manager/volume-publisher.js';
 import { type CommandOutput, processOutput } from '../common/command-output.js';
+import { startCommand, usageError } from '../common/command-start.js';
 import { ranOut, reportRpcError, requireCallFlags } from '../common/csi-call.js';
-import { parseFlags } from '../common/flag-table.js';
-import { UNPUBLISH_FLAGS, UNPUBLISH_HELP } from './unpublish-flags.js';
+import { NOTHING_UNPUBLISHED_EXIT, UNPUBLISH_COMMAND } from './unpublish-flags.js';
+
+export { NOTHING_UNPUBLISHED_EXIT };
 
 /** `cert-csi unpublish`: NodeUnpublishVolume from the command line. */
 export async function runUnpublish(
   args: string[],
   out: CommandOutput = processOutput,
 ): Promise<number> {
-  const { values } = parseFlags(UNPUBLISH_FLAGS, args);
-  if (values.help) {
-    out.stdout.write(UNPUBLISH_HELP);
-    return 0;
+  const started = startCommand(args, out, UNPUBLISH_COMMAND);
+  if (typeof started === 'number') return started;
+  const { values } = started;
+  let call: ReturnType<typeof requireCallFlags>;
+  try {
+    call = requireCallFlags(values);
+  } catch (err) {
+    // requireCallFlags throws UsageErrors only.
+    return usageError(out, UNPUBLISH_COMMAND, errorMessage(err));
   }
-  const { endpoint, target, timeoutMs } = requireCallFlags(values, UNPUBLISH_HELP);
-  const volumeId = values['volume-id'] ?? '';
-  const client = new CsiClient(parseEndpoint(endpoint));
-  const started = Date.now();
+  const { endpoint, target, timeoutMs } = call;
+  const volumeId = values['volume-id'] as string;
+  const client = new CsiClient(endpoint);
+  const callStarted = Date.now();
   let trailers: Metadata;
   try {
     ({ trailers } = await client.nodeCallWithTrailers(
@@ -30,15 +37,16 @@ export async function runUnpublish(
       { timeoutMs },
     ));
   } catch (err) {
-    return reportRpcError(out, err, ranOut(started, timeoutMs) ? values.timeout : undefined);
+    return reportRpcError(out, UNPUBLISH_COMMAND.name, err, {
+      endpoint: values.endpoint as string,
+      volumeId,
+      timedOutAfter: ranOut(callStarted, timeoutMs) ? values.timeout : undefined,
+    });
   } finally {
     client.close();
   }
   return reportUnpublished(out, volumeId, target, readUnpublishOutcome(trailers));
 }
-
-/** The exit status of an unpublish that did nothing (see UNPUBLISH_HELP). */
-export const NOTHING_UNPUBLISHED_EXIT = 3;
 
 // What the plugin said it did, from the trailers of its answer (read by the same call, so
 // nothing can change in between); exit 0 only when something was unpublished.

@@ -1,3 +1,4 @@
+import type { HelpedCommand } from '../common/command-start.js';
 import { CALL_TIMEOUT_FLAG } from '../common/csi-call.js';
 import { type FlagTable, flagList, HELP_FLAG } from '../common/flag-table.js';
 
@@ -25,7 +26,18 @@ Only the target the volume is published at is unpublished. The plugin answers su
 whatever it did, as kubelet needs; it tells this command whether anything was done.
 
 Exit codes: 0 unpublished; 1 the plugin refused, failed or did not answer within
---timeout; 3 nothing unpublished: the volume is published at another target (which
-keeps it), or this node has no such volume.
+--timeout; 2 the command line cannot be used (nothing was sent); 3 nothing unpublished:
+the volume is published at another target (which keeps it, and this command names it),
+or this node has no such volume.
 
 ${flagList(UNPUBLISH_FLAGS, 23)}`;
+
+/** The exit status of an unpublish that did nothing (see UNPUBLISH_HELP). */
+export const NOTHING_UNPUBLISHED_EXIT = 3;
+
+/** `cert-csi unpublish` as startCommand runs it. */
+export const UNPUBLISH_COMMAND: HelpedCommand<typeof UNPUBLISH_FLAGS> = {
+  name: 'unpublish',
+  help: UNPUBLISH_HELP,
+  flags: UNPUBLISH_FLAGS,
+};

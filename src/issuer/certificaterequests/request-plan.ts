@@ -9,7 +9,7 @@ import {
 import { findCondition, isConditionTrue } from '../../api/conditions.js';
 import { type Issuer, isIssuerReady, issuerTypeOf } from '../../api/issuer.js';
 import { defaultIssuerRef, isCertManagerGroup } from '../../api/issuer-ref.js';
-import type { IssuerLookup } from '../issuer-lookup.js';
+import { type IssuerLookup, otherKindHint } from '../issuer-lookup.js';
 
 /** What a CertificateRequest signer controller does next for one request. */
 export type RequestPlan =
@@ -76,7 +76,8 @@ export function planRequestSync(
     return {
       step: 'pending',
       reason: 'IssuerNotFound',
-      message: `Referenced "${kind}" not found: ${lookedUp.notFound}`,
+      // cert-manager's message, and what to set when the other kind has the name.
+      message: `Referenced "${kind}" not found: ${lookedUp.notFound}${otherKindHint(lookedUp, 'issuerRef.kind (a volume: csi.cert-manager.io/issuer-kind)')}`,
     };
   }
   if (issuerType === undefined) {

@@ -10,7 +10,7 @@ export function spiffeIdOf(trustDomain: string, namespace: string, serviceAccoun
 }
 
 /**
- * What a pod certificate holds (README "Pod certificates"): the requested key, an empty
+ * What a pod certificate holds (docs/pod-certificates.md): the requested key, an empty
  * subject, the SPIFFE ID as its only SAN (critical, as RFC 5280 wants with an empty subject),
  * digital signature (plus key encipherment for RSA keys) and both TLS usages. Nothing else
  * is taken from the request: only the identity kubelet vouched for is certified.

@@ -1,22 +1,37 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type * as ClientNode from '@kubernetes/client-node';
 
+/** The classes the store, discovery and kubeconfig loading use. */
+type Used = Pick<
+  typeof ClientNode,
+  | 'ApiException'
+  | 'ApisApi'
+  | 'CoreV1Api'
+  | 'CustomObjectsApi'
+  | 'KubeConfig'
+  | 'Observable'
+  | 'Watch'
+>;
+
 /**
- * @kubernetes/client-node, loaded with require() instead of import. Its index pulls in about 970
- * ES modules; Node 20 links those through the asynchronous ESM loader, and under a module hook
- * (tap's coverage hook, in every test process and every plugin or controller child they start)
- * each file is a round trip to the hook's thread. require() of ES modules (Node >= 20.19, our
- * floor) loads the same files synchronously into the same module cache, so a class is the same
- * class whichever way it was loaded. Measured on Node 20.20, 2 cores, three runs each: 630-700 ms
- * instead of 755-770 ms plain, 780-840 ms instead of 4.0-4.3 s under the hook.
+ * Where the classes come from. The build (`npm run build`, `npm run build:test`) writes
+ * client-node.bundle.cjs beside this file with tools/bundle-client-node.sh: the pinned
+ * @kubernetes/client-node cut down by esbuild to these classes and what they reach, as one
+ * CommonJS file. The package's index is about 1,000 ES modules, most of them API groups we never
+ * call; the bundle loads in 250-350 ms of CPU instead of 750-1,100 ms (Node 20.20, 2 cores), in
+ * every process that starts a Kubernetes client. Run from the TypeScript sources (tsx, as the
+ * benches are), there is no bundle and the package itself is loaded, with require(): Node 20
+ * links it synchronously instead of through the asynchronous ESM loader.
  */
-export const clientNode: typeof ClientNode = createRequire(import.meta.url)(
-  '@kubernetes/client-node',
+const bundle = fileURLToPath(new URL('./client-node.bundle.cjs', import.meta.url));
+const loaded: Used = createRequire(import.meta.url)(
+  existsSync(bundle) ? bundle : '@kubernetes/client-node',
 );
 
-/** The classes the store, discovery and kubeconfig loading use, from the module above. */
 export const { ApiException, ApisApi, CoreV1Api, CustomObjectsApi, KubeConfig, Observable, Watch } =
-  clientNode;
+  loaded;
 
 export type ApiException<T> = ClientNode.ApiException<T>;
 export type ApisApi = ClientNode.ApisApi;

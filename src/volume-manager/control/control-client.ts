@@ -19,6 +19,7 @@ import {
   type PluginStatus,
   type RenewOutcome,
   type RenewTarget,
+  type RequestDecisionAsked,
 } from './control-protocol.js';
 import { fileKind } from './file-kind.js';
 import { LineBuffer } from './line-buffer.js';
@@ -103,6 +104,17 @@ export async function askCertificateRenew(
     throw new ControlError('unreadable', 'it names no Certificate', controlSocketOf(dataRoot));
   }
   return marked;
+}
+
+/** Asks the plugin to write a decision on a CertificateRequest of its store; throws ControlError. */
+export async function askRequestDecision(
+  dataRoot: DataRoot,
+  decision: RequestDecisionAsked,
+  call: ControlCall,
+): Promise<void> {
+  await exchange(dataRoot, { op: 'decide-request', decision }, call.timeoutMs, (line) => {
+    throw unexpected(line);
+  });
 }
 
 /**

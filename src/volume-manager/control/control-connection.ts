@@ -9,6 +9,7 @@ import {
   REQUEST_MAX_BYTES,
   type RenewOutcome,
   type RenewTarget,
+  type RequestDecisionAsked,
   type UnsavedFailure,
 } from './control-protocol.js';
 import { LineBuffer } from './line-buffer.js';
@@ -19,6 +20,16 @@ import { RenewStream } from './renew-stream.js';
  * resolves once the condition is written, throws with a message for the user otherwise.
  */
 export type CertificateRenewHandler = (ref: NamespacedName) => Promise<{ alreadyIssuing: boolean }>;
+
+/**
+ * Writes a person's decision on a CertificateRequest of the plugin's store (`cert-csi approve`
+ * / `deny`); resolves once written, throws with a message for the user otherwise.
+ */
+export type RequestDecisionHandler = (decision: RequestDecisionAsked) => Promise<void>;
+
+/** The answer of a plugin whose CertificateRequests are the cluster's (kubernetes mode). */
+export const NO_REQUEST_STORE_ERROR =
+  'this plugin keeps no CertificateRequests (it runs with --mode kubernetes): approve or deny through the cluster, with --kubeconfig FILE';
 
 /** The answer of a plugin whose Certificates are not its own (kubernetes mode). */
 export const NO_CERTIFICATE_STORE_ERROR =
@@ -37,6 +48,8 @@ export interface ControlHandlers {
   renewalsAsked(): string[];
   /** Embedded mode; without it a Certificate request gets NO_CERTIFICATE_STORE_ERROR. */
   renewCertificate?: CertificateRenewHandler | undefined;
+  /** Embedded mode; without it a decision gets NO_REQUEST_STORE_ERROR. */
+  decideRequest?: RequestDecisionHandler | undefined;
 }
 
 /** A socket's listener that destroys it (`this` is the socket). */
@@ -179,6 +192,13 @@ async function serveRequest(request: ControlRequest, context: RequestContext): P
       if (!handlers.renewCertificate) throw new Error(NO_CERTIFICATE_STORE_ERROR);
       const { alreadyIssuing } = await handlers.renewCertificate(ref);
       answer(socket, { ...ref, alreadyIssuing, type: 'triggered' });
+      return;
+    }
+    case 'decide-request': {
+      const { namespace, name, decision } = request.decision;
+      logger.info({ request: { namespace, name }, decision }, 'CertificateRequest decided by hand');
+      if (!handlers.decideRequest) throw new Error(NO_REQUEST_STORE_ERROR);
+      await handlers.decideRequest(request.decision);
       return;
     }
     case 'renew': {

@@ -72,10 +72,18 @@ export interface PluginStatus {
   renewalsAsked: string[];
 }
 
+/** A person's word on a CertificateRequest of the plugin's store (`cert-csi approve`/`deny`). */
+export interface RequestDecisionAsked extends NamespacedName {
+  decision: 'Approved' | 'Denied';
+  reason: string;
+  message: string;
+}
+
 /** One request to the plugin. */
 export type ControlRequest =
   | { op: 'renew'; target: RenewTarget }
   | { op: 'renew-certificate'; certificate: NamespacedName }
+  | { op: 'decide-request'; decision: RequestDecisionAsked }
   | { op: 'status' };
 
 /** The request as its line: `{"op": "renew", "volumeId"}` or `"all": true`, and so on. */
@@ -85,6 +93,8 @@ export function formatControlRequest(request: ControlRequest): string {
       return `${JSON.stringify({ op: 'renew', ...request.target })}\n`;
     case 'renew-certificate':
       return `${JSON.stringify({ op: request.op, ...request.certificate })}\n`;
+    case 'decide-request':
+      return `${JSON.stringify({ op: request.op, ...request.decision })}\n`;
     case 'status':
       return `${JSON.stringify({ op: request.op })}\n`;
   }
@@ -113,12 +123,14 @@ export function parseControlRequest(text: string): ControlRequest {
     case 'renew':
       return { op, target: parseTarget(value) };
     case 'renew-certificate':
-      return { op, certificate: parseCertificateRef(value) };
+      return { op, certificate: parseCertificateRef(value, op) };
+    case 'decide-request':
+      return { op, decision: parseDecision(value) };
     case 'status':
       return { op };
     default:
       throw new Error(
-        `${typeof op === 'string' ? `op ${quoted(op)}` : 'op missing or not a string'}: expected "renew", "renew-certificate" or "status"`,
+        `${typeof op === 'string' ? `op ${quoted(op)}` : 'op missing or not a string'}: expected "renew", "renew-certificate", "decide-request" or "status"`,
       );
   }
 }
@@ -137,13 +149,37 @@ function parseTarget(value: Fields): RenewTarget {
 }
 
 // {"namespace", "name"}, both valid names: they become a store key (and a path in the state dir).
-function parseCertificateRef(value: Fields): NamespacedName {
+function parseCertificateRef(value: Fields, op: string): NamespacedName {
   const { namespace, name } = value;
   if (typeof namespace !== 'string' || typeof name !== 'string') {
-    throw new Error('renew-certificate needs a namespace and a name, both strings');
+    throw new Error(`${op} needs a namespace and a name, both strings`);
   }
   const ref = { namespace, name };
   const problem = namespacedNameProblem(ref);
-  if (problem) throw new Error(`certificate: ${problem}`);
+  if (problem)
+    throw new Error(`${op === 'renew-certificate' ? 'certificate' : 'request'}: ${problem}`);
   return ref;
+}
+
+/** The longest reason or message a decision carries (the request line's bound holds it). */
+export const DECISION_TEXT_MAX_CHARS = 1024;
+
+// A CertificateRequest, Approved or Denied, a reason and a message: non-empty, bounded strings.
+function parseDecision(value: Fields): RequestDecisionAsked {
+  const ref = parseCertificateRef(value, 'decide-request');
+  const { decision, reason, message } = value;
+  if (decision !== 'Approved' && decision !== 'Denied') {
+    throw new Error('decide-request: decision must be "Approved" or "Denied"');
+  }
+  for (const [field, text] of [
+    ['reason', reason],
+    ['message', message],
+  ] as const) {
+    if (typeof text !== 'string' || text === '' || text.length > DECISION_TEXT_MAX_CHARS) {
+      throw new Error(
+        `decide-request: ${field} must be a string of 1 to ${DECISION_TEXT_MAX_CHARS} characters`,
+      );
+    }
+  }
+  return { ...ref, decision, reason: reason as string, message: message as string };
 }

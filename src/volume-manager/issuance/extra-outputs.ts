@@ -10,7 +10,7 @@ import {
   jksTruststore,
 } from '../../pki/keystore-data.js';
 
-// The outputs cert-csi adds to csi-driver's (README "Extra outputs"): they are built from the
+// The outputs cert-csi adds to csi-driver's (docs/volume-attributes.md, "Extra outputs"): they are built from the
 // same key, certificate and CA as tls.key, tls.crt and ca.crt, and written in the same
 // generation, so a reader never sees one file of a renewal beside another of the previous one.
 

@@ -91,7 +91,7 @@ async function publishOnce(deps: PublishDeps, request: PublishRequest): Promise<
   if (reloadProblem !== undefined) throw new ReloadRefusedError(reloadProblem);
   // A first publish, before anything is written: what the node can check of the issuer.
   const refusal = existing ? undefined : deps.issuanceCheck?.(request);
-  if (refusal !== undefined) throw new IssuanceError(refusal, 'denied');
+  if (refusal !== undefined) throw new IssuanceError(refusal.message, refusal.reason);
   await checkPublishTarget(dataRoot, mounter, volumeId, targetPath, existing);
   // No await from here to registerVolume: what the checks saw still holds there.
   const decision = reissueDecision({

@@ -140,6 +140,11 @@ export class TrustBundleVolumes {
     return out;
   }
 
+  /** Resolves once no trust-bundle rewrite is running (those already started finish). */
+  async settled(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running.values());
+  }
+
   private schedule(volumeId: string): void {
     if (this.running.has(volumeId)) {
       this.again.add(volumeId);

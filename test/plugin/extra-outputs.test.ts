@@ -134,8 +134,9 @@ t.test('combined PEM, JKS keystore and truststore, renewed in one generation', a
       'tls-combined.pem',
       'keystore.jks',
       'truststore.jks',
+      'generation.json',
     ].map((name) => join(listedTarget, name)),
-    'the key, certificate and CA, then the PKCS#12, combined PEM and JKS files',
+    'the key, certificate and CA, then the PKCS#12, combined PEM and JKS files, then generation.json',
   );
   t.same(
     (await readdir(listedTarget)).filter((n) => !n.startsWith('..')).sort(),

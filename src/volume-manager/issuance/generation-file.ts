@@ -1,9 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { join } from 'node:path';
 import { GENERATION_FILENAME } from '../../attributes/filename-rules.js';
-import { DATA_LINK } from '../../fs/atomic-writer.js';
-import { errnoCode } from '../../fs/errors.js';
-import { readRegularFile } from '../../fs/regular-file.js';
+import { readCurrentFile } from '../../fs/atomic-writer.js';
 
 /** Why a volume got a new generation: the `reason` of its generation file. */
 export type RewriteReason = 'issued' | 'renewed' | 'trust-bundle-changed';
@@ -73,16 +70,9 @@ export function generationFile(
  * keeps rising across plugin restarts; 0 when no generation (or no generation file) exists.
  */
 export async function currentGeneration(dataDir: string): Promise<number> {
-  try {
-    return recordedGeneration(
-      await readRegularFile(join(dataDir, DATA_LINK, GENERATION_FILENAME), {
-        maxBytes: GENERATION_FILE_MAX_BYTES,
-      }),
-    );
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return 0;
-    throw err;
-  }
+  return recordedGeneration(
+    await readCurrentFile(dataDir, GENERATION_FILENAME, GENERATION_FILE_MAX_BYTES),
+  );
 }
 
 // X509Certificate's dates are in the form of Date.toUTCString's cousin; seconds suffice.

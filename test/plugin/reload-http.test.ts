@@ -88,6 +88,62 @@ t.test('reload-url: one POST per rewrite; a slow or failing endpoint delays noth
   );
 });
 
+t.test('stopping the plugin cancels the POST in flight and every retry', async (t) => {
+  const posts: string[] = [];
+  const closed: string[] = [];
+  const server = createServer((req, res) => {
+    posts.push(`${req.method} ${req.url}`);
+    // /hang never answers; /fail fails, so a retry is waiting when the plugin stops.
+    if (req.url === '/fail') res.writeHead(503).end();
+    req.socket.once('close', () => closed.push(req.url ?? ''));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const { port } = server.address() as AddressInfo;
+  // Long timeout and backoff: without the cancel the hang would be held 60 s and the retry
+  // would come 300 ms after the failure.
+  const p = await startPlugin(t, {
+    reloadHttp: { timeoutMs: 60_000, attempts: 3, backoffMs: 300 },
+  });
+  const pod = { pod: { 'csi.storage.k8s.io/pod.ips': '127.0.0.1' } };
+  for (const path of ['/hang', '/fail']) {
+    await p.publish(
+      `csi${path.replace('/', '-')}`,
+      embeddedCA({
+        'csi.cert-manager.io/key-algorithm': 'ECDSA',
+        'csi.cert-manager.io/reload-url': `http://\${POD_IP}:${port}${path}`,
+      }),
+      pod,
+    );
+  }
+  t.equal((await p.manager.renewNow({ volumeId: 'csi-hang' })).renewed.length, 1);
+  t.equal((await p.manager.renewNow({ volumeId: 'csi-fail' })).renewed.length, 1);
+  await until(() => posts.includes('POST /hang') && posts.includes('POST /fail'), {
+    what: 'the first attempt of both POSTs',
+  });
+  await p.manager.stop();
+  await until(() => closed.includes('/hang'), { what: 'the hanging POST cut by stop' });
+  const seen = posts.length;
+  // Twice the whole backoff (300 + 600 ms): a retry that survived stop would have come.
+  await new Promise((resolve) => setTimeout(resolve, 1_800));
+  t.equal(posts.length, seen, `no POST after stop (${posts.join(', ')})`);
+  t.same(
+    p.events.all().filter((e) => e.reason === 'CertificateReloadFailed'),
+    [],
+    'a notification cut by the stop is no failure of the application: no Warning',
+  );
+  t.equal(
+    (await p.manager.renewNow({ volumeId: 'csi-fail' }).catch(() => ({ renewed: [] }))).renewed
+      .length,
+    0,
+    'and a stopped manager renews nothing',
+  );
+});
+
 t.test(
   'a URL to anywhere but the pod, or signals the node does not serve, refuse the publish',
   async (t) => {

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** How a reload POST is tried. */
 export interface HttpReloadOptions {
@@ -19,11 +20,11 @@ export const HTTP_RELOAD_DEFAULTS: HttpReloadOptions = {
 
 // One POST with an empty body; the answer's body is drained, never held. node:http never
 // follows a redirect, and a redirect is no success: the node POSTs to the pod's IP only.
-function postOnce(url: URL, timeoutMs: number): Promise<string | undefined> {
+function postOnce(url: URL, timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
     const req = request(
       url,
-      { method: 'POST', headers: { 'content-length': '0', 'user-agent': 'cert-csi' } },
+      { method: 'POST', headers: { 'content-length': '0', 'user-agent': 'cert-csi' }, signal },
       (res) => {
         res.resume();
         const status = res.statusCode ?? 0;
@@ -41,19 +42,27 @@ function postOnce(url: URL, timeoutMs: number): Promise<string | undefined> {
   });
 }
 
+/** The problem a reload ends with when the node plugin stops under it. */
+export const RELOAD_STOPPED = 'the node plugin stopped';
+
 /**
  * POSTs to url until an attempt gets a 2xx answer or the attempts run out, the waits between
- * them doubling; returns the last problem, or undefined on success.
+ * them doubling; returns the last problem, or undefined on success. An abort (the plugin
+ * stopping) ends the attempt in flight and the wait at once, and no attempt follows.
  */
 export async function postReload(
   url: URL,
   options: HttpReloadOptions,
-  wait: (ms: number) => Promise<void>,
+  signal: AbortSignal,
 ): Promise<string | undefined> {
   let problem: string | undefined;
   for (let attempt = 1; attempt <= options.attempts; attempt++) {
-    if (attempt > 1) await wait(options.backoffMs * 2 ** (attempt - 2));
-    problem = await postOnce(url, options.timeoutMs);
+    if (attempt > 1) {
+      // Referenced: a pending retry is real work; stop() is what ends it early.
+      await sleep(options.backoffMs * 2 ** (attempt - 2), undefined, { signal }).catch(() => {});
+    }
+    if (signal.aborted) return RELOAD_STOPPED;
+    problem = await postOnce(url, options.timeoutMs, signal);
     if (problem === undefined) return undefined;
   }
   return `${problem} (after ${options.attempts} attempts)`;

@@ -30,8 +30,6 @@ export interface VolumeReloaderDeps {
   /** Records an Event on the volume's pod. */
   onEvent: (event: PodEvent) => void;
   http?: HttpReloadOptions;
-  /** Waits between HTTP attempts (a timer by default). */
-  wait?: (ms: number) => Promise<void>;
 }
 
 /** Why a volume's reload attributes cannot be served on this node, or undefined. */
@@ -53,8 +51,6 @@ export function reloadRefusal(
   return undefined;
 }
 
-const defaultWait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Tells a volume's application of each rewrite, as its reload attributes ask: a POST to the
  * pod's own IP and a signal to its container's init process. Runs detached from the rewrite
@@ -63,17 +59,18 @@ const defaultWait = (ms: number) => new Promise<void>((resolve) => setTimeout(re
  */
 export class VolumeReloader {
   private readonly running = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
 
   constructor(private readonly deps: VolumeReloaderDeps) {}
 
-  /** Starts the notifications of one rewrite and returns at once. */
+  /** Starts the notifications of one rewrite and returns at once; nothing once stopped. */
   rewritten(
     volumeId: string,
     spec: VolumeCertificateSpec,
     volumeContext: Record<string, string>,
   ): void {
     const reload = spec.reload;
-    if (reload === undefined) return;
+    if (reload === undefined || this.stopping.signal.aborted) return;
     const work: Promise<void>[] = [];
     if (reload.url !== undefined) work.push(this.post(volumeId, spec, volumeContext, reload.url));
     if (reload.signal !== undefined)
@@ -88,6 +85,15 @@ export class VolumeReloader {
     while (this.running.size > 0) await Promise.all([...this.running]);
   }
 
+  /**
+   * Cancels every pending POST and retry wait, starts nothing more, and resolves once the
+   * notifications in flight have ended (at once: an abort ends a request and a wait).
+   */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await this.idle();
+  }
+
   private async post(
     volumeId: string,
     spec: VolumeCertificateSpec,
@@ -100,11 +106,7 @@ export class VolumeReloader {
     const problem =
       url === undefined
         ? 'the pod has no IP'
-        : await postReload(
-            url,
-            this.deps.http ?? HTTP_RELOAD_DEFAULTS,
-            this.deps.wait ?? defaultWait,
-          );
+        : await postReload(url, this.deps.http ?? HTTP_RELOAD_DEFAULTS, this.stopping.signal);
     this.tell(volumeId, spec, 'http', problem, url === undefined ? template : url.href);
   }
 
@@ -170,6 +172,11 @@ export class VolumeReloader {
     what: string,
   ): void {
     const { logger, nodeId } = this.deps;
+    if (this.stopping.signal.aborted) {
+      // Cut short by the plugin stopping, not a failure of the application: no Event.
+      logger.info({ volumeId, mechanism, what }, 'reload notification cancelled: the plugin stops');
+      return;
+    }
     publishFact('reload', {
       nodeId,
       mechanism,

@@ -45,6 +45,11 @@ t.test('node: mode flags are checked before anything starts', async (t) => {
     /--use-token-request: only used with --mode kubernetes/,
   );
   t.match(
+    await rejectionMessage(runNode(['--reload-signals'])),
+    /--reload-signals: only used with --mode kubernetes/,
+    'embedded mode signals by PID file, never through /proc',
+  );
+  t.match(
     await rejectionMessage(runNode(['--kube-api-qps', '5'])),
     /--kube-api-qps: only used with --mode kubernetes/,
   );

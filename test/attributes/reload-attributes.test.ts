@@ -5,12 +5,10 @@ import {
   formatAttributeErrors,
   parseVolumeAttributes,
 } from '../../src/attributes/volume-attributes.js';
+import { podInfo } from '../support/publish-call.js';
 
 const POD_CONTEXT = {
-  'csi.storage.k8s.io/pod.name': 'app-0',
-  'csi.storage.k8s.io/pod.namespace': 'shop',
-  'csi.storage.k8s.io/pod.uid': 'uid-1',
-  'csi.storage.k8s.io/serviceAccount.name': 'app',
+  ...podInfo({ name: 'app-0', namespace: 'shop', uid: 'uid-1', serviceAccount: 'app' }),
   'csi.storage.k8s.io/ephemeral': 'true',
   'csi.cert-manager.io/issuer-name': 'ca',
 };

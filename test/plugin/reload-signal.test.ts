@@ -1,7 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { accessSync, constants } from 'node:fs';
-import { mkdir, rmdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Pod } from '../../src/api/pod.js';
@@ -11,6 +11,7 @@ import type { PodEvent } from '../../src/volume-manager/telemetry/failure-event.
 import { until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 import { recordingLogger } from '../support/recording-logger.js';
+import { tempDir } from '../support/temp-dir.js';
 
 // A real process that ends on the first signal it gets: its exit tells which one.
 function sleeper(t: Test): ChildProcess & { pid: number } {
@@ -155,3 +156,45 @@ function canUseCgroups(): boolean {
     return false;
   }
 }
+
+t.test(
+  'a PID file that names no process, or a node without PID files, sends nothing',
+  async (t) => {
+    const dir = await tempDir(t);
+    const events: PodEvent[] = [];
+    const reloaderFor = (signals: 'pid-file' | 'pod-processes') =>
+      new VolumeReloader({
+        nodeId: 'n',
+        podSource: { get: () => undefined },
+        signals,
+        procRoot: '/proc',
+        logger: recordingLogger(),
+        onEvent: (event) => events.push(event),
+      });
+    const specWith = (pidFile: string) =>
+      ({
+        pod: { name: 'app-0', namespace: 'default', uid: 'u', serviceAccountName: 'app' },
+        reload: { signal: { name: 'SIGHUP', pidFile } },
+      }) as VolumeCertificateSpec;
+    const cases: [string, string, 'pid-file' | 'pod-processes', RegExp][] = [
+      ['not a number', 'abc\n', 'pid-file', /PID file .*bad\.pid holds no pid$/],
+      ['pid 1', '1\n', 'pid-file', /PID file .*bad\.pid holds no pid$/],
+      ['missing', '', 'pid-file', /ENOENT/],
+      ['on a node of pod processes', '4194304\n', 'pod-processes', /for embedded mode only/],
+    ];
+    for (const [what, content, signals, problem] of cases) {
+      const pidFile = join(dir, 'bad.pid');
+      await rm(pidFile, { force: true });
+      if (content !== '') await writeFile(pidFile, content);
+      events.length = 0;
+      const reloader = reloaderFor(signals);
+      reloader.rewritten('csi-bad', specWith(pidFile), {});
+      await reloader.idle();
+      t.match(
+        events,
+        [{ type: 'Warning', reason: 'CertificateReloadFailed', message: problem }],
+        what,
+      );
+    }
+  },
+);

@@ -196,5 +196,22 @@ t.test(
         what,
       );
     }
+    // A node that signals nothing (the publish refuses such a volume; this is the last guard).
+    events.length = 0;
+    const off = new VolumeReloader({
+      nodeId: 'n',
+      podSource: { get: () => undefined },
+      signals: 'off',
+      procRoot: '/proc',
+      logger: recordingLogger(),
+      onEvent: (event) => events.push(event),
+    });
+    off.rewritten(
+      'csi-off',
+      { ...specWith('/x'), reload: { signal: { name: 'SIGHUP' } } } as VolumeCertificateSpec,
+      {},
+    );
+    await off.idle();
+    t.match(events, [{ type: 'Warning', message: /reload signals are not enabled on this node$/ }]);
   },
 );

@@ -6,7 +6,10 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Pod } from '../../src/api/pod.js';
 import type { VolumeCertificateSpec } from '../../src/api/volume-spec.js';
-import { VolumeReloader } from '../../src/volume-manager/reload/volume-reloader.js';
+import {
+  type ReloadSignalMode,
+  VolumeReloader,
+} from '../../src/volume-manager/reload/volume-reloader.js';
 import type { PodEvent } from '../../src/volume-manager/telemetry/failure-event.js';
 import { until } from '../support/eventually.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
@@ -23,6 +26,22 @@ function sleeper(t: Test): ChildProcess & { pid: number } {
 }
 const signalOf = async (child: ChildProcess) =>
   child.signalCode ?? ((await once(child, 'exit'))[1] as string);
+
+/** A reloader on this machine's /proc that records its Events into events. */
+function reloaderOf(
+  signals: ReloadSignalMode,
+  events: PodEvent[],
+  pod: () => Pod | undefined = () => undefined,
+): VolumeReloader {
+  return new VolumeReloader({
+    nodeId: 'n',
+    podSource: { get: pod },
+    signals,
+    procRoot: '/proc',
+    logger: recordingLogger(),
+    onEvent: (event) => events.push(event),
+  });
+}
 
 t.test('embedded mode: reload-pid-file names the process a renewal signals', async (t) => {
   const p = await startPlugin(t);
@@ -95,14 +114,7 @@ t.test(
       metadata: { name: 'web-0', namespace: 'shop', uid: UID },
       status: { containerStatuses: [{ name: 'web', containerID: `containerd://${ID}` }] },
     };
-    const reloader = new VolumeReloader({
-      nodeId: 'n',
-      podSource: { get: () => pod },
-      signals: 'pod-processes',
-      procRoot: '/proc',
-      logger: recordingLogger(),
-      onEvent: (event) => events.push(event),
-    });
+    const reloader = reloaderOf('pod-processes', events, () => pod);
     const spec = {
       pod: { name: 'web-0', namespace: 'shop', uid: UID, serviceAccountName: 'web' },
       reload: { signal: { name: 'SIGUSR1' } },
@@ -162,15 +174,6 @@ t.test(
   async (t) => {
     const dir = await tempDir(t);
     const events: PodEvent[] = [];
-    const reloaderFor = (signals: 'pid-file' | 'pod-processes') =>
-      new VolumeReloader({
-        nodeId: 'n',
-        podSource: { get: () => undefined },
-        signals,
-        procRoot: '/proc',
-        logger: recordingLogger(),
-        onEvent: (event) => events.push(event),
-      });
     const specWith = (pidFile: string) =>
       ({
         pod: { name: 'app-0', namespace: 'default', uid: 'u', serviceAccountName: 'app' },
@@ -187,7 +190,7 @@ t.test(
       await rm(pidFile, { force: true });
       if (content !== '') await writeFile(pidFile, content);
       events.length = 0;
-      const reloader = reloaderFor(signals);
+      const reloader = reloaderOf(signals, events);
       reloader.rewritten('csi-bad', specWith(pidFile), {});
       await reloader.idle();
       t.match(
@@ -198,14 +201,7 @@ t.test(
     }
     // A node that signals nothing (the publish refuses such a volume; this is the last guard).
     events.length = 0;
-    const off = new VolumeReloader({
-      nodeId: 'n',
-      podSource: { get: () => undefined },
-      signals: 'off',
-      procRoot: '/proc',
-      logger: recordingLogger(),
-      onEvent: (event) => events.push(event),
-    });
+    const off = reloaderOf('off', events);
     off.rewritten(
       'csi-off',
       { ...specWith('/x'), reload: { signal: { name: 'SIGHUP' } } } as VolumeCertificateSpec,

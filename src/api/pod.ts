@@ -21,6 +21,8 @@ export interface Pod extends KubeObject {
     podIP?: string;
     podIPs?: Array<{ ip: string }>;
     conditions?: PodCondition[];
+    /** Each running container's name and runtime id (`containerd://<id>`), for reload signals. */
+    containerStatuses?: Array<{ name: string; containerID?: string }>;
   };
 }
 

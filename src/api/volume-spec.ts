@@ -25,6 +25,26 @@ export interface PodInfo {
   serviceAccountName: string;
 }
 
+/** The signals a volume may ask the node to send after a rewrite (an allow-list). */
+export type ReloadSignalName = 'SIGHUP' | 'SIGUSR1' | 'SIGUSR2' | 'SIGTERM';
+
+/** How the application learns of each new generation of the volume (docs/reloading.md). */
+export interface ReloadSpec {
+  /**
+   * reload-url as written: `http://${POD_IP}[:port][/path]`, POSTed to after each rewrite with
+   * ${POD_IP} replaced by the pod's IP of the time.
+   */
+  url?: string;
+  /** reload-signal: the signal, and whose process receives it. */
+  signal?: {
+    name: ReloadSignalName;
+    /** reload-container: the container whose init process is signalled (default: every one). */
+    container?: string;
+    /** reload-pid-file (embedded mode): the file holding the pid to signal. */
+    pidFile?: string;
+  };
+}
+
 /**
  * Everything a volume's attributes ask for, validated, defaulted and with variables
  * expanded: what the volume manager issues and the file writer writes.
@@ -62,6 +82,8 @@ export interface VolumeCertificateSpec {
   /** Attributes with another prefix, copied verbatim to the CertificateRequest. */
   annotations: Record<string, string>;
   pod: PodInfo;
+  /** reload-url and reload-signal: who is told of each rewrite; absent when nobody. */
+  reload?: ReloadSpec;
   /** Where the CA file comes from instead of the request's status.ca (trust-bundle attribute). */
   trustBundle?: TrustBundleSource;
   /**

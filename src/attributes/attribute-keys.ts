@@ -63,6 +63,11 @@ export const ATTRIBUTE_NAMES = [
   'jks-password',
   // The CA file follows a trust bundle (docs/trust-bundles.md).
   'trust-bundle',
+  // Who is told of each rewrite (docs/reloading.md).
+  'reload-url',
+  'reload-signal',
+  'reload-container',
+  'reload-pid-file',
 ] as const;
 
 export type AttributeName = (typeof ATTRIBUTE_NAMES)[number];

@@ -2,6 +2,12 @@ import { goTrimSpace } from '../base/go-text.js';
 
 const NAME_MAX_BYTES = 255;
 
+/**
+ * The file cert-csi writes in every volume beside the certificate (its generation counter,
+ * serial and validity; docs/reloading.md): no output file may take its name.
+ */
+export const GENERATION_FILENAME = 'generation.json';
+
 // csi-driver's five rules, plus ours: not empty, `.`, NUL or `\`. Names starting
 // with `..` are also where the atomic writer keeps its generations and `..data`.
 
@@ -13,6 +19,11 @@ export function filenameProblems(name: string): string[] {
   if (name.startsWith('/')) problems.push('filename must not be an absolute path');
   if (name.startsWith('..')) problems.push("filename must not start with '..'");
   if (name.includes('/')) problems.push("filename must not include '/'");
+  if (name === GENERATION_FILENAME) {
+    problems.push(
+      `filename must not be '${GENERATION_FILENAME}': cert-csi writes its own file there`,
+    );
+  }
   if (name.includes('\\')) problems.push("filename must not include '\\'");
   if (name.includes('\0')) problems.push('filename must not include NUL characters');
   // NAME_MAX counts bytes, as Go's len does.

@@ -25,6 +25,7 @@ import { readIssuerRef } from './issuer-attributes.js';
 import { readKeyAttributes } from './key-attributes.js';
 import { splitList } from './list-splitting.js';
 import { dnsLabelProblem, dnsSubdomainProblem } from './object-names.js';
+import { readReloadAttributes } from './reload-attributes.js';
 import { renewalWindowProblem } from './renewal-window.js';
 import { readTrustBundle } from './trust-bundle-attribute.js';
 
@@ -134,6 +135,8 @@ export function parseVolumeAttributes(
   if (fsGroup !== undefined) spec.fsGroup = fsGroup;
   const trustBundle = readTrustBundle(attrs, pod.namespace);
   if (trustBundle !== undefined) spec.trustBundle = trustBundle;
+  const reload = readReloadAttributes(attrs);
+  if (reload !== undefined) spec.reload = reload;
 
   checkAnnotationsSize(sorted.annotations, kubeletErrors);
 

@@ -81,6 +81,12 @@ export const errorCatalogue = {
     httpStatus: 400,
     exitCode: 1,
   },
+  CERT_CSI_RELOAD_REFUSED: {
+    summary: 'reload attributes this node does not serve (signals off, a PID file in cluster mode)',
+    grpcStatus: 'INVALID_ARGUMENT',
+    httpStatus: 400,
+    exitCode: 1,
+  },
   CERT_CSI_REPUBLISH_CONFLICT: {
     summary: 'a volume already published with other attributes or at another target',
     grpcStatus: 'ALREADY_EXISTS',

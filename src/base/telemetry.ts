@@ -10,6 +10,7 @@ export const TELEMETRY_CHANNELS = {
   volume: 'cert-csi:volume-management',
   sync: 'cert-csi:controller-sync',
   apiRequest: 'cert-csi:api-request',
+  reload: 'cert-csi:volume-reload',
 } as const;
 
 /** Why an IssuanceError ended an issuance without a certificate: the volume manager's reasons. */
@@ -78,11 +79,19 @@ export interface ApiRequestFact {
   durationSeconds: number;
 }
 
+/** One reload notification after a rewrite of a volume: how, and whether it reached the app. */
+export interface ReloadFact {
+  nodeId: string;
+  mechanism: 'http' | 'signal';
+  outcome: 'sent' | 'failed';
+}
+
 interface Facts {
   issuance: IssuanceFact;
   volume: VolumeFact;
   sync: SyncFact;
   apiRequest: ApiRequestFact;
+  reload: ReloadFact;
 }
 
 /** A kind of fact: a key of TELEMETRY_CHANNELS. */
@@ -93,6 +102,7 @@ const channels = {
   volume: diagnostics.channel(TELEMETRY_CHANNELS.volume),
   sync: diagnostics.channel(TELEMETRY_CHANNELS.sync),
   apiRequest: diagnostics.channel(TELEMETRY_CHANNELS.apiRequest),
+  reload: diagnostics.channel(TELEMETRY_CHANNELS.reload),
 };
 
 /** True when someone listens to kind: publishers skip building facts nobody reads. */

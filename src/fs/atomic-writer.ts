@@ -294,6 +294,25 @@ export async function holdsOnlyWriterFiles(
 }
 
 /**
+ * One file of dir's current generation, read through the same file operations as the writer
+ * (synchronous on tmpfs: no thread-pool round trips in a renewal); undefined when nothing was
+ * written yet or the generation holds no such file.
+ */
+export async function readCurrentFile(
+  dir: string,
+  name: string,
+  maxBytes: number,
+): Promise<Buffer | undefined> {
+  const ops = fileOpsFor(dir);
+  try {
+    return await ops.readFile(join(dir, DATA_LINK, name), maxBytes);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
  * Reads the current generation of dir as one consistent set (resolving `..data` once, the way
  * readers should); undefined when nothing was written yet. Retries when a swap removed the
  * generation mid-read.

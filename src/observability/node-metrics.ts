@@ -99,6 +99,12 @@ export function registerNodeMetrics(
       }
     },
   });
+  const reloads = new Counter({
+    name: 'cert_csi_reload_notifications_total',
+    help: 'Reload notifications after a volume rewrite (reload-url, reload-signal), by mechanism and outcome.',
+    labelNames: ['node', 'mechanism', 'outcome'],
+    registers,
+  });
   const nodeLabel = labelText({ node });
   metrics.addScrapeFamily({
     name: 'certmanager_csi_managed_volume_count',
@@ -136,6 +142,14 @@ export function registerNodeMetrics(
       onError,
     ),
     subscribeFacts('volume', (fact) => volumes.observe(fact), onError),
+    subscribeFacts(
+      'reload',
+      (fact) => {
+        if (fact.nodeId !== sources.nodeId) return;
+        reloads.inc({ node, mechanism: fact.mechanism, outcome: fact.outcome });
+      },
+      onError,
+    ),
   ];
   return () => {
     for (const stop of unsubscribe) stop();

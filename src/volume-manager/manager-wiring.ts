@@ -23,11 +23,15 @@ import {
 import type { UnpublishDeps } from './operations/unpublish-volume.js';
 import { PodReadiness } from './readiness/pod-readiness.js';
 import { contextPodSource, type PodSource } from './readiness/pod-source.js';
+import type { HttpReloadOptions } from './reload/http-reload.js';
+import { VolumeReloader } from './reload/volume-reloader.js';
 import type { VolumeManagerSettings } from './settings.js';
 import { FailureRecorder } from './state/failure-recorder.js';
 import { RenewalScheduler } from './state/renewal-scheduler.js';
 import { RenewalsAsked } from './state/renewals-asked.js';
+import { readStoredMetadata } from './state/stored-volume.js';
 import { VolumeRegistry } from './state/volume-registry.js';
+import type { PodEvent } from './telemetry/failure-event.js';
 import { VolumeTelemetry } from './telemetry/volume-telemetry.js';
 import { TrustBundleSources } from './trust-bundles/trust-bundle-sources.js';
 import { TrustBundleVolumes } from './trust-bundles/trust-bundle-volumes.js';
@@ -64,6 +68,12 @@ export interface VolumeManagerOptions {
   podSource?: PodSource | undefined;
   /** What a first publish must pass besides its attributes (embedded mode: the issuer's consent). */
   issuanceCheck?: IssuanceCheck | undefined;
+  /** Records an Event on a volume's pod (reload notifications); dropped when absent. */
+  onEvent?: ((event: PodEvent) => void) | undefined;
+  /** The /proc tree reload signals find containers' processes in (`/proc` by default). */
+  procRoot?: string | undefined;
+  /** How reload POSTs are tried (timeout, attempts, backoff); the node's defaults when absent. */
+  reloadHttp?: HttpReloadOptions | undefined;
 }
 
 /** A volume manager's parts, and what each of its operations is given of them. */
@@ -80,6 +90,8 @@ export interface VolumeManagerWiring {
   manual: ManualRenewalDeps;
   unpublish: UnpublishDeps;
   rediscovery: RediscoveryDeps;
+  /** Tells applications of their volumes' rewrites. */
+  reloader: VolumeReloader;
   /** Renews one managed volume now, for a reason. */
   renew: (volumeId: string, reason: string) => Promise<IssuedCertificate | undefined>;
 }
@@ -102,8 +114,29 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     onError: (err) => logger.warn({ err: err.message }, 'trust bundle watch failed; retrying'),
     onChange: (volumeIds) => trustBundles.changed(volumeIds),
   });
+  const podSource = options.podSource ?? contextPodSource;
+  const reloader = new VolumeReloader({
+    nodeId: settings.nodeId,
+    podSource,
+    signals: settings.reloadSignals,
+    procRoot: options.procRoot ?? '/proc',
+    logger,
+    onEvent: options.onEvent ?? (() => {}),
+    ...(options.reloadHttp ? { http: options.reloadHttp } : {}),
+  });
   const trustBundles = new TrustBundleVolumes(
-    { dataRoot, mounter, logger, registry, clock },
+    {
+      dataRoot,
+      mounter,
+      logger,
+      registry,
+      clock,
+      // The pod's IPs of embedded mode live in the volume context, kept in metadata.json.
+      onRewritten: async (volumeId, spec) => {
+        const stored = await readStoredMetadata(dataRoot, volumeId);
+        if (stored) reloader.rewritten(volumeId, spec, stored.volumeContext);
+      },
+    },
     trustBundleSources,
   );
   const telemetry = new VolumeTelemetry(settings.nodeId);
@@ -132,14 +165,9 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
   const scheduler = new RenewalScheduler(clock, settings.renewalJitterMs, (volumeId, reason) => {
     void renew(volumeId, reason);
   });
-  const readiness = new PodReadiness(
-    options.podSource ?? contextPodSource,
-    settings.readiness,
-    clock,
-    (volumeId) => {
-      void podChanged(podChange, volumeId, renew);
-    },
-  );
+  const readiness = new PodReadiness(podSource, settings.readiness, clock, (volumeId) => {
+    void podChanged(podChange, volumeId, renew);
+  });
   const onIssued = options.onIssued ?? (() => {});
   const onFailed = options.onFailed ?? (() => {});
   const podChange: PodChangeDeps = { readiness, registry, dataRoot, clock, logger };
@@ -149,10 +177,12 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     issuance,
     scheduler,
     failures,
+    reloader,
     onIssued,
     onFailed,
   };
   return {
+    reloader,
     tracker,
     readiness,
     registry,
@@ -170,6 +200,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
       failures,
       trustBundles,
       issuanceCheck: options.issuanceCheck,
+      reloadSignals: settings.reloadSignals,
       onIssued,
       onFailed,
     },

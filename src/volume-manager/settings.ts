@@ -1,5 +1,6 @@
 import type { BackoffPolicy } from './policy/renewal-policy.js';
 import type { ReadinessOptions } from './readiness/pod-readiness.js';
+import type { ReloadSignalMode } from './reload/volume-reloader.js';
 
 /**
  * What the volume manager is configured with: built once where the flags are parsed
@@ -18,6 +19,8 @@ export interface VolumeManagerSettings {
   backoff: BackoffPolicy;
   /** --continue-on-not-ready, --pod-readiness-gate and --gate-backoff-*. */
   readiness: ReadinessOptions;
+  /** Whether reload-signal is served, and how (`cert-csi node --reload-signals`; embedded: PID files). */
+  reloadSignals: ReloadSignalMode;
 }
 
 /** csi-lib's issuance backoff: 30 s, ×2, +0-50 % jitter, 5 min cap. */
@@ -50,6 +53,7 @@ export const DEFAULT_SETTINGS: Readonly<Omit<VolumeManagerSettings, 'nodeId'>> =
   renewalJitterMs: 0,
   backoff: DEFAULT_BACKOFF,
   readiness: DEFAULT_READINESS,
+  reloadSignals: 'off',
 };
 
 /** The settings given, each one left out (or undefined) taking its default. */
@@ -66,5 +70,6 @@ export function volumeManagerSettings(given: GivenSettings): VolumeManagerSettin
     renewalJitterMs: given.renewalJitterMs ?? DEFAULT_SETTINGS.renewalJitterMs,
     backoff: given.backoff ?? DEFAULT_SETTINGS.backoff,
     readiness: given.readiness ?? DEFAULT_SETTINGS.readiness,
+    reloadSignals: given.reloadSignals ?? DEFAULT_SETTINGS.reloadSignals,
   };
 }

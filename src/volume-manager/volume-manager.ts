@@ -58,7 +58,8 @@ export class VolumeManager implements VolumePublisher {
 
   /**
    * Stops timers and watches, aborts what waits, and resolves once the trust-bundle rewrites
-   * already running have finished, so nothing writes after it (the node releases the data
+   * already running have finished and every reload notification (a POST, a retry wait) is
+   * cancelled, so nothing writes or POSTs after it (the node releases the data
    * root's lock then). Files and mounts stay for the next start. The informers belong to
    * whoever created them (they may serve the controllers too) and are stopped by them.
    */
@@ -70,6 +71,8 @@ export class VolumeManager implements VolumePublisher {
     this.parts.registry.abortAll(new Error('plugin stopping'));
     this.parts.trustBundleSources.stop();
     await this.parts.trustBundles.settled();
+    // After the rewrites: one finishing now would otherwise start a POST no one cancels.
+    await this.parts.reloader.stop();
   }
 
   /** True once start() finished. */

@@ -205,6 +205,11 @@ t.test('file name rules', async (t) => {
     'filename must not include leading or trailing spaces',
   ]);
   t.same(filenameProblems('\u3000x'), ['filename must not include leading or trailing spaces']);
+  t.same(
+    filenameProblems('generation.json'),
+    ["filename must not be 'generation.json': cert-csi writes its own file there"],
+    'the name of the generation file is never an output file',
+  );
 });
 
 t.test('goJoinCsv quotes as encoding/csv does', async (t) => {

@@ -36,6 +36,7 @@ import { LineTooLongError } from '../../src/volume-manager/control/line-buffer.j
 import { IssuanceError } from '../../src/volume-manager/issuance/issuance-error.js';
 import { RequestWaitError } from '../../src/volume-manager/issuance/request-tracker.js';
 import { RepublishConflictError } from '../../src/volume-manager/policy/republish-check.js';
+import { ReloadRefusedError } from '../../src/volume-manager/reload/volume-reloader.js';
 import { projectPath } from '../support/project-files.js';
 
 const kinds = Object.keys(errorCatalogue) as ErrorKind[];
@@ -142,6 +143,7 @@ const errorClasses: [string, unknown, ErrorKind][] = [
     new IssuanceError('m', 'invalid-certificate'),
     'CERT_CSI_ISSUED_CERTIFICATE_INVALID',
   ],
+  ['ReloadRefusedError', new ReloadRefusedError('m'), 'CERT_CSI_RELOAD_REFUSED'],
   ['CsiError', invalidArgument('m'), 'CERT_CSI_INVALID_CSI_REQUEST'],
   ['ManifestError', new ManifestError('f', 'm'), 'CERT_CSI_MANIFEST_INVALID'],
   ['UsageError', new UsageError('m'), 'CERT_CSI_INVALID_COMMAND_LINE'],

@@ -45,7 +45,7 @@ t.test(
     t.match(published.stdout, /^SANs: +DNS:cert-csi-cli\.example\.com$/m);
     t.match(published.stdout, /^not after: +\d{4}-/m);
     t.match(published.stdout, /^next renewal: +\d{4}-/m);
-    t.match(published.stdout, /^files: .*tls\.key .*tls\.crt .*ca\.crt$/m);
+    t.match(published.stdout, /^files: .*tls\.key .*tls\.crt .*ca\.crt .*generation\.json$/m);
     const { stdout } = await run('openssl', [
       'verify',
       '-CAfile',

@@ -45,6 +45,11 @@ t.test('node: mode flags are checked before anything starts', async (t) => {
     /--use-token-request: only used with --mode kubernetes/,
   );
   t.match(
+    await rejectionMessage(runNode(['--reload-signals'])),
+    /--reload-signals: only used with --mode kubernetes/,
+    'embedded mode signals by PID file, never through /proc',
+  );
+  t.match(
     await rejectionMessage(runNode(['--kube-api-qps', '5'])),
     /--kube-api-qps: only used with --mode kubernetes/,
   );
@@ -175,6 +180,7 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
       'silent',
       `--metrics-bind-address=127.0.0.1:${nodeMetrics}`,
       `--health-probe-bind-address=127.0.0.1:${nodeHealth}`,
+      '--reload-signals',
     ],
     () => new Promise<void>((resolve) => (stopNode = resolve)),
   );
@@ -220,6 +226,16 @@ t.test('node --mode kubernetes and controller run until told to stop', async (t)
   );
   t.match(controllerText, /^certmanager_controller_sync_call_count\{controller="[a-z-]+"\} [1-9]/m);
   t.notMatch(controllerText, /^certmanager_csi_/m, 'no node families in the controller');
+  // --reload-signals: the node serves reload-signal (refused without it, see reload-refusal).
+  await client.nodeCall(
+    'NodePublishVolume',
+    inlineVolumeCall('cli-vol-signalled', join(cluster.dir, 'target-signalled'), {
+      ...podInfo({ name: 'p', namespace: 'sandbox' }),
+      'csi.cert-manager.io/issuer-name': 'ca',
+      'csi.cert-manager.io/reload-signal': 'HUP',
+    }),
+  );
+  t.pass('a volume asking for a reload signal is published by a node with --reload-signals');
   stopNode();
   t.equal(await node, 0, 'node exits 0 when told to stop');
   stopController();

@@ -20,6 +20,7 @@ import {
   isGenerationName,
   isWriterInternalName,
   readAtomically,
+  readCurrentFile,
   removeAtomicFiles,
   VOLUME_FILE_MAX_BYTES,
   validateFileName,
@@ -291,6 +292,21 @@ t.test(
           `${kind}: a new generation of regular files`,
         );
       }
+    }
+  },
+);
+
+t.test(
+  'readCurrentFile reads one file of the current generation, on disk and on tmpfs',
+  async (t) => {
+    for (const base of [undefined, await tmpfsBase()]) {
+      const dir = await tempDir(t, 'cert-csi-current-', base);
+      t.equal(await readCurrentFile(dir, 'tls.crt', 64), undefined, 'nothing written yet');
+      await writeAtomically(dir, { 'tls.crt': bytes('c1') });
+      await writeAtomically(dir, { 'tls.crt': bytes('c2'), 'tls.key': bytes('k') });
+      t.equal(String(await readCurrentFile(dir, 'tls.crt', 64)), 'c2', 'the newest generation');
+      t.equal(await readCurrentFile(dir, 'ca.crt', 64), undefined, 'a name the generation lacks');
+      await t.rejects(readCurrentFile(dir, 'tls.crt', 1), /larger than/, 'the cap still applies');
     }
   },
 );

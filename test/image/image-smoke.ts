@@ -100,10 +100,15 @@ function pluginRunFlags(
  * The DaemonSet's args in embedded mode: there is no API server here, so the plugin signs with
  * its embedded CA (state in /var/lib/cert-csi/state) instead of creating CertificateRequests.
  * Every other flag (endpoint, driver, data root and its medium, probes, log level) is the
- * manifest's.
+ * manifest's, but --reload-signals, which embedded mode refuses.
  */
 function pluginArgs(shape: WorkloadShape, medium?: string): string[] {
-  let args = withFlag(shape.args, 'mode', 'embedded');
+  // --reload-signals belongs to Kubernetes mode (embedded mode signals by PID file only).
+  let args = withFlag(
+    shape.args.filter((a) => a !== '--reload-signals'),
+    'mode',
+    'embedded',
+  );
   args = withFlag(args, 'state-dir', '/var/lib/cert-csi/state');
   if (medium) args = withFlag(args, 'data-root-medium', medium);
   return args;
@@ -433,7 +438,7 @@ async function main(): Promise<void> {
       },
     ],
     [
-      'the files verify: openssl verify against ca.crt, and tls.key belongs to tls.crt',
+      'the files verify: openssl verify against ca.crt, tls.key belongs to tls.crt, generation.json names it as generation 1',
       async () => {
         const file = (n: string) => join(target.onHost, n);
         const verify = await mustRun('openssl', [
@@ -453,6 +458,14 @@ async function main(): Promise<void> {
         ]);
         assert(fromKey === fromCert, 'tls.key is not the key of tls.crt');
         serial = await serialOf(file('tls.crt'));
+        // `serial=<HEX>` as openssl prints it; the file holds the same hex.
+        const generation = JSON.parse(await readFile(file('generation.json'), 'utf8'));
+        assert(
+          generation.generation === 1 &&
+            generation.reason === 'issued' &&
+            `serial=${generation.serial}` === serial,
+          `generation.json: ${JSON.stringify(generation)}, certificate ${serial}`,
+        );
         return serial;
       },
     ],

@@ -367,3 +367,29 @@ t.test('controller families of objects without status', async (t) => {
     t.equal(sampleValue(after.get(family), { controller: 'certificates-trigger' }), 1, family);
   }
 });
+
+t.test(
+  'reload notifications are counted by mechanism and outcome, for this node only',
+  async (t) => {
+    const metrics = new ComponentMetrics();
+    const stop = registerNodeMetrics(metrics, { nodeId: 'n', requests: () => [] }, (err) =>
+      t.fail(String(err)),
+    );
+    t.teardown(stop);
+    const node = hashIdentifier('n');
+    publishFact('reload', { nodeId: 'n', mechanism: 'http', outcome: 'sent' });
+    publishFact('reload', { nodeId: 'n', mechanism: 'http', outcome: 'sent' });
+    publishFact('reload', { nodeId: 'n', mechanism: 'signal', outcome: 'failed' });
+    publishFact('reload', { nodeId: 'm', mechanism: 'signal', outcome: 'sent' });
+    const reloads = parseExposition(await metrics.exposition()).get(
+      'cert_csi_reload_notifications_total',
+    );
+    t.equal(sampleValue(reloads, { node, mechanism: 'http', outcome: 'sent' }), 2);
+    t.equal(sampleValue(reloads, { node, mechanism: 'signal', outcome: 'failed' }), 1);
+    t.equal(
+      sampleValue(reloads, { node, mechanism: 'signal', outcome: 'sent' }) ?? 0,
+      0,
+      "another node's notification is not this node's",
+    );
+  },
+);

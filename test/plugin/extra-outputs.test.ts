@@ -81,7 +81,15 @@ t.test('combined PEM, JKS keystore and truststore, renewed in one generation', a
   const generation = join(dataDir, after);
   t.same(
     (await readdir(generation)).sort(),
-    ['ca.crt', 'keystore.jks', 'tls-combined.pem', 'tls.crt', 'tls.key', 'truststore.jks'],
+    [
+      'ca.crt',
+      'generation.json',
+      'keystore.jks',
+      'tls-combined.pem',
+      'tls.crt',
+      'tls.key',
+      'truststore.jks',
+    ],
     'every output is in the new generation',
   );
   const renewedCombined = await readFile(join(generation, 'tls-combined.pem'), 'utf8');
@@ -126,8 +134,9 @@ t.test('combined PEM, JKS keystore and truststore, renewed in one generation', a
       'tls-combined.pem',
       'keystore.jks',
       'truststore.jks',
+      'generation.json',
     ].map((name) => join(listedTarget, name)),
-    'the key, certificate and CA, then the PKCS#12, combined PEM and JKS files',
+    'the key, certificate and CA, then the PKCS#12, combined PEM and JKS files, then generation.json',
   );
   t.same(
     (await readdir(listedTarget)).filter((n) => !n.startsWith('..')).sort(),

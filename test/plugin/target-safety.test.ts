@@ -102,7 +102,7 @@ t.test('direct mode: a volume never takes over the files of another volume', asy
     t,
     p.publish('csi-a', embeddedCA(), { target: targetB }),
     status.FAILED_PRECONDITION,
-    /is a non-empty directory this volume did not create \(5 entries, such as "ca\.crt"\)/,
+    /is a non-empty directory this volume did not create \(6 entries, such as "ca\.crt"\)/,
   );
   t.equal(await readFile(join(targetB, 'tls.crt'), 'utf8'), certB, "B's files unchanged");
   t.same(await p.dataRoot.listVolumeIds(), ['csi-b'], 'no dir for A');

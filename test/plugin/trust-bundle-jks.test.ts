@@ -90,8 +90,20 @@ t.test(
     t.not(second, first, 'a new generation');
     t.same(
       (await readdir(second)).sort(),
-      ['ca.crt', 'keystore.jks', 'tls.crt', 'tls.key', 'truststore.jks'],
+      ['ca.crt', 'generation.json', 'keystore.jks', 'tls.crt', 'tls.key', 'truststore.jks'],
       'every file in the generation the link names',
+    );
+    const certificate = new X509Certificate(await readFile(join(second, 'tls.crt')));
+    t.same(
+      JSON.parse(await readFile(join(second, 'generation.json'), 'utf8')),
+      {
+        generation: 2,
+        serial: certificate.serialNumber.toUpperCase(),
+        notBefore: new Date(certificate.validFrom).toISOString().replace('.000Z', 'Z'),
+        notAfter: new Date(certificate.validTo).toISOString().replace('.000Z', 'Z'),
+        reason: 'trust-bundle-changed',
+      },
+      'the generation file counts the bundle rewrite, same certificate',
     );
     const followed = await listStores(second);
     t.same(

@@ -20,6 +20,7 @@ import { createMounter } from '../../src/volume/create-mounter.js';
 import type { DataRoot } from '../../src/volume/data-root.js';
 import type { IssuedCertificate } from '../../src/volume-manager/issuance/certificate-files.js';
 import type { BackoffPolicy } from '../../src/volume-manager/policy/renewal-policy.js';
+import type { HttpReloadOptions } from '../../src/volume-manager/reload/http-reload.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import type { VolumeManager } from '../../src/volume-manager/volume-manager.js';
 import { until } from './eventually.js';
@@ -102,6 +103,7 @@ export async function startPlugin(
     maxConcurrentIssuances?: number;
     backoff?: BackoffPolicy;
     onIssued?: (volumeId: string, issued: IssuedCertificate, reason: string) => void;
+    reloadHttp?: HttpReloadOptions;
   } = {},
 ): Promise<PluginHarness> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'cert-csi-plugin-')));
@@ -132,6 +134,7 @@ export async function startPlugin(
       retry: { baseDelayMs: 20, ...options.controllers?.retry },
     },
     ...(options.onIssued ? { onIssued: options.onIssued } : {}),
+    ...(options.reloadHttp ? { reloadHttp: options.reloadHttp } : {}),
   });
   const { store, events, dataRoot, manager, controllers, informers } = plugin;
   const { client, stop } = connectClient(t, endpoint, plugin, options.dir ? undefined : dir);

@@ -58,7 +58,7 @@ const LATE_WINDOW_MS = 80;
 /** How long a due renewal may take after a restart before the volume counts as unscheduled. */
 const RENEWAL_DEADLINE_MS = 10_000;
 const SHORT_DURATION = '6s';
-const FILES = ['ca.crt', 'tls.crt', 'tls.key'];
+const FILES = ['ca.crt', 'generation.json', 'tls.crt', 'tls.key'];
 const VOLUME_ENTRIES = new Set<string>([
   VolumeFile.metadata,
   VolumeFile.data,
@@ -129,6 +129,13 @@ async function checkPair(dir: string): Promise<PairCheck> {
     const key = createPrivateKey(keyPem);
     const cert = new X509Certificate(certPem);
     if (!cert.checkPrivateKey(key)) return { state: 'bad', why: 'key does not match certificate' };
+    // The generation file is written in the same generation: it names this certificate.
+    const generation = JSON.parse(files.get('generation.json')?.toString() ?? '{}') as {
+      serial?: string;
+    };
+    if (generation.serial !== cert.serialNumber.toUpperCase()) {
+      return { state: 'bad', why: `generation.json names serial ${generation.serial}` };
+    }
     return {
       state: 'ok',
       notAfter: Date.parse(cert.validTo),

@@ -114,6 +114,9 @@ export async function testParts(
     // The manager's renew: the renewal operation over these same parts.
     renew: (volumeId, reason) => renewVolume(parts, volumeId, reason),
     asked: new RenewalsAsked(),
+    // No volume of these tests asks for a reload (test/plugin/reload-*.test.ts do).
+    reloadSignals: 'off',
+    reloader: { rewritten: () => {} },
     ...quietFollowers(t, { dataRoot, mounter, logger, registry, clock }),
   };
   return { parts, clock, logs: logger.records, mounts, fired, issued, failed, deletedRequests };

@@ -23,6 +23,7 @@ import {
   issuerExistsCheck,
   volumeCaCheck,
 } from '../../volume-manager/issuance/issuance-check.js';
+import type { HttpReloadOptions } from '../../volume-manager/reload/http-reload.js';
 import type { VolumeManager } from '../../volume-manager/volume-manager.js';
 import { controllerSelection } from '../controller/controller-names.js';
 import {
@@ -47,6 +48,8 @@ export interface EmbeddedPluginOptions extends NodePluginOptions {
   beforeIssuers?: (store: MemoryStore) => Promise<void>;
   /** The embedded controller stack: which controllers run and how. */
   controllers?: EmbeddedControllersOptions;
+  /** How reload POSTs are tried; the node's defaults when absent (tests shorten them). */
+  reloadHttp?: HttpReloadOptions;
 }
 
 /** The embedded controllers' selection and settings. */
@@ -153,7 +156,14 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       ...(options.controllers?.retry ? { retry: options.controllers.retry } : {}),
     });
     const running = controllers;
-    const node = await startNodeServices(options, {
+    // One machine: reload-signal names its process by a PID file (no pods, no containers).
+    const nodeOptions = {
+      ...options,
+      settings: { ...options.settings, reloadSignals: 'pid-file' as const },
+    };
+    const node = await startNodeServices(nodeOptions, {
+      onEvent: (event) => events.event(event.pod, event.type, event.reason, event.message),
+      ...(options.reloadHttp ? { reloadHttp: options.reloadHttp } : {}),
       store: opened,
       informers: shared,
       pendingKeys,

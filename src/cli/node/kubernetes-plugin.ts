@@ -77,6 +77,7 @@ export async function startKubernetesPlugin(
       store,
       informers,
       podSource: informerPodSource(informers),
+      onEvent: (event) => events.event(event.pod, event.type, event.reason, event.message),
       onFailed: (volumeId, volumeContext, err) => {
         const event = issuanceFailureEvent(volumeId, volumeContext, err);
         if (event) events.event(event.pod, event.type, event.reason, event.message);

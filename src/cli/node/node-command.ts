@@ -45,7 +45,7 @@ export async function runNode(
     'accept-new-ca',
     'controllers',
   ] as const;
-  const kubernetesOnly = [...KUBE_CLIENT_FLAG_NAMES, 'use-token-request'];
+  const kubernetesOnly = [...KUBE_CLIENT_FLAG_NAMES, 'use-token-request', 'reload-signals'];
   for (const flag of mode === 'kubernetes' ? embeddedOnly : kubernetesOnly) {
     if (explicit.has(flag))
       throw new Error(
@@ -104,6 +104,8 @@ export async function runNode(
     renewalJitterMs,
     backoff,
     readiness,
+    // Embedded mode signals by PID file whatever this says (embedded-plugin.ts).
+    reloadSignals: values['reload-signals'] ? 'pod-processes' : 'off',
   });
   const common = {
     endpoint,

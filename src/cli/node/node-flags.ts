@@ -186,6 +186,16 @@ export const NODE_FLAGS = {
         'audience ""); the token is never logged or stored',
       ],
     },
+    'reload-signals': {
+      type: 'boolean',
+      default: false,
+      description: [
+        'serve the reload-signal volume attribute: signal the',
+        "init process of the pod's container after each rewrite,",
+        'found through /proc (needs hostPID: true); without it a',
+        'volume asking for a signal is refused',
+      ],
+    },
   }),
 } as const satisfies FlagTable;
 

@@ -57,6 +57,9 @@ export async function startNodeServices(
     | 'requestCreator'
     | 'podSource'
     | 'issuanceCheck'
+    | 'onEvent'
+    | 'reloadHttp'
+    | 'procRoot'
   > & {
     /** The data root's lock when the caller already claimed it (claimDataRoot); released at stop. */
     dataRootLock?: HeldLock;

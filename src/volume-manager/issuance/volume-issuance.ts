@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../../api/logger.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import { GENERATION_FILENAME } from '../../attributes/filename-rules.js';
 import type { Clock } from '../../base/clock.js';
 import { Deadline } from '../../base/deadline.js';
 import { writeAtomically } from '../../fs/atomic-writer.js';
@@ -15,6 +16,7 @@ import type { VolumeRegistry, VolumeState } from '../state/volume-registry.js';
 import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
 import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
 import type { IssuedCertificate } from './certificate-files.js';
+import { currentGeneration, generationFile } from './generation-file.js';
 import { IssuanceError } from './issuance-error.js';
 import { obtainCertificate } from './obtain-certificate.js';
 import type { RequestTracker } from './request-tracker.js';
@@ -109,10 +111,21 @@ export class VolumeIssuance {
       if (state.abort.signal.aborted) {
         throw new IssuanceError('issuance aborted: the volume was unpublished', 'aborted');
       }
+      const dataDir = dataRoot.dataDir(volumeId);
+      // Under the lock: the bundle is the newest the watch has seen.
+      const files = await trustBundles.withBundle(volumeId, spec, issued.files);
+      // A volume with a certificate on record is renewed; after a reboot on tmpfs (no
+      // metadata.json left) it is issued anew. The counter goes on from the one on disk.
+      const reason = metadata.notAfter === undefined ? 'issued' : 'renewed';
+      const certificate = issued.files.get(spec.files.certificate) as Uint8Array;
+      const written = new Map(files);
+      written.set(
+        GENERATION_FILENAME,
+        generationFile(await currentGeneration(dataDir), certificate, reason),
+      );
       await writeAtomically(
-        dataRoot.dataDir(volumeId),
-        // Under the lock: the bundle is the newest the watch has seen.
-        await trustBundles.withBundle(volumeId, spec, issued.files),
+        dataDir,
+        written,
         spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
       );
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();

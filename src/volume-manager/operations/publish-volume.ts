@@ -20,6 +20,11 @@ import {
   republishDifferences,
 } from '../policy/republish-check.js';
 import { markWaiting, type WaitingVolumeDeps, watchPod } from '../readiness/waiting-volume.js';
+import {
+  ReloadRefusedError,
+  type ReloadSignalMode,
+  reloadRefusal,
+} from '../reload/volume-reloader.js';
 import type { FailureRecorder } from '../state/failure-recorder.js';
 import type { RenewalScheduler } from '../state/renewal-scheduler.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
@@ -38,6 +43,8 @@ export interface PublishDeps extends WaitingVolumeDeps {
   failures: FailureRecorder;
   /** What a first publish must pass besides its attributes (embedded mode); none when absent. */
   issuanceCheck?: IssuanceCheck | undefined;
+  /** Whether this node serves reload-signal (a volume asking for what it does not is refused). */
+  reloadSignals: ReloadSignalMode;
   onIssued: IssuedListener;
   onFailed: FailedListener;
 }
@@ -80,6 +87,8 @@ async function publishOnce(deps: PublishDeps, request: PublishRequest): Promise<
     const differences = republishDifferences(published, asPublished(request));
     if (differences.length > 0) throw new RepublishConflictError(volumeId, differences);
   }
+  const reloadProblem = reloadRefusal(spec.reload, deps.reloadSignals);
+  if (reloadProblem !== undefined) throw new ReloadRefusedError(reloadProblem);
   // A first publish, before anything is written: what the node can check of the issuer.
   const refusal = existing ? undefined : deps.issuanceCheck?.(request);
   if (refusal !== undefined) throw new IssuanceError(refusal.message, refusal.reason);

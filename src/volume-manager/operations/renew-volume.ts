@@ -6,6 +6,7 @@ import type { VolumeIssuance } from '../issuance/volume-issuance.js';
 import { reissueDecision } from '../policy/reissue-decision.js';
 import type { ReadinessVerdict } from '../readiness/pod-readiness.js';
 import { markWaiting, type WaitingVolumeDeps } from '../readiness/waiting-volume.js';
+import type { VolumeReloader } from '../reload/volume-reloader.js';
 import type { FailureRecorder } from '../state/failure-recorder.js';
 import type { RenewalScheduler } from '../state/renewal-scheduler.js';
 import { readStoredMetadata, storedKey } from '../state/stored-volume.js';
@@ -26,6 +27,8 @@ export interface RenewalDeps extends WaitingVolumeDeps {
   issuance: Pick<VolumeIssuance, 'issue'>;
   scheduler: RenewalScheduler;
   failures: FailureRecorder;
+  /** Told of each renewal written, to tell the application (reload-url, reload-signal). */
+  reloader: Pick<VolumeReloader, 'rewritten'>;
   onIssued: IssuedListener;
   onFailed: FailedListener;
 }
@@ -82,6 +85,8 @@ async function renewOnce(
     const reuseKey = spec.reusePrivateKey ? await storedKey(dataRoot, volumeId, spec) : undefined;
     const issued = await deps.issuance.issue(volumeId, issueSpec, metadata, state, reuseKey);
     await mounter.refresh(dataRoot.dataDir(volumeId), metadata.targetPath, spec.fsGroup);
+    // Detached: a slow endpoint delays neither this renewal nor any other volume.
+    deps.reloader.rewritten(volumeId, spec, metadata.volumeContext);
     deps.onIssued(volumeId, issued, decision.reason);
     log.info(
       {

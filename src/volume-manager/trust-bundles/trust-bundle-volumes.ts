@@ -1,6 +1,7 @@
 import type { Logger } from '../../api/logger.js';
 import { describeTrustBundleSource } from '../../api/trust-bundle-source.js';
 import type { VolumeCertificateSpec } from '../../api/volume-spec.js';
+import { GENERATION_FILENAME } from '../../attributes/filename-rules.js';
 import type { Clock } from '../../base/clock.js';
 import { errorMessage } from '../../base/error-message.js';
 import { readAtomically, writeAtomically } from '../../fs/atomic-writer.js';
@@ -8,6 +9,7 @@ import type { DataRoot } from '../../volume/data-root.js';
 import type { Mounter } from '../../volume/mounter.js';
 import { readJksPassword } from '../../volume/volume-secrets.js';
 import { jksFilesForCa } from '../issuance/extra-outputs.js';
+import { generationFile, recordedGeneration } from '../issuance/generation-file.js';
 import { IssuanceError } from '../issuance/issuance-error.js';
 import { reissueDecision } from '../policy/reissue-decision.js';
 import type { VolumeRegistry } from '../state/volume-registry.js';
@@ -21,6 +23,8 @@ export interface TrustBundleVolumesDeps {
   registry: Pick<VolumeRegistry, 'lock' | 'liveState'>;
   /** Dates the JKS stores built with a new bundle. */
   clock: Clock;
+  /** Told after each rewrite, to tell the application (reload-url, reload-signal). */
+  onRewritten?: (volumeId: string, spec: VolumeCertificateSpec) => Promise<void>;
 }
 
 interface TrackedVolume {
@@ -202,6 +206,13 @@ export class TrustBundleVolumes {
         }
         for (const [name, data] of stores.files) current.set(name, data);
       }
+      // Written with the CA file by the same issuance, so it is there too.
+      const certificate = current.get(spec.files.certificate) as Buffer;
+      const previous = recordedGeneration(current.get(GENERATION_FILENAME));
+      current.set(
+        GENERATION_FILENAME,
+        Buffer.from(generationFile(previous, certificate, 'trust-bundle-changed')),
+      );
       await writeAtomically(
         dataDir,
         current,
@@ -209,6 +220,7 @@ export class TrustBundleVolumes {
       );
       await mounter.refresh(dataDir, targetPath, spec.fsGroup);
       logger.info({ volumeId, source }, 'trust bundle written');
+      await this.deps.onRewritten?.(volumeId, spec);
     } finally {
       release();
     }

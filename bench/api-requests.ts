@@ -32,6 +32,7 @@ import { loadRbacFromDirectory } from '../test/fake-api-server/rbac-authorizer.j
 import { issuer, tlsSecret, withNamespace, withSpec } from '../test/support/builders/index.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
+import { type Figure, recordFigures } from './support/figures.js';
 
 const { values } = parseArgs({ options: { volumes: { type: 'string', default: '50' } } });
 const volumes = Number(values.volumes);
@@ -111,9 +112,16 @@ function tally(entries: RequestLogEntry[], user: string, n: number) {
   };
 }
 
+const figures: Figure[] = [];
 function report(label: string, entries: RequestLogEntry[], floor: number) {
   const node = tally(entries, NODE, volumes);
   const ctl = tally(entries, CONTROLLER, volumes);
+  figures.push({
+    name: `plugin API writes per ${label}`,
+    value: node.writes,
+    unit: 'writes',
+    ownFloor: { value: floor, what: 'the least the protocol needs' },
+  });
   console.log(
     `${label.padEnd(15)} | plugin writes ${node.writes.toFixed(2)} reads ${node.reads.toFixed(2)} | floor ${floor} | ratio ${(node.writes / floor).toFixed(2)} | controller writes ${ctl.writes.toFixed(2)} reads ${ctl.reads.toFixed(2)}`,
   );
@@ -147,6 +155,7 @@ report('renewal', [...server.requests], 2);
 const forbidden = server.requests.filter((r) => r.status === 403).length;
 if (forbidden > 0) throw new Error(`${forbidden} requests refused by RBAC`);
 
+recordFigures('api', figures);
 client.close();
 await plugin.stop();
 await controller.stop();

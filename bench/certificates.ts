@@ -51,6 +51,8 @@ import {
   type Usage,
   usageMeter,
 } from './signing-stack.js';
+import { type Figure, recordFigures } from './support/figures.js';
+import type { RawKeyType } from './support/raw-floor.js';
 
 const { values } = parseArgs({
   options: {
@@ -422,10 +424,11 @@ const usageText = (usage: Usage, n: number) =>
   `${fmt(usage.cpuMs / n, 1)} ms CPU each, main thread ${fmt(usage.elu * 100, 0)} % busy`;
 
 const results: string[] = [];
-for (const [label, spec, n] of [
-  ['ECDSA P-256', ECDSA_P256, ecdsaCount],
-  ['RSA-2048', RSA_2048, rsaCount],
-] as Array<[string, KeySpec, number]>) {
+const figures: Figure[] = [];
+for (const [label, spec, n, rawKey] of [
+  ['ECDSA P-256', ECDSA_P256, ecdsaCount, 'ecdsa-p256'],
+  ['RSA-2048', RSA_2048, rsaCount, 'rsa-2048'],
+] as Array<[string, KeySpec, number, RawKeyType]>) {
   if (n <= 0) continue;
   const floorOne = await rawFloor(spec, n, 1);
   const floorN = await rawFloor(spec, n, workers);
@@ -465,6 +468,12 @@ for (const [label, spec, n] of [
     .map(([reason, count]) => `${reason} ${fmt(count / n)}`)
     .join(', ');
   console.log(`  events per Certificate: ${eventList}`);
+  figures.push({
+    name: `Certificates Ready, ${label} keys`,
+    value: run.rate,
+    unit: '/s',
+    rawFloor: { of: 'issuance', key: rawKey },
+  });
   results.push(
     `${label.padEnd(12)}| ${fmt(floorOne.rate, 1).padStart(8)} /s | ${fmt(floorN.rate, 1).padStart(8)} /s | ${fmt(requests.rate, 1).padStart(8)} /s | ${fmt(run.rate, 1).padStart(8)} /s | ${fmt(run.rate / requests.rate).padStart(7)} | ${fmt(run.rate / floorN.rate).padStart(7)}`,
   );
@@ -473,3 +482,4 @@ console.log(
   '\nkey         | raw 1       | raw N       | CRs signed  | Certs Ready | ÷ CRs   | ÷ raw N',
 );
 for (const line of results) console.log(line);
+recordFigures('certificates', figures);

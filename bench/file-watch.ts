@@ -13,6 +13,7 @@
  *
  *   npm install --prefix /tmp/chokidar5 chokidar@^5   # not a dependency (see bench/README.md)
  *   npm run bench:file-watch -- --chokidar /tmp/chokidar5/node_modules/chokidar [--volumes 100,1000]
+ *   npm run bench:file-watch -- --watchers fs.watch      # our module only, no chokidar needed
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, watch as fsWatch, readdirSync, readFileSync, readlinkSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { writeAtomically } from '../src/fs/atomic-writer.js';
 import { watchDirectory } from '../src/fs/directory-watcher.js';
+import { type Figure, recordFigures } from './support/figures.js';
 
 type Name = 'fs.watch' | 'chokidar';
 
@@ -44,6 +46,7 @@ interface Result {
   missed: number;
   missedByRound: number[];
   latencyP50Ms: number;
+  latencyP95Ms: number;
   latencyP99Ms: number;
   burstMissed: number;
   burstLastMs: number;
@@ -56,7 +59,12 @@ const { values } = parseArgs({
     child: { type: 'string' },
     facts: { type: 'boolean', default: false },
     chokidar: { type: 'string' },
+    watchers: { type: 'string', default: 'fs.watch,chokidar' },
   },
+});
+const watchers = values.watchers.split(',').map((name): Name => {
+  if (name === 'fs.watch' || name === 'chokidar') return name;
+  throw new Error(`--watchers: "${name.slice(0, 40)}" is neither fs.watch nor chokidar`);
 });
 
 const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
@@ -266,6 +274,7 @@ async function child(name: Name, volumes: number): Promise<Result> {
     missed: missedByRound.reduce((a, b) => a + b, 0),
     missedByRound,
     latencyP50Ms: percentile(latencies, 50),
+    latencyP95Ms: percentile(latencies, 95),
     latencyP99Ms: percentile(latencies, 99),
     burstMissed: volumes - metadataSeen.size,
     burstLastMs,
@@ -350,8 +359,10 @@ if (values.child !== undefined) {
 } else if (values.facts) {
   process.stdout.write(`${(await facts()).join('\n')}\n`);
 } else {
-  const { version } = await loadChokidar();
-  const chokidarArgs = ['--chokidar', values.chokidar ?? ''];
+  const withChokidar = watchers.includes('chokidar');
+  const version = withChokidar ? (await loadChokidar()).version : 'not loaded';
+  const chokidarArgs = withChokidar ? ['--chokidar', values.chokidar ?? ''] : [];
+  const figures: Figure[] = [];
   console.log(
     `node ${process.version}, chokidar ${version}, data root on ${base}, ${execFileSync('nproc').toString().trim()} cores`,
   );
@@ -360,16 +371,33 @@ if (values.child !== undefined) {
   );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const volumes of values.volumes.split(',').map(Number)) {
-    for (const name of ['fs.watch', 'chokidar'] as const) {
+    for (const name of watchers) {
       const r = JSON.parse(
         await runChild(['--child', `${name}:${volumes}`, ...chokidarArgs]),
       ) as Result;
+      figures.push(
+        {
+          name: `${name}, ${volumes} volume dirs: rename to first event`,
+          value: r.latencyP50Ms,
+          unit: 'ms',
+          p50: r.latencyP50Ms,
+          p95: r.latencyP95Ms,
+        },
+        {
+          name: `${name}, ${volumes} volume dirs: renewals missed`,
+          value: r.missed,
+          unit: 'missed',
+        },
+      );
       console.log(
         `| ${r.name} | ${r.volumes} | ${Math.round(r.setupMs)} | ${round1(r.rssMiB)} | ${round1(r.heapMiB)} | ${r.fds} | ${r.inotifyWatches} | ${round1(r.eventsPerRenewal)} | ${r.missed} (${r.missedByRound.join('/')}) of ${r.renewals} | ${round1(r.latencyP50Ms)} / ${round1(r.latencyP99Ms)} | ${r.burstMissed} | ${Math.round(r.burstLastMs)} | ${Math.round(r.cpuMs)} |`,
       );
     }
   }
-  console.log('\n| kubelet-style rotation watched by | rotation 1 | rotation 2 | rotation 3 |');
-  console.log('| --- | --- | --- | --- |');
-  console.log((await runChild(['--facts', ...chokidarArgs])).trimEnd());
+  recordFigures('file-watch', figures);
+  if (withChokidar) {
+    console.log('\n| kubelet-style rotation watched by | rotation 1 | rotation 2 | rotation 3 |');
+    console.log('| --- | --- | --- | --- |');
+    console.log((await runChild(['--facts', ...chokidarArgs])).trimEnd());
+  }
 }

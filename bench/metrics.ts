@@ -27,6 +27,7 @@ import { MemoryStore } from '../src/store/memory-store.js';
 import { VolumeTelemetry } from '../src/volume-manager/telemetry/volume-telemetry.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { parseExposition } from '../test/support/prometheus-text.js';
+import { recordFigures } from './support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -178,3 +179,13 @@ console.log(
 console.log(
   `floor (${total} plain gauge series serialized, no HTTP): median ${fmt(median(floor))}; ratio ${(median(times) / median(floor)).toFixed(2)}`,
 );
+recordFigures('metrics', [
+  {
+    name: `scrape with ${N} volumes`,
+    value: median(times),
+    unit: 'ms',
+    p50: median(times),
+    p95: percentile(times, 0.95),
+    ownFloor: { value: median(floor), what: 'plain gauges serialized' },
+  },
+]);

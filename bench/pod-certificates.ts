@@ -46,6 +46,7 @@ import {
   type Usage,
   usageMeter,
 } from './signing-stack.js';
+import { type Figure, recordFigures } from './support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -222,6 +223,7 @@ console.log(
 await measure('ECDSAP256', '1.36', warmup);
 
 const results: string[] = [];
+const figures: Figure[] = [];
 for (const [label, keyType, form] of [
   ['ECDSA P-256, 1.36 stub', 'ECDSAP256', '1.36'],
   ['ECDSA P-256, 1.35 proof', 'ECDSAP256', '1.35'],
@@ -247,6 +249,12 @@ for (const [label, keyType, form] of [
     `  CPU the store and controllers add per request (Issued - floor ${workers} at a time): ${fmt((stack.usage.cpuMs - floorN.usage.cpuMs) / count)} ms`,
   );
   const cpuEach = (rate: Rate) => rate.usage.cpuMs / count;
+  figures.push({
+    name: `PodCertificateRequests Issued, ${label}`,
+    value: stack.rate,
+    unit: '/s',
+    rawFloor: { of: 'signing', key: keyType === 'ED25519' ? 'ed25519' : 'ecdsa-p256' },
+  });
   results.push(
     `${label.padEnd(23)} | ${fmt(floorOne.rate, 1).padStart(8)} /s | ${fmt(floorN.rate, 1).padStart(8)} /s | ${fmt(stack.rate, 1).padStart(8)} /s | ${fmt(1000 / stack.rate).padStart(8)} ms | ${fmt(stack.rate / floorN.rate).padStart(5)} | ${fmt(cpuEach(floorN)).padStart(5)} / ${fmt(cpuEach(stack)).padStart(5)} ms = ${fmt(cpuEach(floorN) / cpuEach(stack))}`,
   );
@@ -255,3 +263,4 @@ console.log(
   `\n${'key, form'.padEnd(23)} | floor 1     | floor N     | Issued      | Issued, each | ratio | CPU each: floor N / Issued`,
 );
 for (const line of results) console.log(line);
+recordFigures('pod-certificates', figures);

@@ -24,6 +24,7 @@ import { createMounter } from '../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
+import { recordFigures } from './support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -170,4 +171,15 @@ console.log(
 console.log(
   `floor: ${floorMs.toFixed(1)} ms of crypto per issuance, ${((floorMs * N) / 1000).toFixed(1)} s for ${N} in sequence; storm / floor = ${(stormS / ((floorMs * N) / 1000)).toFixed(2)}`,
 );
+recordFigures('renewal', [
+  {
+    name: `${N} volumes due at once, renewed`,
+    value: N / stormS,
+    unit: '/s',
+    p50: percentile(lags, 50),
+    p95: percentile(lags, 95),
+    rawFloor: { of: 'issuance', key: 'ecdsa-p256' },
+  },
+  { name: `restart with ${N} volumes, to all managed`, value: restartMs, unit: 'ms' },
+]);
 await rm(dir, { recursive: true, force: true });

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { KeySpec } from '../src/pki/keys.js';
 import { MemoryStore } from '../src/store/memory-store.js';
 import { csrs, ECDSA_P256, RSA_2048, signingFloor, signThroughStore } from './signing-stack.js';
+import { type Figure, recordFigures } from './support/figures.js';
 
 const { values } = parseArgs({
   options: {
@@ -33,10 +34,11 @@ console.log(
 console.log(
   'CA key       | floor 1 worker | floor N workers | via store+controllers | ratio to floor N',
 );
-for (const [label, spec] of [
-  ['ECDSA P-256', ECDSA_P256],
-  ['RSA-2048', RSA_2048],
-] as Array<[string, KeySpec]>) {
+const figures: Figure[] = [];
+for (const [label, spec, caType] of [
+  ['ECDSA P-256', ECDSA_P256, 'ecdsa-p256'],
+  ['RSA-2048', RSA_2048, 'rsa-2048'],
+] as Array<[string, KeySpec, 'ecdsa-p256' | 'rsa-2048']>) {
   await signingFloor(spec, requests.slice(0, 20), 1); // warm-up
   const floorOne = await signingFloor(spec, requests, 1);
   const floorN = await signingFloor(spec, requests, workers);
@@ -44,4 +46,11 @@ for (const [label, spec] of [
   console.log(
     `${label.padEnd(12)} | ${floorOne.toFixed(0).padStart(10)} /s  | ${floorN.toFixed(0).padStart(11)} /s  | ${stack.toFixed(0).padStart(17)} /s   | ${(stack / floorN).toFixed(2)}`,
   );
+  figures.push({
+    name: `CRs signed via store+controllers, ${label} CA`,
+    value: stack,
+    unit: '/s',
+    rawFloor: { of: 'signing', key: 'ecdsa-p256', ca: caType },
+  });
 }
+recordFigures('sign', figures);

@@ -1,7 +1,18 @@
-import { createHash, type KeyObject, randomBytes, type webcrypto } from 'node:crypto';
+import { createHash, type KeyObject, randomBytes } from 'node:crypto';
 import { readCertificateFields } from './certificate-fields.js';
 import type { ParsedCsr } from './csr.js';
-import { asBytes, childrenOf, contentOf, readSingle, Tag } from './der.js';
+import {
+  asBytes,
+  childrenOf,
+  contentOf,
+  contextTag,
+  encodeSmallInteger,
+  encodeTime,
+  encodeUnsignedInteger,
+  readSingle,
+  sequence,
+  Tag,
+} from './der.js';
 import { PkiError } from './errors.js';
 import {
   decodeSubjectKeyIdentifier,
@@ -10,13 +21,21 @@ import {
   encodeAuthorityKeyIdentifier,
   encodeBasicConstraints,
   encodeCrlDistributionPoints,
+  encodeExtension,
   encodeExtKeyUsage,
   encodeKeyUsage,
   encodeSubjectKeyIdentifier,
   type RawExtension,
 } from './extensions.js';
-import { publicKeysEqual, signingAlgorithmFor, spkiOf, toCryptoKeyPair } from './keys.js';
+import {
+  publicKeysEqual,
+  requirePrivate,
+  type SigningAlgorithm,
+  signingAlgorithmFor,
+  spkiOf,
+} from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
+import { algorithmIdentifierOf, signedStructure } from './signing.js';
 import { isEmptyName, nameProblem, subjectToDer } from './subject.js';
 import { usagesToExtensions } from './usages.js';
 
@@ -50,8 +69,8 @@ interface IssueInput {
   issuerDer: Uint8Array;
   authorityKeyId: Uint8Array;
   signingKey: KeyObject;
-  /** The signing key already imported into WebCrypto (a prepared signer); imported per call otherwise. */
-  cryptoKey?: webcrypto.CryptoKey;
+  /** The signer's algorithm, when a prepared signer already chose it. */
+  signingAlgorithm?: SigningAlgorithm;
   template: CertificateTemplate;
   sanExtension?: { critical: boolean; der: ArrayBuffer } | undefined;
   nameConstraints?: { critical: boolean; der: ArrayBuffer } | undefined;
@@ -148,7 +167,9 @@ function buildExtensions(input: IssueInput): RawExtension[] {
   return exts;
 }
 
-async function issue(input: IssueInput): Promise<string> {
+const VERSION_3 = contextTag(0, encodeSmallInteger(2), true);
+
+function issue(input: IssueInput): string {
   const { durationMs } = input.template;
   if (!Number.isFinite(durationMs) || durationMs <= 0) {
     throw new PkiError(`certificate duration must be positive, got ${durationMs} ms`);
@@ -158,32 +179,29 @@ async function issue(input: IssueInput): Promise<string> {
   if (subjectProblem !== undefined) {
     throw new PkiError(`the subject cannot be put in a certificate: ${subjectProblem}`);
   }
-  // Loaded at the first certificate, not at start (see x509-provider.ts).
-  const { x509 } = await import('./x509-provider.js');
-  const extensions = buildExtensions(input).map(
-    (e) => new x509.Extension(e.oid, e.critical, e.value),
-  );
-  const signingAlgorithm = signingAlgorithmFor(input.signingKey, 'certificate');
-  const privateKey =
-    input.cryptoKey ?? (await toCryptoKeyPair(input.signingKey, signingAlgorithm)).privateKey;
-  const cert = await x509.X509CertificateGenerator.create({
-    serialNumber: randomSerialNumber(),
-    subject: new x509.Name(input.subjectDer),
-    issuer: new x509.Name(input.issuerDer),
-    // No backdating, like cert-manager; DER times have whole seconds.
-    notBefore: input.now,
-    notAfter: new Date(
-      Math.min(
-        input.now.getTime() + durationMs,
-        input.template.notAfterLimit?.getTime() ?? Number.POSITIVE_INFINITY,
-      ),
+  requirePrivate(input.signingKey);
+  const signingAlgorithm =
+    input.signingAlgorithm ?? signingAlgorithmFor(input.signingKey, 'certificate');
+  const algorithmIdentifier = algorithmIdentifierOf(signingAlgorithm);
+  // No backdating, like cert-manager; DER times have whole seconds.
+  const notAfter = new Date(
+    Math.min(
+      input.now.getTime() + durationMs,
+      input.template.notAfterLimit?.getTime() ?? Number.POSITIVE_INFINITY,
     ),
-    publicKey: input.spkiDer,
-    signingKey: privateKey,
-    signingAlgorithm,
-    extensions,
-  });
-  return encodePem('CERTIFICATE', new Uint8Array(cert.rawData));
+  );
+  // RFC 5280 4.1: TBSCertificate, v3, in its field order.
+  const tbs = sequence([
+    VERSION_3,
+    encodeUnsignedInteger(Buffer.from(randomSerialNumber(), 'hex')),
+    algorithmIdentifier,
+    input.issuerDer,
+    sequence([encodeTime(input.now), encodeTime(notAfter)]),
+    input.subjectDer,
+    input.spkiDer,
+    contextTag(3, sequence(buildExtensions(input).map(encodeExtension)), true),
+  ]);
+  return encodePem('CERTIFICATE', signedStructure(tbs, input.signingKey, signingAlgorithm));
 }
 
 function signerFields(signer: SignerKeyPair): {
@@ -204,26 +222,27 @@ function signerFields(signer: SignerKeyPair): {
   };
 }
 
-/** A CA signer whose certificate is read and whose key is imported once, for many signatures. */
+/** A CA signer whose certificate is read and whose key is checked once, for many signatures. */
 export interface PreparedSigner {
   readonly prepared: true;
   readonly issuerDer: Uint8Array;
   readonly authorityKeyId: Uint8Array;
   readonly signingKey: KeyObject;
-  readonly cryptoKey: webcrypto.CryptoKey;
+  readonly signingAlgorithm: SigningAlgorithm;
 }
 
 /**
  * Checks a CA key pair and does the per-signer work up front: parsing the certificate and
- * importing the key cost more than the signature itself (measured in bench/publish.ts).
+ * comparing its key cost more than the signature itself (measured in bench/publish.ts).
  */
 export async function prepareSigner(signer: SignerKeyPair): Promise<PreparedSigner> {
   const fields = signerFields(signer);
-  const { privateKey } = await toCryptoKeyPair(
-    signer.key,
-    signingAlgorithmFor(signer.key, 'certificate'),
-  );
-  return { prepared: true, ...fields, signingKey: signer.key, cryptoKey: privateKey };
+  return {
+    prepared: true,
+    ...fields,
+    signingKey: signer.key,
+    signingAlgorithm: signingAlgorithmFor(signer.key, 'certificate'),
+  };
 }
 
 /**
@@ -249,7 +268,7 @@ export async function signCertificate(
     issuerDer: Uint8Array;
     authorityKeyId: Uint8Array;
     signingKey: KeyObject;
-    cryptoKey?: webcrypto.CryptoKey;
+    signingAlgorithm?: SigningAlgorithm;
   };
   if ('selfSigned' in signer) {
     if (!publicKeysEqual(signer.selfSigned, csr.publicKey)) {
@@ -269,7 +288,7 @@ export async function signCertificate(
     issuerDer: signing.issuerDer,
     authorityKeyId: signing.authorityKeyId,
     signingKey: signing.signingKey,
-    ...(signing.cryptoKey ? { cryptoKey: signing.cryptoKey } : {}),
+    ...(signing.signingAlgorithm ? { signingAlgorithm: signing.signingAlgorithm } : {}),
     subjectDer,
     spkiDer,
     template,

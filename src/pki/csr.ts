@@ -7,11 +7,18 @@ import {
   UNSUPPORTED_SIGNATURE_ALGORITHM,
 } from './csr-signature.js';
 import {
+  asBytes,
   childrenOf,
+  concat,
   contentOf,
+  contextTag,
   decodeOid,
+  encodeOid,
+  encodeSmallInteger,
   rawOf,
   readSingle,
+  sequence,
+  setOf,
   Tag,
   type Tlv,
   toArrayBuffer,
@@ -23,11 +30,12 @@ import {
   decodeExtKeyUsage,
   decodeKeyUsage,
   ExtensionOid,
+  encodeExtension,
   encodeExtKeyUsage,
   encodeKeyUsage,
   type RawExtension,
 } from './extensions.js';
-import { signingAlgorithmFor, toCryptoKeyPair } from './keys.js';
+import { requirePrivate, signingAlgorithmFor, spkiOf } from './keys.js';
 import { encodeNameConstraints } from './name-constraints.js';
 import { decodePemBlocks, encodePem, pemText } from './pem.js';
 import {
@@ -38,6 +46,7 @@ import {
   type Utf8OtherName,
 } from './san.js';
 import { namedSigningAlgorithm } from './signature-algorithm.js';
+import { signedStructure } from './signing.js';
 import {
   describeSubject,
   parseLiteralSubject,
@@ -82,6 +91,8 @@ export interface ParsedCsr {
 }
 
 const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
+const EXTENSION_REQUEST_OID = encodeOid(EXTENSION_REQUEST);
+const VERSION_1 = encodeSmallInteger(0);
 
 /** A request whose self-signature does not verify; reason is Go's CheckSignature text. */
 export class CsrSignatureError extends PkiError {
@@ -102,48 +113,61 @@ export class CsrSignatureError extends PkiError {
  * (omitted when there are no SANs), the usages when asked, then NameConstraints.
  */
 export async function createCsr(req: CsrRequest): Promise<string> {
+  return createCsrSync(req);
+}
+
+/** createCsr, synchronously: the key is a KeyObject and node:crypto signs on this thread. */
+export function createCsrSync(req: CsrRequest): string {
   const subjectDer = req.literalSubject
     ? parseLiteralSubject(req.literalSubject)
     : subjectToDer(req.subject ?? {});
-  // Loaded at the first request, not at start (see x509-provider.ts).
-  const { x509 } = await import('./x509-provider.js');
-  const extensions = hasSubjectAltNames(req)
-    ? [new x509.Extension(ExtensionOid.subjectAltName, false, encodeSubjectAltNames(req))]
+  const extensions: RawExtension[] = hasSubjectAltNames(req)
+    ? [
+        {
+          oid: ExtensionOid.subjectAltName,
+          critical: false,
+          value: asBytes(encodeSubjectAltNames(req)),
+        },
+      ]
     : [];
   if (req.usages) {
     const { keyUsage, extKeyUsages } = usagesToExtensions(req.usages.names, req.usages.isCA);
-    extensions.push(
-      new x509.Extension(ExtensionOid.keyUsage, true, toArrayBuffer(encodeKeyUsage(keyUsage))),
-    );
+    extensions.push({
+      oid: ExtensionOid.keyUsage,
+      critical: true,
+      value: encodeKeyUsage(keyUsage),
+    });
     if (extKeyUsages.length > 0)
-      extensions.push(
-        new x509.Extension(
-          ExtensionOid.extKeyUsage,
-          false,
-          toArrayBuffer(encodeExtKeyUsage(extKeyUsages)),
-        ),
-      );
+      extensions.push({
+        oid: ExtensionOid.extKeyUsage,
+        critical: false,
+        value: encodeExtKeyUsage(extKeyUsages),
+      });
   }
   const nameConstraints = req.nameConstraints && encodeNameConstraints(req.nameConstraints);
   if (nameConstraints)
-    extensions.push(
-      new x509.Extension(
-        ExtensionOid.nameConstraints,
-        req.nameConstraints?.critical ?? false,
-        toArrayBuffer(nameConstraints),
-      ),
-    );
+    extensions.push({
+      oid: ExtensionOid.nameConstraints,
+      critical: req.nameConstraints?.critical ?? false,
+      value: nameConstraints,
+    });
   const signingAlgorithm = req.signatureAlgorithm
     ? namedSigningAlgorithm(req.key, req.signatureAlgorithm)
     : signingAlgorithmFor(req.key, 'csr');
-  const keys = await toCryptoKeyPair(req.key, signingAlgorithm);
-  const csr = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: new x509.Name(subjectDer),
-    extensions,
-    signingAlgorithm,
-    keys,
-  });
-  return encodePem('CERTIFICATE REQUEST', new Uint8Array(csr.rawData));
+  requirePrivate(req.key);
+  // RFC 2986 4.1: version 0, the subject, the key, and the attributes [0] IMPLICIT: one
+  // extensionRequest holding the extensions, or an empty set.
+  const attributes =
+    extensions.length > 0
+      ? [sequence([EXTENSION_REQUEST_OID, setOf([sequence(extensions.map(encodeExtension))])])]
+      : [];
+  const info = sequence([
+    VERSION_1,
+    asBytes(subjectDer),
+    spkiOf(req.key),
+    contextTag(0, concat(attributes), true),
+  ]);
+  return encodePem('CERTIFICATE REQUEST', signedStructure(info, req.key, signingAlgorithm));
 }
 
 function requestedExtensions(

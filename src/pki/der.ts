@@ -102,6 +102,50 @@ export function encodeSmallInteger(value: number): Uint8Array {
   return encodeTlv(Tag.INTEGER, Uint8Array.from(bytes));
 }
 
+/** Encodes a non-negative INTEGER from its big-endian magnitude (a serial number): minimal, and positive. */
+export function encodeUnsignedInteger(magnitude: Uint8Array): Uint8Array {
+  let first = 0;
+  while (first < magnitude.length - 1 && magnitude[first] === 0) first++;
+  const bytes = magnitude.subarray(first);
+  if (bytes.length === 0) return encodeTlv(Tag.INTEGER, Uint8Array.of(0));
+  return encodeTlv(
+    Tag.INTEGER,
+    (bytes[0] as number) >= 0x80 ? concat([Uint8Array.of(0), bytes]) : bytes,
+  );
+}
+
+/** Encodes a BIT STRING whose content is whole bytes (no unused bits): signatures, keys. */
+export function encodeBitString(bytes: Uint8Array): Uint8Array {
+  return encodeTlv(Tag.BIT_STRING, concat([Uint8Array.of(0), bytes]));
+}
+
+const pad = (n: number, width: number): string => String(n).padStart(width, '0');
+
+/**
+ * Encodes an X.509 Time as RFC 5280 4.1.2.5 requires: UTCTime (YYMMDDHHMMSSZ) for the years
+ * 1950 through 2049, GeneralizedTime (YYYYMMDDHHMMSSZ) otherwise; fractions of a second are
+ * dropped. Throws PkiError for a date with no four-digit year.
+ */
+export function encodeTime(date: Date): Uint8Array {
+  const year = date.getUTCFullYear();
+  if (!Number.isFinite(date.getTime()) || year < 0 || year > 9999) {
+    throw new PkiError(`cannot encode ${String(date.getTime())} ms as an X.509 time`);
+  }
+  const rest = [
+    date.getUTCMonth() + 1,
+    date.getUTCDate(),
+    date.getUTCHours(),
+    date.getUTCMinutes(),
+    date.getUTCSeconds(),
+  ]
+    .map((n) => pad(n, 2))
+    .join('');
+  if (year >= 1950 && year < 2050) {
+    return encodeString(Tag.UTC_TIME, `${pad(year % 100, 2)}${rest}Z`);
+  }
+  return encodeString(Tag.GENERALIZED_TIME, `${pad(year, 4)}${rest}Z`);
+}
+
 /** Encodes an OBJECT IDENTIFIER from dotted-decimal text; throws PkiError if it is not one. */
 export function encodeOid(dotted: string): Uint8Array {
   if (!/^[0-2](\.(0|[1-9][0-9]*))+$/.test(dotted)) {

@@ -38,6 +38,15 @@ export interface RawExtension {
   value: Uint8Array;
 }
 
+/** Extension ::= SEQUENCE { extnID, critical BOOLEAN DEFAULT FALSE, extnValue }; DER omits a false critical. */
+export function encodeExtension(ext: RawExtension): Uint8Array {
+  return sequence([
+    encodeOid(ext.oid),
+    ...(ext.critical ? [encodeBoolean(true)] : []),
+    encodeOctetString(ext.value),
+  ]);
+}
+
 /** Decodes an Extensions SEQUENCE into a map by OID; throws PkiError on duplicates, as Go does. */
 export function decodeExtensions(buf: Uint8Array, list: Tlv): Map<string, RawExtension> {
   const out = new Map<string, RawExtension>();

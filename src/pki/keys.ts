@@ -2,8 +2,8 @@ import {
   createPrivateKey,
   createPublicKey,
   generateKeyPair,
+  generateKeyPairSync,
   type KeyObject,
-  webcrypto,
   X509Certificate,
 } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -25,7 +25,7 @@ export type KeyEncoding = 'PKCS1' | 'PKCS8';
 /** Hashes used for signatures. */
 export type HashName = 'SHA-256' | 'SHA-384' | 'SHA-512';
 
-/** A WebCrypto signing algorithm as @peculiar/x509 expects it. */
+/** A signature algorithm: the scheme (named as in WebCrypto) and its hash; Ed25519 hashes internally. */
 export type SigningAlgorithm =
   | { name: 'RSASSA-PKCS1-v1_5'; hash: HashName }
   | { name: 'ECDSA'; hash: HashName }
@@ -45,10 +45,10 @@ export type NormalizedKeySpec =
   | { algorithm: 'ECDSA'; size: EcdsaSize }
   | { algorithm: 'Ed25519' };
 
-const CURVES: Record<EcdsaSize, { node: string; web: string; hash: HashName }> = {
-  256: { node: 'prime256v1', web: 'P-256', hash: 'SHA-256' },
-  384: { node: 'secp384r1', web: 'P-384', hash: 'SHA-384' },
-  521: { node: 'secp521r1', web: 'P-521', hash: 'SHA-512' },
+const CURVES: Record<EcdsaSize, { node: string; hash: HashName }> = {
+  256: { node: 'prime256v1', hash: 'SHA-256' },
+  384: { node: 'secp384r1', hash: 'SHA-384' },
+  521: { node: 'secp521r1', hash: 'SHA-512' },
 };
 
 const isEcdsaSize = (size: number): size is EcdsaSize =>
@@ -85,7 +85,11 @@ export function normalizeKeySpec(spec: KeySpec): NormalizedKeySpec {
   }
 }
 
-/** Generates a private key off the event loop (async generateKeyPair: RSA-4096 would block for seconds). */
+/**
+ * Generates a private key. RSA is generated on the thread pool (RSA-4096 would block the event
+ * loop for seconds); an EC or Ed25519 key takes well under a millisecond, less than the round
+ * trip to the pool, so it is generated here.
+ */
 export async function generatePrivateKey(spec: KeySpec): Promise<KeyObject> {
   const normalized = normalizeKeySpec(spec);
   if (normalized.algorithm === 'RSA') {
@@ -96,14 +100,13 @@ export async function generatePrivateKey(spec: KeySpec): Promise<KeyObject> {
     return pair.privateKey;
   }
   if (normalized.algorithm === 'ECDSA') {
-    const pair = await generateKeyPairAsync('ec', { namedCurve: CURVES[normalized.size].node });
-    return pair.privateKey;
+    return generateKeyPairSync('ec', { namedCurve: CURVES[normalized.size].node }).privateKey;
   }
-  const pair = await generateKeyPairAsync('ed25519', {});
-  return pair.privateKey;
+  return generateKeyPairSync('ed25519').privateKey;
 }
 
-function requirePrivate(key: KeyObject): void {
+/** Throws PkiError unless key is a private key. */
+export function requirePrivate(key: KeyObject): void {
   if (key.type !== 'private')
     throw new PkiError(`a private key is required, got a ${key.type} key`);
 }
@@ -232,35 +235,4 @@ export function signingAlgorithmFor(
   if (purpose === 'certificate' && spec.size >= 4096) hash = 'SHA-512';
   else if (purpose === 'certificate' && spec.size >= 3072) hash = 'SHA-384';
   return { name: 'RSASSA-PKCS1-v1_5', hash };
-}
-
-/**
- * Imports a KeyObject into WebCrypto (Node 20 has no KeyObject.toCryptoKey).
- * An RSA CryptoKey carries its hash and @peculiar/x509 signs with the key's hash,
- * not the requested one, so RSA keys are imported with `algorithm`'s hash.
- */
-export async function toCryptoKeyPair(
-  key: KeyObject,
-  algorithm: SigningAlgorithm = signingAlgorithmFor(key, 'csr'),
-): Promise<{ privateKey: webcrypto.CryptoKey; publicKey: webcrypto.CryptoKey }> {
-  requirePrivate(key);
-  const spec = keySpecOf(key);
-  let params: webcrypto.RsaHashedImportParams | webcrypto.EcKeyImportParams | webcrypto.Algorithm;
-  if (spec.algorithm === 'RSA') {
-    params = {
-      name: 'RSASSA-PKCS1-v1_5',
-      hash: 'hash' in algorithm ? algorithm.hash : 'SHA-256',
-    };
-  } else if (spec.algorithm === 'ECDSA') {
-    params = { name: 'ECDSA', namedCurve: CURVES[spec.size].web };
-  } else {
-    params = { name: 'Ed25519' };
-  }
-  const subtle = webcrypto.subtle;
-  const pkcs8 = key.export({ type: 'pkcs8', format: 'der' });
-  const [privateKey, publicKey] = await Promise.all([
-    subtle.importKey('pkcs8', pkcs8, params, false, ['sign']),
-    subtle.importKey('spki', spkiOf(key), params, true, ['verify']),
-  ]);
-  return { privateKey, publicKey };
 }

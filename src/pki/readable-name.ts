@@ -1,15 +1,14 @@
 import { Tag } from './der.js';
 
 // Which attribute values of a distinguished name every reader of the certificate accepts.
-// A certificate is read by Node (OpenSSL's d2i_X509), by Go's crypto/x509 (cert-manager,
-// most Kubernetes clients) and, while signing, by the @peculiar/x509 encoder; a value one of
-// them refuses makes a certificate nobody can use. The rule is the intersection of the three,
-// measured with OpenSSL 3.0 and read from Go's x509 parser (parseASN1String):
+// A certificate is read by Node (OpenSSL's d2i_X509) and by Go's crypto/x509 (cert-manager,
+// most Kubernetes clients); a value one of them refuses makes a certificate nobody can use.
+// The rule is the intersection of the two, measured with OpenSSL 3.0 and read from Go's x509
+// parser (parseASN1String):
 // - Go reads only UTF8String, PrintableString, IA5String, NumericString, T61String and
 //   BMPString, each with its content rule; every other type (BOOLEAN, INTEGER, NULL, OID,
 //   SEQUENCE, UniversalString, VisibleString, a constructed string ...) fails the parse.
 // - OpenSSL refuses a BMPString of odd length or holding a UTF-16 surrogate.
-// - The encoder throws on a BMPString of odd length.
 // The same rule is applied to a literal subject at publish, to every subject before it is
 // signed, and to the subject of every certificate the node receives.
 

@@ -4,7 +4,7 @@ import { PkiError } from './errors.js';
 import { type KeyAlgorithm, keySpecOf, type SigningAlgorithm } from './keys.js';
 
 // cert-manager's spec.signatureAlgorithm names (the Certificate CRD's enum) and how each is
-// signed with WebCrypto. Node signs all seven: RSA PKCS#1 v1.5 and ECDSA with SHA-256/384/512
+// signed (signing.ts). Node signs all seven: RSA PKCS#1 v1.5 and ECDSA with SHA-256/384/512
 // (ECDSA with any of them on any curve, as Go allows) and Ed25519.
 const ALGORITHMS: Readonly<Record<string, { key: KeyAlgorithm; signing: SigningAlgorithm }>> = {
   SHA256WithRSA: { key: 'RSA', signing: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } },

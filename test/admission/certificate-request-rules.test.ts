@@ -20,10 +20,9 @@ import {
   sequence,
   Tag,
 } from '../../src/pki/der.js';
-import { encodePrivateKey, generatePrivateKey, toCryptoKeyPair } from '../../src/pki/keys.js';
+import { encodePrivateKey, generatePrivateKey } from '../../src/pki/keys.js';
 import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { KeyUsageFlag } from '../../src/pki/usages.js';
-import { x509 } from '../../src/pki/x509-provider.js';
 import { openssl } from '../pki/fixtures/openssl.js';
 import {
   certificateRequest,
@@ -34,6 +33,7 @@ import {
   withNamespace,
   withSpec,
 } from '../support/builders/index.js';
+import { toCryptoKeyPair, x509 } from '../support/x509-provider.js';
 
 const ec = await generatePrivateKey({ algorithm: 'ECDSA' });
 const rsa = await generatePrivateKey({ algorithm: 'RSA' });

@@ -5,9 +5,7 @@ import {
   validateClusterTrustBundleUpdate,
 } from '../../src/admission/cluster-trust-bundle-rules.js';
 import type { ClusterTrustBundle } from '../../src/api/cluster-trust-bundle.js';
-import { toCryptoKeyPair } from '../../src/pki/keys.js';
 import { encodePem } from '../../src/pki/pem.js';
-import { x509 } from '../../src/pki/x509-provider.js';
 import {
   issueLeaf,
   makeSigner,
@@ -15,6 +13,7 @@ import {
   SIGNER_NAME,
   trustBundle,
 } from '../support/pod-certificate-fixtures.js';
+import { toCryptoKeyPair, x509 } from '../support/x509-provider.js';
 
 const SUBDOMAIN_REGEX =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";

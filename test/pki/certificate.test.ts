@@ -11,7 +11,7 @@ import { readCertificateFields } from '../../src/pki/certificate-fields.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey, generatePrivateKey, type KeySpec, spkiOf } from '../../src/pki/keys.js';
 import { decodePemBlocks } from '../../src/pki/pem.js';
-import { x509 } from '../../src/pki/x509-provider.js';
+import { x509 } from '../support/x509-provider.js';
 import { openssl } from './fixtures/openssl.js';
 
 const HOUR = 3600_000;

@@ -17,12 +17,11 @@ import {
   generatePrivateKey,
   type KeySpec,
   publicKeysEqual,
-  toCryptoKeyPair,
 } from '../../src/pki/keys.js';
 import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { subjectToDer } from '../../src/pki/subject.js';
 import { KeyUsageFlag } from '../../src/pki/usages.js';
-import { x509 } from '../../src/pki/x509-provider.js';
+import { toCryptoKeyPair, x509 } from '../support/x509-provider.js';
 import { openssl } from './fixtures/openssl.js';
 
 const fullRequest = {

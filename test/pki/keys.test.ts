@@ -14,8 +14,8 @@ import {
   publicKeysEqual,
   signingAlgorithmFor,
   spkiOf,
-  toCryptoKeyPair,
 } from '../../src/pki/keys.js';
+import { toCryptoKeyPair } from '../support/x509-provider.js';
 import { openssl } from './fixtures/openssl.js';
 
 const HOUR = 3600_000;

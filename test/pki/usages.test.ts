@@ -6,7 +6,7 @@ import {
   KeyUsageFlag,
   usagesToExtensions,
 } from '../../src/pki/usages.js';
-import { x509 } from '../../src/pki/x509-provider.js';
+import { x509 } from '../support/x509-provider.js';
 
 t.test('lists exactly cert-manager usage names', async (t) => {
   t.same(

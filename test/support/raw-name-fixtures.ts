@@ -1,7 +1,7 @@
 import { KeyObject, webcrypto } from 'node:crypto';
 import { toArrayBuffer } from '../../src/pki/der.js';
 import { encodePem } from '../../src/pki/pem.js';
-import { x509 } from '../../src/pki/x509-provider.js';
+import { x509 } from './x509-provider.js';
 
 // Certificates and CSRs whose subject is raw DER that our own encoders would refuse (a name
 // no reader can read): what a careless issuer or client could send us.

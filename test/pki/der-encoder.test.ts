@@ -90,7 +90,8 @@ function tbsFieldsButSerial(pem: string): string[] {
       content.length >= 1 &&
       content.length <= 20 &&
       (content[0] as number) < 0x80 &&
-      (content.length === 1 || content[0] !== 0);
+      // Minimal: a leading zero only where the next byte's top bit would make it negative.
+      (content.length === 1 || content[0] !== 0 || (content[1] as number) >= 0x80);
     return ok ? 'serial: a positive INTEGER of at most 20 bytes' : `bad serial ${hex(content)}`;
   });
 }

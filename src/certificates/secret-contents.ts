@@ -40,16 +40,6 @@ function attempt<T>(decode: () => T): Decoded<T> {
   }
 }
 
-/** The Secret's tls.key PEM; undefined when absent. */
-export function secretKeyPem(secret: Secret): string | undefined {
-  return contentsOf(secret).keyPem;
-}
-
-/** The Secret's tls.crt PEM; undefined when absent. */
-export function secretCertificatePem(secret: Secret): string | undefined {
-  return contentsOf(secret).certificatePem;
-}
-
 /** The Secret's tls.key decoded, once per Secret object; undefined when it has none (or it is empty). */
 export function secretKey(secret: Secret): Decoded<KeyObject> | undefined {
   const found = contentsOf(secret);

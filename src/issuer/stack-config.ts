@@ -19,7 +19,7 @@ export interface IssuerStackConfig {
   approval: ApprovalPolicy;
   /** One signer per issuer type, shared by every request API. */
   signers: IssuerSigners;
-  /** Concurrent signings per signer controller; each is mostly asynchronous WebCrypto work. */
+  /** Concurrent signings per signer controller; a signature runs on the main thread (src/pki/signing.ts), the rest of a signing awaits the store. */
   signingWorkers: number;
   /**
    * Touch (approve, sign, mark pending or denied) only requests whose issuer exists and is a

@@ -69,7 +69,7 @@ export function generationFile(
  * The counter of the volume's current generation, read back from its data dir, so that it
  * keeps rising across plugin restarts; 0 when no generation (or no generation file) exists.
  */
-export async function currentGeneration(dataDir: string): Promise<number> {
+export async function currentGenerationCounter(dataDir: string): Promise<number> {
   return recordedGeneration(
     await readCurrentFile(dataDir, GENERATION_FILENAME, GENERATION_FILE_MAX_BYTES),
   );

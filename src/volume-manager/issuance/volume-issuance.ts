@@ -16,7 +16,7 @@ import type { VolumeRegistry, VolumeState } from '../state/volume-registry.js';
 import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
 import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
 import type { IssuedCertificate } from './certificate-files.js';
-import { currentGeneration, generationFile } from './generation-file.js';
+import { currentGenerationCounter, generationFile } from './generation-file.js';
 import { IssuanceError } from './issuance-error.js';
 import { obtainCertificate } from './obtain-certificate.js';
 import type { RequestTracker } from './request-tracker.js';
@@ -121,7 +121,7 @@ export class VolumeIssuance {
       const written = new Map(files);
       written.set(
         GENERATION_FILENAME,
-        generationFile(await currentGeneration(dataDir), certificate, reason),
+        generationFile(await currentGenerationCounter(dataDir), certificate, reason),
       );
       await writeAtomically(
         dataDir,

@@ -54,11 +54,14 @@ export type IssuanceFact =
 
 /**
  * A volume taken under management (it has a certificate and a renewal time; nextIssuanceTime
- * is absent for one that only has a request in flight) or given up (unpublished).
+ * is absent for one that only has a request in flight), given up (unpublished), or kept: its
+ * first publish since the plugin started (a restart, or a reboot with the data root on disk)
+ * found a usable certificate on disk and mounted it without a new key or request.
  */
 export type VolumeFact =
   | { change: 'managed'; nodeId: string; volumeId: string; nextIssuanceTime?: Date }
-  | { change: 'unmanaged'; nodeId: string; volumeId: string };
+  | { change: 'unmanaged'; nodeId: string; volumeId: string }
+  | { change: 'kept'; nodeId: string; volumeId: string };
 
 /** One sync of one key by a controller; error when it threw (and will be retried). */
 export interface SyncFact {

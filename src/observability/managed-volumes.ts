@@ -22,6 +22,8 @@ export class ManagedVolumes {
       if (fact.phase === 'succeeded') this.set(fact.volumeId, seconds(fact.nextIssuanceTime));
       return;
     }
+    // A kept certificate changes nothing here: rediscovery reported the volume managed.
+    if (fact.change === 'kept') return;
     if (fact.change === 'unmanaged') this.volumes.delete(fact.volumeId);
     else this.set(fact.volumeId, fact.nextIssuanceTime && seconds(fact.nextIssuanceTime));
   }

@@ -105,6 +105,13 @@ export function registerNodeMetrics(
     labelNames: ['node', 'mechanism', 'outcome'],
     registers,
   });
+  const kept = new Counter({
+    name: 'cert_csi_reissues_avoided_total',
+    help: 'Volumes whose first publish since the plugin started mounted the usable certificate on disk instead of issuing a new one (after a restart, or a reboot with the data root on disk).',
+    labelNames: ['node'],
+    registers,
+  });
+  kept.inc({ node }, 0);
   const nodeLabel = labelText({ node });
   metrics.addScrapeFamily({
     name: 'certmanager_csi_managed_volume_count',
@@ -141,7 +148,14 @@ export function registerNodeMetrics(
       },
       onError,
     ),
-    subscribeFacts('volume', (fact) => volumes.observe(fact), onError),
+    subscribeFacts(
+      'volume',
+      (fact) => {
+        volumes.observe(fact);
+        if (fact.change === 'kept' && fact.nodeId === sources.nodeId) kept.inc({ node });
+      },
+      onError,
+    ),
     subscribeFacts(
       'reload',
       (fact) => {

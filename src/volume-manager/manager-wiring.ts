@@ -201,6 +201,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
       trustBundles,
       issuanceCheck: options.issuanceCheck,
       reloadSignals: settings.reloadSignals,
+      telemetry,
       onIssued,
       onFailed,
     },

@@ -393,3 +393,37 @@ t.test(
     );
   },
 );
+
+t.test(
+  'certificates kept at a first publish after a start are counted as re-issues avoided, for this node only, without changing the managed volumes',
+  async (t) => {
+    const metrics = new ComponentMetrics();
+    const stop = registerNodeMetrics(metrics, { nodeId: 'n', requests: () => [] }, (err) =>
+      t.fail(String(err)),
+    );
+    t.teardown(stop);
+    const node = hashIdentifier('n');
+    const before = parseExposition(await metrics.exposition());
+    t.equal(
+      sampleValue(before.get('cert_csi_reissues_avoided_total'), { node }),
+      0,
+      'a zero first',
+    );
+    publishFact('volume', {
+      change: 'managed',
+      nodeId: 'n',
+      volumeId: 'v1',
+      nextIssuanceTime: new Date(),
+    });
+    publishFact('volume', { change: 'kept', nodeId: 'n', volumeId: 'v1' });
+    publishFact('volume', { change: 'kept', nodeId: 'n', volumeId: 'v2' });
+    publishFact('volume', { change: 'kept', nodeId: 'm', volumeId: 'v3' });
+    const after = parseExposition(await metrics.exposition());
+    t.equal(sampleValue(after.get('cert_csi_reissues_avoided_total'), { node }), 2);
+    t.equal(
+      sampleValue(after.get('certmanager_csi_managed_volume_count'), { node }),
+      1,
+      'a kept certificate is no new managed volume',
+    );
+  },
+);

@@ -29,6 +29,7 @@ import type { FailureRecorder } from '../state/failure-recorder.js';
 import type { RenewalScheduler } from '../state/renewal-scheduler.js';
 import { readStoredMetadata } from '../state/stored-volume.js';
 import type { VolumeState } from '../state/volume-registry.js';
+import type { VolumeTelemetry } from '../telemetry/volume-telemetry.js';
 import type { TrustBundleVolumes } from '../trust-bundles/trust-bundle-volumes.js';
 import type { PublishRequest, PublishResult } from '../volume-publisher.js';
 import { abortedError, throwIfUnpublished, unpublishingError } from './publish-aborts.js';
@@ -45,6 +46,8 @@ export interface PublishDeps extends WaitingVolumeDeps {
   issuanceCheck?: IssuanceCheck | undefined;
   /** Whether this node serves reload-signal (a volume asking for what it does not is refused). */
   reloadSignals: ReloadSignalMode;
+  /** Told of each certificate kept at a volume's first publish since the start (a re-issue avoided). */
+  telemetry: Pick<VolumeTelemetry, 'kept'>;
   onIssued: IssuedListener;
   onFailed: FailedListener;
 }
@@ -105,9 +108,19 @@ async function publishOnce(deps: PublishDeps, request: PublishRequest): Promise<
   switch (decision.action) {
     case 'mount-only':
     case 'keep-waiting': {
+      // Read before registerVolume records this publish.
+      const firstHere = !deps.registry.wasPublishedHere(volumeId);
       const state = registerVolume(deps, request);
       // Only a volume on disk (existing) is mounted without an issuance.
-      return ensureMounted(deps, request, existing as VolumeMetadata, state, decision);
+      const result = await ensureMounted(
+        deps,
+        request,
+        existing as VolumeMetadata,
+        state,
+        decision,
+      );
+      if (firstHere && decision.action === 'mount-only') deps.telemetry.kept(volumeId);
+      return result;
     }
     case 'refuse':
       throw new IssuanceError(

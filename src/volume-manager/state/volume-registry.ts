@@ -43,6 +43,8 @@ export class VolumeRegistry {
   /** A count per volume: two unpublishes may overlap. */
   private readonly unpublishes = new Map<string, number>();
   private readonly tokens = new Map<string, string>();
+  /** Volumes a publish registered since this process started (a rediscovered one is not). */
+  private readonly publishedHere = new Set<string>();
   private readonly locks = new KeyedMutex();
 
   /** The volume's state; a fresh one when it has none or its last one was aborted. */
@@ -105,6 +107,7 @@ export class VolumeRegistry {
     this.states.delete(volumeId);
     this.specs.delete(volumeId);
     this.tokens.delete(volumeId);
+    this.publishedHere.delete(volumeId);
   }
 
   /** Resolves with a release function once the volume's earlier lock holders are done. */
@@ -164,6 +167,7 @@ export class VolumeRegistry {
    * those that joined it (all of one volume's publishes have the same attributes).
    */
   registerPublish(volumeId: string): VolumeState {
+    this.publishedHere.add(volumeId);
     const running = this.publishes.get(volumeId);
     if (running) {
       running.registered = true;
@@ -171,6 +175,11 @@ export class VolumeRegistry {
       if (running.tokens !== undefined) this.tokens.set(volumeId, running.tokens);
     }
     return this.stateOf(volumeId);
+  }
+
+  /** True once a publish of the volume registered it in this process (registerPublish). */
+  wasPublishedHere(volumeId: string): boolean {
+    return this.publishedHere.has(volumeId);
   }
 
   /** The renewal running for the volume, if any. */

@@ -53,6 +53,14 @@ export class VolumeTelemetry {
     });
   }
 
+  /**
+   * The volume's first publish since the plugin started found a usable certificate on disk and
+   * mounted it: a re-issue avoided (after a restart, or a reboot with the data root on disk).
+   */
+  kept(volumeId: string): void {
+    publishFact('volume', { change: 'kept', nodeId: this.nodeId, volumeId });
+  }
+
   /** The volume was unpublished: nothing of it is managed any more. */
   unmanaged(volumeId: string): void {
     publishFact('volume', { change: 'unmanaged', nodeId: this.nodeId, volumeId });

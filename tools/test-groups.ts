@@ -81,6 +81,7 @@ export const SLOT_SECONDS: ReadonlyMap<string, number> = new Map([
   ['kubernetes/webhook-in-cluster', 4],
   ['kubernetes/cluster-token-request', 4],
   ['kubernetes/cluster-ca-volumes', 4],
+  ['kubernetes/cluster-reload-signal', 4],
   ['pki/pod-certificate-key', 4],
   ['fs/atomic-writer', 3],
   ['cli/webhook-command', 3],

@@ -1,7 +1,6 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { accessSync, constants } from 'node:fs';
-import { mkdir, rm, rmdir, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Pod } from '../../src/api/pod.js';
@@ -69,105 +68,8 @@ t.test('embedded mode: reload-pid-file names the process a renewal signals', asy
   });
 });
 
-// cgroup v2 as the kubelet names it (systemd driver), under a directory of this test in the
-// machine's unified hierarchy; the processes are real and really in those cgroups.
-const UNIFIED = '/sys/fs/cgroup/unified';
-const UID = '5c0ffee0-1234-4abc-8def-0123456789ab';
-const OTHER_UID = '5c0ffee0-1234-4abc-8def-0123456789ac';
-const ID = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a1b2';
-const SIMILAR = `${ID.slice(0, 60)}ffff`;
-
-async function inCgroup(base: string, uid: string, id: string, child: ChildProcess) {
-  const dir = join(
-    base,
-    'kubepods.slice',
-    'kubepods-besteffort.slice',
-    `kubepods-besteffort-pod${uid.replaceAll('-', '_')}.slice`,
-    `cri-containerd-${id}.scope`,
-  );
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'cgroup.procs'), `${child.pid}\n`);
-}
-
-t.test(
-  'Kubernetes mode: a renewal signals exactly its container init process, found by cgroup',
-  { skip: !canUseCgroups() && `${UNIFIED} is not a writable cgroup v2 hierarchy` },
-  async (t) => {
-    const base = join(UNIFIED, `cert-csi-test-${process.pid}`);
-    t.teardown(async () => {
-      // Leaves first: a cgroup dir is removed only when empty of processes and children.
-      execFileSync('sh', [
-        '-c',
-        `find ${base} -depth -type d -exec rmdir {} + 2>/dev/null || true`,
-      ]);
-    });
-    const ours = sleeper(t);
-    const otherPod = sleeper(t);
-    const similarId = sleeper(t);
-    await inCgroup(base, UID, ID, ours);
-    await inCgroup(base, OTHER_UID, ID, otherPod);
-    await inCgroup(base, UID, SIMILAR, similarId);
-    const events: PodEvent[] = [];
-    let pod: Pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'web-0', namespace: 'shop', uid: UID },
-      status: { containerStatuses: [{ name: 'web', containerID: `containerd://${ID}` }] },
-    };
-    const reloader = reloaderOf('pod-processes', events, () => pod);
-    const spec = {
-      pod: { name: 'web-0', namespace: 'shop', uid: UID, serviceAccountName: 'web' },
-      reload: { signal: { name: 'SIGUSR1' } },
-    } as VolumeCertificateSpec;
-    reloader.rewritten('csi-web', spec, {});
-    await reloader.idle();
-    t.equal(await signalOf(ours), 'SIGUSR1', 'the init process of the container got SIGUSR1');
-    t.equal(
-      otherPod.signalCode ?? otherPod.exitCode,
-      null,
-      'the same id in another pod: untouched',
-    );
-    t.equal(similarId.signalCode ?? similarId.exitCode, null, 'a similar id in the pod: untouched');
-    t.match(events, [{ type: 'Normal', reason: 'CertificateReloadSignalled' }]);
-
-    // Two candidate inits in the container (both children of this process): nothing is sent.
-    const first = sleeper(t);
-    const second = sleeper(t);
-    await inCgroup(base, UID, ID, first);
-    await inCgroup(base, UID, ID, second);
-    reloader.rewritten('csi-web', spec, {});
-    await reloader.idle();
-    // No container id yet: nothing either.
-    pod = { ...pod, status: { containerStatuses: [{ name: 'web' }] } };
-    reloader.rewritten('csi-web', spec, {});
-    await reloader.idle();
-    t.equal(first.signalCode ?? first.exitCode, null, 'ambiguous: not signalled');
-    t.equal(second.signalCode ?? second.exitCode, null, 'ambiguous: not signalled');
-    t.match(events.slice(1), [
-      {
-        type: 'Warning',
-        reason: 'CertificateReloadFailed',
-        message:
-          'volume csi-web: signal reload not sent: container "web" has 2 candidate init processes',
-      },
-      {
-        type: 'Warning',
-        reason: 'CertificateReloadFailed',
-        message: 'volume csi-web: signal reload not sent: container "web" has no container id yet',
-      },
-    ]);
-    await rmdir(base).catch(() => undefined);
-  },
-);
-
-function canUseCgroups(): boolean {
-  try {
-    accessSync(join(UNIFIED, 'cgroup.procs'), constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+// Signals found through the pod's cgroups (Kubernetes mode, cgroup v1 and v2 layouts, the pod
+// from the API server) are tested in test/kubernetes/cluster-reload-signal.test.ts.
 
 t.test(
   'a PID file that names no process, or a node without PID files, sends nothing',

@@ -23,6 +23,7 @@ import type { CsiClient } from '../../src/driver/csi-client.js';
 import { KubeConfig } from '../../src/store/kubernetes/client-node.js';
 import { createMounter } from '../../src/volume/create-mounter.js';
 import type { ReadinessOptions } from '../../src/volume-manager/readiness/pod-readiness.js';
+import type { ReloadSignalMode } from '../../src/volume-manager/reload/volume-reloader.js';
 import { volumeManagerSettings } from '../../src/volume-manager/settings.js';
 import {
   FakeApiServer,
@@ -152,6 +153,8 @@ export async function startClusterPlugin(
     heldDeadlines?: boolean;
     /** --continue-on-not-ready, --pod-readiness-gate, --gate-backoff-*. */
     readiness?: ReadinessOptions;
+    /** --reload-signals: 'pod-processes' signals a volume's pod processes found in /proc. */
+    reloadSignals?: ReloadSignalMode;
     /** The dir (data root and socket) of a previous plugin, for a restart. */
     dir?: string;
   } = {},
@@ -168,6 +171,7 @@ export async function startClusterPlugin(
       nodeId: options.nodeId ?? 'node-1',
       attemptTimeoutMs,
       readiness: options.readiness,
+      reloadSignals: options.reloadSignals,
     }),
     driverName: 'csi.cert-manager.io',
     version: '0.1.0-test',

@@ -72,8 +72,13 @@ function sleeper(t: Test): ChildProcess & { pid: number } {
   return child as ChildProcess & { pid: number };
 }
 const untouched = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
-const signalOf = async (child: ChildProcess) =>
-  child.signalCode ?? ((await once(child, 'exit'))[1] as string);
+/** The signal that ended child, or 'none' when it is still running 30 s later. */
+async function signalOf(child: ChildProcess): Promise<string> {
+  if (child.signalCode !== null) return child.signalCode;
+  const deadline = AbortSignal.timeout(30_000);
+  const exit = await once(child, 'exit', { signal: deadline }).catch(() => undefined);
+  return (exit?.[1] as string | null | undefined) ?? 'none';
+}
 
 const cluster = await startCluster(t);
 await cluster.seedIssuer();

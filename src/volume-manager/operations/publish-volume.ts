@@ -112,15 +112,7 @@ async function publishOnce(deps: PublishDeps, request: PublishRequest): Promise<
       const firstHere = !deps.registry.wasPublishedHere(volumeId);
       const state = registerVolume(deps, request);
       // Only a volume on disk (existing) is mounted without an issuance.
-      const result = await ensureMounted(
-        deps,
-        request,
-        existing as VolumeMetadata,
-        state,
-        decision,
-      );
-      if (firstHere && decision.action === 'mount-only') deps.telemetry.kept(volumeId);
-      return result;
+      return ensureMounted(deps, request, existing as VolumeMetadata, state, decision, firstHere);
     }
     case 'refuse':
       throw new IssuanceError(
@@ -154,7 +146,8 @@ function registerVolume(deps: PublishDeps, request: PublishRequest): VolumeState
 
 /**
  * Republish of a volume ready already (kubelet republishes often), or waiting for its pod:
- * only makes sure of the mount (and of the timer of a ready one).
+ * only makes sure of the mount (and of the timer of a ready one). A ready one's first publish
+ * since the start (firstHere: after a restart or a reboot) kept its certificate: told.
  */
 async function ensureMounted(
   deps: PublishDeps,
@@ -162,9 +155,11 @@ async function ensureMounted(
   existing: VolumeMetadata,
   state: VolumeState,
   decision: { action: 'mount-only' } | { action: 'keep-waiting'; reason: string },
+  firstHere: boolean,
 ): Promise<PublishResult> {
   const { volumeId, spec } = request;
   await mount(deps, request, state);
+  if (firstHere && decision.action === 'mount-only') deps.telemetry.kept(volumeId);
   if (decision.action === 'keep-waiting') {
     return { issued: false, ...times(existing), waiting: decision.reason };
   }

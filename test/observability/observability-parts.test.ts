@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import type { Certificate } from '../../src/api/certificate.js';
 import { CertificateKind } from '../../src/api/certificate.js';
 import { encodeBytes } from '../../src/api/certificate-request.js';
@@ -368,15 +368,19 @@ t.test('controller families of objects without status', async (t) => {
   }
 });
 
+/** Node metrics of node "n" with no requests, unregistered at the end of t; node is its label. */
+function nodeMetricsOf(t: Test): { metrics: ComponentMetrics; node: string } {
+  const metrics = new ComponentMetrics();
+  t.teardown(
+    registerNodeMetrics(metrics, { nodeId: 'n', requests: () => [] }, (err) => t.fail(String(err))),
+  );
+  return { metrics, node: hashIdentifier('n') };
+}
+
 t.test(
   'reload notifications are counted by mechanism and outcome, for this node only',
   async (t) => {
-    const metrics = new ComponentMetrics();
-    const stop = registerNodeMetrics(metrics, { nodeId: 'n', requests: () => [] }, (err) =>
-      t.fail(String(err)),
-    );
-    t.teardown(stop);
-    const node = hashIdentifier('n');
+    const { metrics, node } = nodeMetricsOf(t);
     publishFact('reload', { nodeId: 'n', mechanism: 'http', outcome: 'sent' });
     publishFact('reload', { nodeId: 'n', mechanism: 'http', outcome: 'sent' });
     publishFact('reload', { nodeId: 'n', mechanism: 'signal', outcome: 'failed' });
@@ -397,12 +401,7 @@ t.test(
 t.test(
   'certificates kept at a first publish after a start are counted as re-issues avoided, for this node only, without changing the managed volumes',
   async (t) => {
-    const metrics = new ComponentMetrics();
-    const stop = registerNodeMetrics(metrics, { nodeId: 'n', requests: () => [] }, (err) =>
-      t.fail(String(err)),
-    );
-    t.teardown(stop);
-    const node = hashIdentifier('n');
+    const { metrics, node } = nodeMetricsOf(t);
     const before = parseExposition(await metrics.exposition());
     t.equal(
       sampleValue(before.get('cert_csi_reissues_avoided_total'), { node }),

@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import t from 'tap';
 import {
   fileId,
@@ -9,6 +13,8 @@ import {
   SLOT_SECONDS,
   testGroups,
 } from '../../tools/test-groups.js';
+import { projectPath } from '../support/project-files.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const light = (folder: string, n: number) =>
   Array.from({ length: n }, (_, i) => `${folder}/f${String(i).padStart(2, '0')}.test.js`);
@@ -140,3 +146,32 @@ t.test('a group imports its files in order, inside one first subtest', async (t)
   t.ok(b > a, 'in the given order');
   t.match(source, /^import t from 'tap';$/m);
 });
+
+t.test(
+  "a group's timeout is tap's per-file timeout once per file it holds, as each had alone",
+  async (t) => {
+    // Under node_modules/.cache so that the files' `import 'tap'` finds the project's tap.
+    const cache = projectPath('node_modules', '.cache');
+    await mkdir(cache, { recursive: true });
+    const root = await tempDir(t, 'cert-csi-group-timeout-', cache);
+    await mkdir(join(root, 'test-groups'));
+    await mkdir(join(root, 'test', 'api'), { recursive: true });
+    const files = ['api/a.test.js', 'api/b.test.js', 'api/c.test.js'];
+    for (const file of files) {
+      await writeFile(
+        join(root, 'test', file),
+        "import t from 'tap';\nt.test('timeout', async (t) => { t.comment(`root timeout ${t.parent?.options.timeout}`); });\n",
+      );
+    }
+    const group = join(root, 'test-groups', '1-api-1.test.js');
+    await writeFile(group, groupSource({ name: '1-api-1', files }));
+    const { stdout } = await promisify(execFile)(process.execPath, [group], {
+      env: { ...process.env, TAP_TIMEOUT: '7' },
+    });
+    t.equal(
+      [...stdout.matchAll(/# root timeout (\d+)/g)].map((m) => m[1]).join(),
+      '21000,21000,21000',
+      'three files of 7 s each: 21 s',
+    );
+  },
+);

@@ -170,13 +170,19 @@ t.test(
     }
     const group = join(root, 'test-groups', '1-api-1.test.js');
     await writeFile(group, groupSource({ name: '1-api-1', files }));
-    const { stdout } = await promisify(execFile)(process.execPath, [group], {
-      env: { ...process.env, TAP_TIMEOUT: '7' },
-    });
-    t.equal(
-      [...stdout.matchAll(/# root timeout (\d+)/g)].map((m) => m[1]).join(),
-      '21000,21000,21000',
-      'three files of 7 s each: 21 s',
-    );
+    // TAP_TIMEOUT as .taprc sets it, and empty: tap's default of 30 s a file.
+    for (const [timeout, wanted, what] of [
+      ['7', '21000', 'three files of 7 s each: 21 s'],
+      ['', '90000', "three files of tap's default 30 s each: 90 s"],
+    ] as const) {
+      const { stdout } = await promisify(execFile)(process.execPath, [group], {
+        env: { ...process.env, TAP_TIMEOUT: timeout },
+      });
+      t.equal(
+        [...stdout.matchAll(/# root timeout (\d+)/g)].map((m) => m[1]).join(),
+        [wanted, wanted, wanted].join(),
+        what,
+      );
+    }
   },
 );

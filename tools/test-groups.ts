@@ -121,8 +121,9 @@ export function slotSeconds(file: string): number {
  * The groups for the compiled test files (paths relative to build/test: `.test.js` and the
  * crash `.trial.js`): the files of each folder packed first-fit, slowest first, into processes
  * of at most groupSeconds (GROUP_SECONDS unless a test gives another); each ISOLATED file
- * alone. Groups are named `<rank>-<folder>-<n>`, ranked slowest first: tap starts files in name order, and starting the longest first keeps
- * both slots busy until the end instead of leaving one long file running alone.
+ * alone. Groups are named `<rank>-<folder>-<n>`, ranked slowest first: tap starts files in
+ * name order, and starting the longest first keeps both slots busy until the end instead of
+ * leaving one long file running alone.
  */
 export function testGroups(files: readonly string[], groupSeconds = GROUP_SECONDS): TestGroup[] {
   const bins = new Map<string, { files: string[]; seconds: number }[]>();

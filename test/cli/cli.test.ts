@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { runCli, startNode } from '../support/cli-process.js';
+import { runCli, servedAddress, startNode } from '../support/cli-process.js';
 import { run } from '../support/issuer-fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
 import { nodeArgs } from './embedded-node-args.js';
@@ -54,12 +54,8 @@ t.test(
     ]);
     t.match(stdout, /: OK/);
     const ca = await readFile(join(target, 'ca.crt'), 'utf8');
-    const [metricsAt, healthAt] = ['metrics', 'health'].map((name) => {
-      const line = node
-        .output()
-        .split('\n')
-        .find((l) => l.includes('"serving HTTP"') && l.includes(`"endpoint":"${name}"`));
-      const address = line ? (JSON.parse(line) as { address: string }).address : '';
+    const [metricsAt, healthAt] = (['metrics', 'health'] as const).map((name) => {
+      const address = servedAddress(node, name);
       t.match(address, /^127\.0\.0\.1:[1-9]\d*$/, `${name}: the bound address is logged`);
       return address;
     });

@@ -41,6 +41,18 @@ export interface NodeProcess {
   stop(): Promise<number | null>;
 }
 
+/**
+ * The address (host:port) a started `cert-csi` process logged for its HTTP endpoint name
+ * (`metrics` or `health`, from its "serving HTTP" line); '' when it logged none.
+ */
+export function servedAddress(node: NodeProcess, endpoint: 'metrics' | 'health'): string {
+  const line = node
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"serving HTTP"') && l.includes(`"endpoint":"${endpoint}"`));
+  return line ? (JSON.parse(line) as { address: string }).address : '';
+}
+
 /** Starts `cert-csi node ARGS` and waits for its start-up log line (or its early exit). */
 export function startNode(
   args: readonly string[],

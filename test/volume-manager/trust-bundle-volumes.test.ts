@@ -32,6 +32,11 @@ async function setup(t: Test, refresh: Mounter['refresh'] = async () => {}) {
     { ...parts, mounter: { refresh } as unknown as Mounter },
     sources,
   );
+  // Teardowns run last first: a rewrite still running when a test ends (it removes the old
+  // generation after the new one shows) finishes before the data root is removed, which
+  // otherwise meets a directory being emptied (ENOTEMPTY, seen once in a fresh-clone run).
+  const tracked = volumes;
+  t.teardown(() => tracked.settled());
   const setRoots = async (pem: string) => {
     const existing = await store
       .get<ConfigMap>(ConfigMapKind, 'roots', 'shop')

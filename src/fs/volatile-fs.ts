@@ -267,14 +267,59 @@ function filesystemType(path: string): number | undefined {
 
 /** True when path (or, while it does not exist, its nearest existing parent) is on tmpfs. */
 export function isOnTmpfs(path: string, platform: NodeJS.Platform = process.platform): boolean {
-  // Not cached: statfs costs ~2 µs, and a cached answer goes stale when a tmpfs is mounted on
-  // or unmounted from a dir (the data root gets its tmpfs after start), which must never leave
-  // a disk without its fsyncs. Unknown (an error, another kernel, whose filesystem numbers
-  // differ) counts as not tmpfs: the durable flavour is always safe.
+  // Unknown (an error, another kernel, whose filesystem numbers differ) counts as not tmpfs:
+  // the durable flavour is always safe.
   return platform === 'linux' && filesystemType(path) === TMPFS_MAGIC;
+}
+
+// Roots whose filesystem this process settled itself (the data root once its tmpfs is mounted):
+// everything under one has the root's flavour, as nothing is ever mounted below it.
+const pinnedRoots = new Map<string, FileOps>();
+
+// Answers of isOnTmpfs for the current event-loop turn only. A publish asks for the same few dirs
+// dozens of times in a row (a missing target costs a statfs per missing level each time); a mount
+// made by someone else between two calls of one turn is seen at the next turn, as it would be
+// by a statfs a microsecond earlier.
+let memo = new Map<string, FileOps>();
+let memoCleared = true;
+
+function clearMemo(): void {
+  memo = new Map();
+  memoCleared = true;
+}
+
+function pinnedFlavour(dir: string): FileOps | undefined {
+  for (const [root, ops] of pinnedRoots) {
+    if (dir === root || dir.startsWith(root.endsWith('/') ? root : `${root}/`)) return ops;
+  }
+  return undefined;
+}
+
+/**
+ * Settles the flavour of root and of every path under it from now on, without a statfs each time,
+ * until the returned function is called. For a root this process prepared (its tmpfs mounted or
+ * its disk medium chosen) and under which nothing is ever mounted.
+ */
+export function pinFileOps(root: string): () => void {
+  const ops = isOnTmpfs(root) ? volatileFileOps : durableFileOps;
+  pinnedRoots.set(root, ops);
+  return () => {
+    if (pinnedRoots.get(root) === ops) pinnedRoots.delete(root);
+  };
 }
 
 /** The flavour for work in dir: volatileFileOps on tmpfs, durableFileOps anywhere else. */
 export function fileOpsFor(dir: string): FileOps {
-  return isOnTmpfs(dir) ? volatileFileOps : durableFileOps;
+  const pinned = pinnedRoots.size > 0 ? pinnedFlavour(dir) : undefined;
+  if (pinned) return pinned;
+  let ops = memo.get(dir);
+  if (ops === undefined) {
+    ops = isOnTmpfs(dir) ? volatileFileOps : durableFileOps;
+    if (memoCleared) {
+      memoCleared = false;
+      setImmediate(clearMemo);
+    }
+    memo.set(dir, ops);
+  }
+  return ops;
 }

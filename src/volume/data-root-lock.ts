@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { errorMessage } from '../base/error-message.js';
 import { ensureDirDurably } from '../fs/atomic-file.js';
 import { type HeldLock, lockDirectory } from '../fs/directory-lock.js';
+import { pinFileOps } from '../fs/volatile-fs.js';
 import type { DataRoot } from './data-root.js';
 import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
@@ -46,5 +47,13 @@ export async function claimDataRoot(dataRoot: DataRoot, mounter: Mounter): Promi
     releaseAll();
     throw err;
   }
-  return { path: first.path, release: releaseAll };
+  // The medium is settled (the tmpfs mounted or the disk kept): no statfs per file from now on.
+  const unpin = pinFileOps(root);
+  return {
+    path: first.path,
+    release: () => {
+      unpin();
+      releaseAll();
+    },
+  };
 }

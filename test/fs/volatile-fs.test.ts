@@ -7,6 +7,7 @@ import {
   type FileOps,
   fileOpsFor,
   isOnTmpfs,
+  pinFileOps,
   SYNC_BUDGET_MS,
   TMPFS_MAGIC,
   volatileFileOps,
@@ -123,6 +124,55 @@ t.test('fileOpsFor picks the flavour per directory', needsShm, async (t) => {
   const disk = t.testdir();
   t.equal(fileOpsFor(disk), isOnTmpfs(disk) ? volatileFileOps : durableFileOps);
   t.equal(durableFileOps.volatile, false);
+});
+
+// statfs follows a symlink: disk/link -> a tmpfs dir is on tmpfs, so the link tells a statfs
+// answer (volatile) from one that did not ask (the disk's, durable).
+t.test('fileOpsFor remembers an answer for one event-loop turn only', needsShm, async (t) => {
+  const disk = t.testdir();
+  if (isOnTmpfs(disk)) {
+    t.pass('the repo is on tmpfs here', { skip: true });
+    return;
+  }
+  const shm = await tempDir(t, 'cert-csi-vfs-', SHM);
+  const link = join(disk, 'link');
+  await symlink(shm, link);
+  t.equal(fileOpsFor(link), volatileFileOps, 'statfs through the link');
+  fs.unlinkSync(link);
+  fs.mkdirSync(link);
+  t.equal(fileOpsFor(link), volatileFileOps, 'the same turn: the same answer');
+  t.equal(isOnTmpfs(link), false, 'what a statfs says now');
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(fileOpsFor(link), durableFileOps, 'the next turn asks again');
+});
+
+t.test('pinFileOps settles a root and everything under it until unpinned', needsShm, async (t) => {
+  const disk = t.testdir();
+  if (isOnTmpfs(disk)) {
+    t.pass('the repo is on tmpfs here', { skip: true });
+    return;
+  }
+  const shm = await tempDir(t, 'cert-csi-vfs-', SHM);
+  await symlink(shm, join(disk, 'link'));
+  const unpin = pinFileOps(disk);
+  t.equal(fileOpsFor(disk), durableFileOps);
+  t.equal(fileOpsFor(join(disk, 'link')), durableFileOps, 'under the root: no statfs');
+  t.equal(fileOpsFor(join(disk, 'link', 'missing')), durableFileOps);
+  // A name the root's is a prefix of is not under the root.
+  const sibling = `${disk}-sibling`;
+  await symlink(shm, sibling);
+  t.teardown(() => fs.unlinkSync(sibling));
+  t.equal(fileOpsFor(sibling), volatileFileOps, 'a sibling sharing the prefix: statfs');
+  const shmUnpin = pinFileOps(shm);
+  t.equal(
+    fileOpsFor(join(shm, 'a', 'b')),
+    volatileFileOps,
+    'a tmpfs root pins the volatile flavour',
+  );
+  shmUnpin();
+  unpin();
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(fileOpsFor(join(disk, 'link')), volatileFileOps, 'unpinned: statfs again');
 });
 
 t.test('both flavours produce identical files, modes and groups', needsShm, async (t) => {

@@ -1,6 +1,5 @@
 import {
   createPrivateKey,
-  createPublicKey,
   generateKeyPair,
   generateKeyPairSync,
   type KeyObject,
@@ -9,6 +8,7 @@ import {
 import { promisify } from 'node:util';
 import { PkiError } from './errors.js';
 import { decodePemBlocks, pemText } from './pem.js';
+import { encodePublicKeyInfo } from './public-key-info.js';
 
 /** Key algorithms, spelled as cert-manager's `privateKey.algorithm`. */
 export type KeyAlgorithm = 'RSA' | 'ECDSA' | 'Ed25519';
@@ -198,8 +198,7 @@ const spkis = new WeakMap<KeyObject, Buffer>();
 export function spkiOf(key: KeyObject): Buffer {
   let spki = spkis.get(key);
   if (!spki) {
-    const pub = key.type === 'private' ? createPublicKey(key) : key;
-    spki = pub.export({ type: 'spki', format: 'der' });
+    spki = encodePublicKeyInfo(key);
     spkis.set(key, spki);
   }
   return Buffer.from(spki);

@@ -224,13 +224,13 @@ async function issueAndMount(
   }
 }
 
-/** Mounts the data dir at the target and mirrors it there; an unpublish overtaking either ends it. */
+/**
+ * Mounts the data dir at the target (in direct mode: mirrors its current files there, which is
+ * all a refresh would do again); an unpublish overtaking it ends the publish.
+ */
 async function mount(deps: PublishDeps, request: PublishRequest, state: VolumeState) {
   const { dataRoot, mounter } = deps;
-  const { volumeId, targetPath, spec } = request;
-  await mounter.publish(dataRoot.dataDir(volumeId), targetPath);
-  throwIfUnpublished(state);
-  await mounter.refresh(dataRoot.dataDir(volumeId), targetPath, spec.fsGroup);
+  await mounter.publish(dataRoot.dataDir(request.volumeId), request.targetPath);
   throwIfUnpublished(state);
 }
 

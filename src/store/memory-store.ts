@@ -167,14 +167,31 @@ export class MemoryStore implements ResourceStore {
   }
 
   /** Creates obj (status is dropped, as with a status subresource); AlreadyExists when taken. */
-  async create<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+  create<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    return this.createObject(kind, obj, false);
+  }
+
+  /**
+   * Creates obj with its status in one write, as a create and a status write would leave it:
+   * for a controller of this process that decided the status before the object existed (the
+   * local issuance of a volume's request). Admission judges the create, then the status write.
+   */
+  createWithStatus<T extends KubeObject>(kind: ResourceKind, obj: T): Promise<T> {
+    return this.createObject(kind, obj, true);
+  }
+
+  private async createObject<T extends KubeObject>(
+    kind: ResourceKind,
+    obj: T,
+    keepStatus: boolean,
+  ): Promise<T> {
     if (!this.loaded) await this.loading;
     const input = this.prepare(kind, obj);
     const scope = checkNamespace(kind, input.metadata.namespace, true);
     const build =
       (name: string): ChangePlan =>
       (current) => {
-        const object = { ...input, metadata: { ...input.metadata, name } } as KubeObject & Fields;
+        let object = { ...input, metadata: { ...input.metadata, name } } as KubeObject & Fields;
         delete object.status;
         delete object.metadata.resourceVersion;
         delete object.metadata.deletionTimestamp;
@@ -184,6 +201,11 @@ export class MemoryStore implements ResourceStore {
         // Validation comes before storage, as on the API server: an invalid object is
         // Invalid even when its name is taken.
         this.admitWrite(kind, object, undefined, 'create');
+        if (keepStatus && input.status !== undefined) {
+          const withStatus = { ...object, status: input.status } as KubeObject & Fields;
+          this.admitWrite(kind, withStatus, object, 'status');
+          object = withStatus;
+        }
         if (current) throw alreadyExists(kind, scope, name);
         return { type: 'ADDED', object, previous: undefined };
       };

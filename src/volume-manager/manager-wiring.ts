@@ -3,6 +3,7 @@ import { type CertificateRequest, CertificateRequestKind } from '../api/certific
 import type { Logger } from '../api/logger.js';
 import { type Clock, systemClock } from '../base/clock.js';
 import type { SharedInformers } from '../controller/shared-informers.js';
+import type { LocalIssuer } from '../issuer/certificaterequests/local-issuance.js';
 import type { ResourceStore } from '../store/resource-store.js';
 import type { DataRoot } from '../volume/data-root.js';
 import type { Mounter } from '../volume/mounter.js';
@@ -68,6 +69,11 @@ export interface VolumeManagerOptions {
   podSource?: PodSource | undefined;
   /** What a first publish must pass besides its attributes (embedded mode: the issuer's consent). */
   issuanceCheck?: IssuanceCheck | undefined;
+  /**
+   * Signs a volume's new request as it is created when its issuer is this process's own and
+   * approval is automatic (embedded mode); every request is waited for through the watch when absent.
+   */
+  localIssuer?: LocalIssuer | undefined;
   /** Records an Event on a volume's pod (reload notifications); dropped when absent. */
   onEvent?: ((event: PodEvent) => void) | undefined;
   /** The /proc tree reload signals find containers' processes in (`/proc` by default). */
@@ -160,6 +166,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     clock,
     requestCreator: options.requestCreator ?? (() => store),
     telemetry,
+    localIssuer: options.localIssuer,
   });
   const renew = (volumeId: string, reason: string) => renewVolume(renewal, volumeId, reason);
   const scheduler = new RenewalScheduler(clock, settings.renewalJitterMs, (volumeId, reason) => {

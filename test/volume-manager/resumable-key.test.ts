@@ -34,10 +34,12 @@ t.test('a pending.key that is no regular file is asked again for, never waited o
     await make(plugin.dataRoot.pendingKeyPath(id), kind, linkedKey);
     const outcome = await plugin.manager.renewNow({ volumeId: id });
     if (kind === 'directory') {
-      // The new key cannot be renamed over a directory: the attempt fails, saying so.
+      // The key of the request given up on cannot be removed: the attempt fails, saying so,
+      // before anything is asked for.
       t.match(outcome.failed, [
-        { volumeId: id, error: /^cannot write pending key file \S+pending\.key: EISDIR/ },
+        { volumeId: id, error: /^cannot remove pending key file \S+pending\.key: EISDIR/ },
       ]);
+      t.same(await requestNames(), before, `${kind}: no request made`);
       continue;
     }
     t.same(outcome.failed, [], `${kind}: renewed`);

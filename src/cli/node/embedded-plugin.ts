@@ -11,6 +11,7 @@ import { SharedInformers } from '../../controller/shared-informers.js';
 import { freeUnixEndpoint } from '../../driver/endpoint.js';
 import { ensureDirDurably } from '../../fs/atomic-file.js';
 import { type HeldLock, lockDirectory } from '../../fs/directory-lock.js';
+import { localIssuer } from '../../issuer/certificaterequests/local-issuance.js';
 import { ensureEmbeddedIssuers } from '../../issuer/embedded-issuers.js';
 import { issuerCaches } from '../../issuer/issuer-lookup.js';
 import { decideRequest } from '../../issuer/request-decision.js';
@@ -138,17 +139,18 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
     // Created before the controllers start, so they are synced before the first publish; the
     // approver reads the same caches, so a publish they let through is not denied later.
     const { lookup } = issuerCaches(shared);
+    const config = stackConfig({
+      clusterResourceNamespace: options.clusterResourceNamespace,
+      privateKeyFor: (namespace, name) => pendingKeys.get(`${namespace}/${name}`),
+      // One machine, no RBAC: every CSR requester may reference every Issuer (README).
+      accessReviewer: allowEveryone,
+      ...options.controllers?.config,
+    });
     controllers = await startControllers({
       store: opened,
       controllers: stackControllers,
       enabled,
-      config: stackConfig({
-        clusterResourceNamespace: options.clusterResourceNamespace,
-        privateKeyFor: (namespace, name) => pendingKeys.get(`${namespace}/${name}`),
-        // One machine, no RBAC: every CSR requester may reference every Issuer (README).
-        accessReviewer: allowEveryone,
-        ...options.controllers?.config,
-      }),
+      config,
       informers: shared,
       events,
       logger: logger.child({ source: 'controllers' }),
@@ -172,6 +174,17 @@ export async function startEmbeddedPlugin(options: EmbeddedPluginOptions): Promi
       // manifests load at start) or whose CA certificate its issuer does not allow is refused
       // at publish, not after its key and a wait.
       issuanceCheck: allChecks(issuerExistsCheck(lookup), volumeCaCheck(lookup)),
+      // The approver and the signers run here: a volume's request to their issuers is signed
+      // as it is created, with no queue hops and one store write.
+      localIssuer: localIssuer({
+        store: opened,
+        informers: shared,
+        config,
+        enabled,
+        events,
+        logger: logger.child({ source: 'controllers' }),
+        now: () => new Date(clock.now()),
+      }),
       // The plugin owns the store: `cert-csi renew --certificate` asks it through the data root.
       renewCertificate: (ref) => triggerManualIssuance(opened, ref, () => new Date(clock.now())),
       // And `cert-csi approve`/`deny`: the write goes through the store's admission rules.

@@ -57,6 +57,7 @@ export async function startNodeServices(
     | 'requestCreator'
     | 'podSource'
     | 'issuanceCheck'
+    | 'localIssuer'
     | 'onEvent'
     | 'reloadHttp'
     | 'procRoot'

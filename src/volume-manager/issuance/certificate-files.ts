@@ -14,10 +14,14 @@ import { IssuanceError } from './issuance-error.js';
 export interface IssuedCertificate {
   request: CertificateRequest;
   key: KeyObject;
+  /** The certificate, parsed once for the checks and the generation file. */
+  leaf: X509Certificate;
   files: Map<string, Uint8Array>;
   notBefore: Date;
   notAfter: Date;
   nextIssuanceTime: Date;
+  /** When a request signed as it was created was asked for (an asynchronous one's is in metadata). */
+  askedAt?: number;
 }
 
 /**
@@ -83,6 +87,7 @@ export async function certificateFiles(
   return {
     request,
     key,
+    leaf,
     files,
     notBefore,
     notAfter,

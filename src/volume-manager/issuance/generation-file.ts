@@ -43,15 +43,21 @@ export function recordedGeneration(content: Uint8Array | undefined): number {
   }
 }
 
-/** The generation file of the next generation: counter one above previous, facts from the certificate. */
+/**
+ * The generation file of the next generation: counter one above previous, facts from the
+ * certificate (PEM, or already parsed: an issuance has read it once for its own checks).
+ */
 export function generationFile(
   previous: number,
-  certificatePem: Uint8Array,
+  certificate: Uint8Array | X509Certificate,
   reason: RewriteReason,
 ): Uint8Array {
   let facts: Pick<GenerationRecord, 'serial' | 'notBefore' | 'notAfter'> | undefined;
   try {
-    const leaf = new X509Certificate(Buffer.from(certificatePem));
+    const leaf =
+      certificate instanceof X509Certificate
+        ? certificate
+        : new X509Certificate(Buffer.from(certificate));
     facts = {
       serial: leaf.serialNumber.toUpperCase(),
       notBefore: rfc3339(leaf.validFrom),

@@ -11,6 +11,7 @@ import type { VolumeMetadata } from '../../volume/metadata.js';
 import { readPendingKey, removePendingKey } from '../../volume/volume-secrets.js';
 import { certificateFiles, type IssuedCertificate } from './certificate-files.js';
 import { asIssuanceError, IssuanceError } from './issuance-error.js';
+import { requestProgress } from './request-progress.js';
 import { type RequestTracker, RequestWaitError } from './request-tracker.js';
 import { createRequest, type VolumeRequestsDeps } from './volume-requests.js';
 
@@ -27,10 +28,10 @@ export interface IssuanceDeps extends VolumeRequestsDeps {
 /**
  * Gets a signed certificate for a volume: resumes the request persisted in the volume
  * dir when there is one, else generates a key and creates a new CertificateRequest,
- * then waits for the request through the watch. The key and the request name are on
- * disk before the request exists, so a crash or a timed-out publish resumes the same
- * request instead of asking again. Writes no certificate file: the caller does, under
- * the volume's lock.
+ * then waits for the request through the watch (unless this process signed it as it was
+ * created). The key and the name of a request that is waited for are on disk before the
+ * request exists, so a crash or a timed-out publish resumes the same request instead of
+ * asking again. Writes no certificate file: the caller does, under the volume's lock.
  */
 export async function obtainCertificate(
   deps: IssuanceDeps,
@@ -71,10 +72,12 @@ export async function obtainCertificate(
     }
   }
 
+  let signed: CertificateRequest | undefined;
+  const askedAt = deps.clock.now();
   if (!key || !name || !request) {
     // Only this part takes a slot; a signal aborted while queued for one ends the wait.
     const resumable = key && name ? { key, name } : undefined;
-    ({ key, name } = await untilAborted(
+    ({ key, name, signed } = await untilAborted(
       deps.slot(() => createRequest(deps, volumeId, spec, metadata, signal, resumable, reuseKey)),
       signal,
     ).catch((err: unknown) => {
@@ -86,26 +89,38 @@ export async function obtainCertificate(
 
   const requestKey = `${namespace}/${name}`;
   try {
-    let outcome: Awaited<ReturnType<RequestTracker['waitForFinal']>>;
-    try {
-      // In the same tick as the wait registers: whoever reads this line finds the publish waiting.
-      log.debug({ request: name, namespace }, 'waiting for CertificateRequest');
-      outcome = await tracker.waitForFinal(namespace, name, signal);
-    } catch (err) {
-      if (err instanceof RequestWaitError) {
-        throw new IssuanceError(err.message, err.kind === 'timeout' ? 'timeout' : 'aborted');
-      }
-      throw err;
-    }
+    const outcome = signed
+      ? { request: signed, progress: requestProgress(signed) }
+      : await waitForRequest(tracker, namespace, name, signal, log);
     const { progress } = outcome;
     if (progress.state === 'denied' || progress.state === 'failed') {
       delete metadata.pendingRequest;
       await removePendingKey(dataRoot, volumeId);
       throw new IssuanceError(progress.message, progress.state);
     }
-    return await certificateFiles(outcome.request, key, spec, new Date(deps.clock.now()));
+    const issued = await certificateFiles(outcome.request, key, spec, new Date(deps.clock.now()));
+    return signed ? { ...issued, askedAt } : issued;
   } finally {
     deps.pendingKeys.delete(requestKey);
+  }
+}
+
+async function waitForRequest(
+  tracker: RequestTracker,
+  namespace: string,
+  name: string,
+  signal: AbortSignal,
+  log: Logger,
+): ReturnType<RequestTracker['waitForFinal']> {
+  try {
+    // In the same tick as the wait registers: whoever reads this line finds the publish waiting.
+    log.debug({ request: name, namespace }, 'waiting for CertificateRequest');
+    return await tracker.waitForFinal(namespace, name, signal);
+  } catch (err) {
+    if (err instanceof RequestWaitError) {
+      throw new IssuanceError(err.message, err.kind === 'timeout' ? 'timeout' : 'aborted');
+    }
+    throw err;
   }
 }
 

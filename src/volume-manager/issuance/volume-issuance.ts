@@ -6,6 +6,7 @@ import { GENERATION_FILENAME } from '../../attributes/filename-rules.js';
 import type { Clock } from '../../base/clock.js';
 import { Deadline } from '../../base/deadline.js';
 import { writeAtomically } from '../../fs/atomic-writer.js';
+import type { LocalIssuer } from '../../issuer/certificaterequests/local-issuance.js';
 import type { ResourceStore } from '../../store/resource-store.js';
 import type { DataRoot } from '../../volume/data-root.js';
 import { type VolumeMetadata, writeMetadata } from '../../volume/metadata.js';
@@ -40,6 +41,8 @@ export interface VolumeIssuanceDeps {
   requestCreator: (serviceAccountTokens: string | undefined) => ResourceStore;
   /** Told when each issuance starts and how it ends. */
   telemetry: VolumeTelemetry;
+  /** Signs a new request as it is created when its issuer is this process's own (embedded mode). */
+  localIssuer?: LocalIssuer | undefined;
 }
 
 /**
@@ -117,11 +120,10 @@ export class VolumeIssuance {
       // A volume with a certificate on record is renewed; after a reboot on tmpfs (no
       // metadata.json left) it is issued anew. The counter goes on from the one on disk.
       const reason = metadata.notAfter === undefined ? 'issued' : 'renewed';
-      const certificate = issued.files.get(spec.files.certificate) as Uint8Array;
       const written = new Map(files);
       written.set(
         GENERATION_FILENAME,
-        generationFile(await currentGenerationCounter(dataDir), certificate, reason),
+        generationFile(await currentGenerationCounter(dataDir), issued.leaf, reason),
       );
       await writeAtomically(
         dataDir,
@@ -130,8 +132,10 @@ export class VolumeIssuance {
       );
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
       metadata.notAfter = issued.notAfter.toISOString();
-      // obtainCertificate leaves the request's pending record for every certificate it returns.
-      const askedAt = Date.parse(metadata.pendingRequest?.createdAt as string);
+      // The pending record of an asynchronous request; one signed as it was created has none.
+      const askedAt = metadata.pendingRequest
+        ? Date.parse(metadata.pendingRequest.createdAt)
+        : (issued.askedAt ?? this.deps.clock.now());
       delete metadata.pendingRequest;
       // The pod IPs this certificate names: a restart compares them with the pod's.
       delete metadata.waiting;

@@ -122,6 +122,47 @@ t.test('create: refused objects are not stored, seen or counted', async (t) => {
   t.ok(isStoreError(taken, 'Invalid'), 'an invalid object is Invalid even when its name is taken');
 });
 
+t.test('createWithStatus: one write judged as a create, then as its status write', async (t) => {
+  const { admit, calls } = sizeRule();
+  const store = new MemoryStore({ admit });
+  const events: WatchEvent<KubeObject>[] = [];
+  const watch = store.watch(WidgetKind, {}, { onEvent: (e) => events.push(e), onError: t.fail });
+  t.teardown(() => watch.stop());
+
+  const created = await store.createWithStatus<Widget>(
+    WidgetKind,
+    sized('w', 1, { status: { phase: 'Ready' } }),
+  );
+  t.same(created.status, { phase: 'Ready' }, 'the status is kept');
+  t.same(
+    calls.map((c) => c.write),
+    ['create', 'status'],
+  );
+  t.equal((calls[0]?.object as Widget | undefined)?.status, undefined, 'the create: no status');
+  t.same(calls[1]?.old, calls[0]?.object, 'the status write against the object created');
+  t.same((calls[1]?.object as Widget | undefined)?.status, { phase: 'Ready' });
+  await flush();
+  t.same(
+    events.map((e) => [e.type, (e.object as Widget).status]),
+    [['ADDED', { phase: 'Ready' }]],
+    'watchers see one event, with the status',
+  );
+
+  const before = store.resourceVersion;
+  const refused = await rejection(
+    store.createWithStatus(WidgetKind, sized('v', 1, { status: { phase: 'Bogus' } })),
+  );
+  t.equal(
+    (refused as Error).message,
+    'Widget.example.cert-csi.io "v" is invalid: status.phase: Unsupported value: "Bogus"',
+    'a refused status refuses the create',
+  );
+  t.equal(store.resourceVersion, before, 'nothing stored');
+  t.ok(isStoreError(await rejection(store.get(WidgetKind, 'v', 'default')), 'NotFound'));
+  const plain = await store.create<Widget>(WidgetKind, sized('u', 1, { status: { phase: 'x' } }));
+  t.equal(plain.status, undefined, 'create still drops the status');
+});
+
 t.test('generateName: the hook sees, and the message names, the generated name', async (t) => {
   const { admit, calls } = sizeRule();
   const store = new MemoryStore({ admit, randomSuffix: () => 'abcde' });

@@ -25,6 +25,7 @@ import { createMounter } from '../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
+import { spyOnFsync } from '../test/volume/fixtures/fsync-spy.js';
 import { type Figure, recordFigures } from './support/figures.js';
 import type { RawKeyType } from './support/raw-floor.js';
 
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '200' },
     'rsa-count': { type: 'string', default: '100' },
     'rsa4096-count': { type: 'string', default: '4' },
+    'disk-count': { type: 'string', default: '100' },
   },
 });
 
@@ -66,9 +68,10 @@ async function floor(spec: KeySpec, n: number): Promise<number[]> {
   return samples;
 }
 
-async function startPlugin(dir: string) {
+async function startPlugin(dir: string, stateDir?: string) {
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
   const plugin = await startEmbeddedPlugin({
+    ...(stateDir ? { stateDir } : {}),
     endpoint,
     // 16 concurrent clients are measured: let that many issuances run at once.
     settings: volumeManagerSettings({ nodeId: 'bench', maxConcurrentIssuances: 16 }),
@@ -83,9 +86,9 @@ async function startPlugin(dir: string) {
 }
 
 let volumeCounter = 0;
-function publishRequest(dir: string, algorithm: Record<string, string>) {
+function publishRequest(targets: string, algorithm: Record<string, string>) {
   const id = `csi-bench-${volumeCounter++}`;
-  return inlineVolumeCall(id, join(dir, 'pods', id), {
+  return inlineVolumeCall(id, join(targets, 'pods', id), {
     ...podInfo({ name: id, namespace: 'bench', uid: '00000000-0000-4000-8000-000000000000' }),
     'csi.cert-manager.io/issuer-name': 'embedded-ca',
     'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
@@ -192,7 +195,48 @@ figures.push({
   value: histogram.max / 1e6,
   unit: 'ms',
 });
-recordFigures('publish', figures);
 client.close();
 await plugin.stop();
 await rm(dir, { recursive: true, force: true });
+
+// The production-like layout: the data root on tmpfs, the state dir and the targets (kubelet's
+// pods dir, written in direct mode) on a disk, where every fsync is a real one, each counted.
+const diskCount = Number(values['disk-count']);
+if (diskCount > 0) {
+  // The tests' spy, never restored: the process ends with the bench.
+  const fsyncs = await spyOnFsync({ teardown: () => {} });
+  const shmDir = await mkdtemp(join(base, 'cert-csi-bench-'));
+  const diskDir = await mkdtemp(join(tmpdir(), 'cert-csi-bench-disk-'));
+  const diskPlugin = await startPlugin(shmDir, join(diskDir, 'state'));
+  const diskClient = new CsiClient(diskPlugin.endpoint);
+  await measure(diskClient, diskDir, ecdsa, 10, 1); // warm-up
+  const before = fsyncs.count;
+  const { samples, perSecond } = await measure(diskClient, diskDir, ecdsa, diskCount, 1);
+  const perPublish = (fsyncs.count - before) / samples.length;
+  const p50 = percentile(samples, 50);
+  const p95 = percentile(samples, 95);
+  console.log(
+    `disk layout (state dir and targets on ${tmpdir()}): ECDSA P-256, 1 client: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, ${perSecond.toFixed(1)}/s, ${perPublish.toFixed(2)} fsyncs per publish`,
+  );
+  const rawFloor = { of: 'issuance' as const, key: 'ecdsa-p256' as const };
+  figures.push(
+    {
+      name: 'publish ECDSA P-256, disk layout, latency',
+      value: p50,
+      unit: 'ms',
+      p50,
+      p95,
+      rawFloor,
+    },
+    {
+      name: 'publish ECDSA P-256, disk layout: fsyncs per publish',
+      value: perPublish,
+      unit: 'fsyncs',
+    },
+  );
+  diskClient.close();
+  await diskPlugin.stop();
+  await rm(shmDir, { recursive: true, force: true });
+  await rm(diskDir, { recursive: true, force: true });
+}
+recordFigures('publish', figures);

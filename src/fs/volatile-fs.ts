@@ -225,22 +225,7 @@ export const durableFileOps: FileOps = {
   symlink: (target, path) => symlink(target, path),
   rmdir: (path) => rmdir(path),
   removeTree: (path) => rm(path, { recursive: true, force: true }),
-  writeNewFile: async (path, data, options) => {
-    const handle = await open(path, 'wx', options.openMode);
-    try {
-      try {
-        await handle.writeFile(data);
-        if (options.gid !== undefined) await handle.chown(-1, options.gid);
-        if (options.mode !== undefined) await handle.chmod(options.mode);
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    } catch (err) {
-      await unlink(path).catch(() => undefined);
-      throw err;
-    }
-  },
+  writeNewFile: (path, data, options) => writeNewFileThreaded(path, data, options, true),
   syncDir: async (dir) => {
     // O_DIRECTORY: whatever else may have taken the dir's name (a FIFO) fails, never blocks.
     const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
@@ -251,6 +236,38 @@ export const durableFileOps: FileOps = {
     }
   },
 };
+
+/**
+ * The durable flavour without its fsyncs, for a writer that flushes the dir once when done: a
+ * copy that is made again from its source whenever it is found wrong (a direct-mode target).
+ */
+export const unflushedFileOps: FileOps = {
+  ...durableFileOps,
+  writeNewFile: (path, data, options) => writeNewFileThreaded(path, data, options, false),
+  syncDir: async () => {},
+};
+
+async function writeNewFileThreaded(
+  path: string,
+  data: string | Uint8Array,
+  options: NewFileOptions,
+  flush: boolean,
+): Promise<void> {
+  const handle = await open(path, 'wx', options.openMode);
+  try {
+    try {
+      await handle.writeFile(data);
+      if (options.gid !== undefined) await handle.chown(-1, options.gid);
+      if (options.mode !== undefined) await handle.chmod(options.mode);
+      if (flush) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    await unlink(path).catch(() => undefined);
+    throw err;
+  }
+}
 
 // f_type of the filesystem holding path, or while it does not exist of its nearest existing
 // parent (where it would be created); undefined when that cannot be found out.

@@ -86,7 +86,11 @@ export class DirectMounter implements Mounter {
     const files = await readAtomically(dataDir);
     if (files === undefined) return;
     await applyDataPermissions(targetPath, gid);
-    const { written } = await writeAtomically(targetPath, files, gid === undefined ? {} : { gid });
+    // A mirror: made again from the data dir at every publish and refresh, so one fsync will do.
+    const { written } = await writeAtomically(targetPath, files, {
+      syncOnce: true,
+      ...(gid === undefined ? {} : { gid }),
+    });
     if (written) this.logger.debug({ targetPath }, 'mirrored volume files to target path');
   }
 

@@ -27,8 +27,10 @@ import {
   writeAtomically,
 } from '../../src/fs/atomic-writer.js';
 import { FsError } from '../../src/fs/errors.js';
+import { isOnTmpfs } from '../../src/fs/volatile-fs.js';
 import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { tempDir, tmpfsBase } from '../support/temp-dir.js';
+import { spyOnFsync } from '../volume/fixtures/fsync-spy.js';
 
 const isRoot = process.getuid?.() === 0;
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -117,6 +119,47 @@ t.test(
       'user links are never replaced',
     );
     t.equal(await readFile(join(dir, 'ca.crt'), 'utf8'), '', 'an empty file is a file');
+  },
+);
+
+t.test(
+  'syncOnce on a disk: the same files, one fsync of the dir instead of one per step',
+  async (t) => {
+    const eachStep = t.testdir();
+    if (isOnTmpfs(eachStep)) {
+      t.pass('the repo is on tmpfs here', { skip: true });
+      return;
+    }
+    const once = await tempDir(t, 'cert-csi-once-', join(eachStep, '..'));
+    const syncs = await spyOnFsync(t);
+    const files = { 'tls.crt': bytes('cert'), 'tls.key': bytes('key'), 'ca.crt': bytes('ca') };
+    const count = async (work: () => Promise<unknown>) => {
+      const before = syncs.count;
+      await work();
+      return syncs.count - before;
+    };
+    t.ok(
+      (await count(() => writeAtomically(eachStep, files))) > 3,
+      'by default: each file, each step',
+    );
+    t.equal(
+      await count(() => writeAtomically(once, files, { syncOnce: true })),
+      1,
+      'a first write',
+    );
+    const changed = { ...files, 'tls.crt': bytes('new cert') };
+    t.equal(await count(() => writeAtomically(once, changed, { syncOnce: true })), 1, 'a rewrite');
+    t.equal(
+      await count(() => writeAtomically(once, changed, { syncOnce: true })),
+      0,
+      'nothing to write: no fsync',
+    );
+    await writeAtomically(eachStep, changed);
+    t.same(await readAtomically(once), await readAtomically(eachStep), 'the same files');
+    t.same(
+      (await readdir(once)).filter((n) => !isGenerationName(n)),
+      (await readdir(eachStep)).filter((n) => !isGenerationName(n)),
+    );
   },
 );
 

@@ -1,5 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
+import { uniqueSuffix } from './unique-suffix.js';
 import { fileOpsFor } from './volatile-fs.js';
 
 /** Marks the temporary files writeFileAtomic leaves behind if the process dies mid-write. */
@@ -23,10 +23,7 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const dir = dirname(path);
   const ops = fileOpsFor(dir);
-  const temp = join(
-    dir,
-    `.${basename(path)}${ATOMIC_TEMP_MARKER}${randomBytes(6).toString('hex')}`,
-  );
+  const temp = join(dir, `.${basename(path)}${ATOMIC_TEMP_MARKER}${uniqueSuffix()}`);
   await ops.writeNewFile(temp, data, { openMode: mode });
   try {
     await ops.rename(temp, path);

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, FsError } from './errors.js';
 import { byteSizeText } from './regular-file.js';
+import { uniqueSuffix } from './unique-suffix.js';
 import { type FileOps, fileOpsFor, unflushedFileOps } from './volatile-fs.js';
 
 /** The symlink naming the current generation. */
@@ -37,7 +37,7 @@ export type AtomicPayload = ReadonlyMap<string, Uint8Array> | Record<string, Uin
 
 const GENERATION = /^\.\.\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}\.[A-Za-z0-9_-]+$/;
 
-/** True for a generation dir name (`..YYYY_MM_DD_HH_MM_SS.<random>`). */
+/** True for a generation dir name (`..YYYY_MM_DD_HH_MM_SS.<unique>`). */
 export function isGenerationName(name: string): boolean {
   return GENERATION.test(name);
 }
@@ -137,7 +137,7 @@ async function writeGeneration(
   fileMode: number,
   gid: number | undefined,
 ): Promise<string> {
-  const name = `${generationPrefix(new Date())}.${randomBytes(6).toString('base64url')}`;
+  const name = `${generationPrefix(new Date())}.${uniqueSuffix()}`;
   const path = join(dir, name);
   await ops.mkdir(path, { mode: 0o700 });
   try {
@@ -215,7 +215,7 @@ async function removeOldGenerations(ops: FileOps, dir: string, keep: string): Pr
 
 /**
  * Writes files into dir the way kubelet's AtomicWriter does: a new generation dir
- * (`..<UTC time>.<random>`, files fileMode and group gid), `..data` swapped to it with
+ * (`..<UTC time>.<unique suffix>`, files fileMode and group gid), `..data` swapped to it with
  * rename(2), `<name> -> ..data/<name>` links, the old generation removed. Every step is fsynced,
  * so a crash leaves the old or the new set, never a mix (on tmpfs: synchronous calls, no fsync,
  * see volatile-fs.ts). Nothing is written (written: false)

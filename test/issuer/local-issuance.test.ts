@@ -3,14 +3,20 @@ import {
   type CertificateRequest,
   CertificateRequestKind,
 } from '../../src/api/certificate-request.js';
-import type { Issuer } from '../../src/api/issuer.js';
+import { type Issuer, IssuerKind } from '../../src/api/issuer.js';
 import { NODE_ID_HASH_LABEL } from '../../src/api/labels.js';
+import { silentLogger } from '../../src/api/logger.js';
+import { MemoryEventRecorder } from '../../src/controller/memory-event-recorder.js';
+import { SharedInformers } from '../../src/controller/shared-informers.js';
 import { approveEveryRequest } from '../../src/issuer/certificaterequests/approval-policy.js';
 import {
   APPROVER_CONTROLLER,
+  localIssuer,
   planLocalIssuance,
 } from '../../src/issuer/certificaterequests/local-issuance.js';
 import type { IssuerLookup } from '../../src/issuer/issuer-lookup.js';
+import type { IssuerSigner } from '../../src/issuer/issuer-signer.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
 import { embeddedCA, startPlugin } from '../support/plugin-harness.js';
 
 function request(extra: { group?: string; isCA?: boolean } = {}): CertificateRequest {
@@ -127,6 +133,52 @@ t.test('which requests skip the controllers: the decision table', async (t) => {
     t.equal(plan.step === 'sign' ? 'sign' : plan.why, want, name);
   }
 });
+
+t.test(
+  'a signing that does not issue writes nothing: the controllers take the request',
+  async (t) => {
+    const store = new MemoryStore();
+    t.teardown(() => store.close());
+    const created = await store.create<Issuer>(IssuerKind, {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { name: 'i', namespace: 'ns' },
+      spec: { ca: { secretName: 's' } },
+    });
+    await store.updateStatus(IssuerKind, {
+      ...created,
+      status: { conditions: [{ type: 'Ready', status: 'True' }] },
+    });
+    const informers = new SharedInformers(store);
+    const events = new MemoryEventRecorder();
+    const signs: string[] = [];
+    // The CA Secret went away after the issuer was Ready: cert-manager's Pending SecretMissing.
+    const missing: IssuerSigner = async () => {
+      signs.push('asked');
+      return { kind: 'caSecretMissing', secret: { namespace: 'ns', name: 's' } };
+    };
+    const issue = localIssuer({
+      store,
+      informers,
+      config: {
+        approval: approveEveryRequest,
+        signers: new Map([['ca', missing]]),
+        clusterResourceNamespace: 'kube-system',
+      },
+      enabled: ALL,
+      events,
+      logger: silentLogger,
+      now: () => new Date(),
+    });
+    informers.start();
+    t.teardown(() => informers.stop());
+    await informers.waitForSync();
+    t.equal(await issue(request()), undefined, 'left to the controllers');
+    t.same(signs, ['asked'], 'the signer was asked');
+    t.same((await store.list(CertificateRequestKind)).items, [], 'no request stored');
+    t.same(events.eventsFor('CertificateRequest', 'r', 'ns'), [], 'no Event');
+  },
+);
 
 t.test(
   'embedded mode: a volume request is created Approved and Issued in one write, with the controllers’ Events',

@@ -42,7 +42,18 @@ const BENCHES: readonly Bench[] = [
   {
     name: 'publish',
     file: 'publish.ts',
-    args: ['--count', '60', '--rsa-count', '10', '--rsa4096-count', '2'],
+    args: [
+      '--count',
+      '60',
+      '--ed25519-count',
+      '60',
+      '--rsa-count',
+      '10',
+      '--rsa4096-count',
+      '2',
+      '--disk-count',
+      '30',
+    ],
   },
   {
     name: 'renewal',

@@ -2,12 +2,13 @@
  * NodePublishVolume latency and throughput through the real unix socket, against the
  * in-process floor (key generation + CSR + signing) measured in the same run.
  *
- *   npm run bench:publish [-- --count 40 --rsa-count 30]
+ *   npm run bench:publish [-- --count 40 --ed25519-count 40 --rsa-count 30 --disk-count 50]
  *
  * Plugin and client share this process (the client's share of the work is small and
  * counted against the plugin, so figures are conservative). The data root and the
  * targets are on tmpfs (/dev/shm) as the data root is in production; files reach the
- * target in direct mode (a copy instead of a bind mount).
+ * target in direct mode (a copy instead of a bind mount). Last, the disk layout: the
+ * state dir and the targets on a disk, with the fsyncs of each publish counted.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,6 +33,7 @@ import type { RawKeyType } from './support/raw-floor.js';
 const { values } = parseArgs({
   options: {
     count: { type: 'string', default: '200' },
+    'ed25519-count': { type: 'string', default: '200' },
     'rsa-count': { type: 'string', default: '100' },
     'rsa4096-count': { type: 'string', default: '4' },
     'disk-count': { type: 'string', default: '100' },
@@ -129,6 +131,7 @@ const ecdsa = { 'csi.cert-manager.io/key-algorithm': 'ECDSA' };
 const rsa = { 'csi.cert-manager.io/key-algorithm': 'RSA', 'csi.cert-manager.io/key-size': '2048' };
 const count = Number(values.count);
 const rsaCount = Number(values['rsa-count']);
+const ed25519 = { 'csi.cert-manager.io/key-algorithm': 'Ed25519' };
 
 const CHUNK = 10;
 await measure(client, dir, ecdsa, 20, 1); // warm-up
@@ -136,6 +139,7 @@ const rows: string[] = [];
 const figures: Figure[] = [];
 for (const [label, attributes, spec, n, rawKey] of [
   ['ECDSA P-256', ecdsa, { algorithm: 'ECDSA', size: 256 }, count, 'ecdsa-p256'],
+  ['Ed25519', ed25519, { algorithm: 'Ed25519' }, Number(values['ed25519-count']), 'ed25519'],
   ['RSA-2048', rsa, { algorithm: 'RSA', size: 2048 }, rsaCount, 'rsa-2048'],
 ] as Array<[string, Record<string, string>, KeySpec, number, RawKeyType]>) {
   if (n <= 0) continue;

@@ -146,8 +146,23 @@ export function encodeTime(date: Date): Uint8Array {
   return encodeString(Tag.GENERALIZED_TIME, `${pad(year, 4)}${rest}Z`);
 }
 
+// Encoded OIDs by their text: a certificate or CSR names the same few dozen (algorithms,
+// extensions, name attributes) every time, and the BigInt arithmetic below showed as ~1 % of a
+// publish. Bounded, as OIDs can also come from input (a literal subject's attribute types).
+const encodedOids = new Map<string, Uint8Array>();
+const ENCODED_OIDS_KEPT = 256;
+
 /** Encodes an OBJECT IDENTIFIER from dotted-decimal text; throws PkiError if it is not one. */
 export function encodeOid(dotted: string): Uint8Array {
+  const known = encodedOids.get(dotted);
+  // A copy: the caller owns what it gets.
+  if (known) return known.slice();
+  const encoded = encodeOidText(dotted);
+  if (encodedOids.size < ENCODED_OIDS_KEPT) encodedOids.set(dotted, encoded.slice());
+  return encoded;
+}
+
+function encodeOidText(dotted: string): Uint8Array {
   if (!/^[0-2](\.(0|[1-9][0-9]*))+$/.test(dotted)) {
     throw new PkiError(`invalid object identifier ${quoted(dotted)}`);
   }

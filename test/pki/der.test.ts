@@ -68,6 +68,11 @@ t.test('object identifiers', async (t) => {
     t.equal(hex(encodeOid(dotted)), der, dotted);
     t.equal(decodeOid(bytes(der).subarray(2)), dotted);
   }
+  // Remembered encodings are handed out as copies: a caller writing one spoils no other.
+  const first = encodeOid('2.5.4.3');
+  first.fill(0);
+  t.equal(hex(encodeOid('2.5.4.3')), '0603550403', 'a second encoding, intact');
+  t.not(encodeOid('2.5.4.3'), encodeOid('2.5.4.3'), 'a new array each time');
   for (const bad of ['', '1', '3.1', '1.40', '1.2.', '1.02', 'a.b']) {
     t.throws(() => encodeOid(bad), {
       name: 'PkiError',

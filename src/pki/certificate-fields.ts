@@ -8,6 +8,8 @@ import { decodeExtensions, type RawExtension } from './extensions.js';
 
 /** The fields of a certificate the pki layer needs, as exact DER where it matters. */
 export interface CertificateFields {
+  /** The serialNumber INTEGER's content octets (big-endian, with any leading 0x00 pad). */
+  serialNumber: Uint8Array;
   issuerDer: Uint8Array;
   subjectDer: Uint8Array;
   spkiDer: Uint8Array;
@@ -40,8 +42,8 @@ export function readCertificateFields(der: Uint8Array | ArrayBuffer): Certificat
     const fields = childrenOf(buf, tbs, Tag.SEQUENCE, 'TBSCertificate');
     // Skip the optional [0] version so the remaining fields have fixed positions.
     const rest = fields[0]?.tag === 0xa0 ? fields.slice(1) : fields;
-    const [, , issuer, validity, subject, spki, ...optional] = rest;
-    if (!issuer || !validity || !subject || !spki)
+    const [serial, , issuer, validity, subject, spki, ...optional] = rest;
+    if (!serial || serial.tag !== Tag.INTEGER || !issuer || !validity || !subject || !spki)
       throw new PkiError('malformed DER: short TBSCertificate');
     const [nb, na] = childrenOf(buf, validity, Tag.SEQUENCE, 'validity');
     if (!nb || !na) throw new PkiError('malformed DER: bad validity');
@@ -49,6 +51,7 @@ export function readCertificateFields(der: Uint8Array | ArrayBuffer): Certificat
     const extWrapper = optional.find((t) => t.tag === 0xa3);
     const [extList] = extWrapper ? childrenOf(buf, extWrapper, 0xa3, 'extensions') : [];
     return {
+      serialNumber: contentOf(buf, serial),
       issuerDer: rawOf(buf, issuer),
       subjectDer: rawOf(buf, subject),
       spkiDer: rawOf(buf, spki),
@@ -59,4 +62,15 @@ export function readCertificateFields(der: Uint8Array | ArrayBuffer): Certificat
   } catch (err) {
     throw new PkiError(`cannot parse certificate: ${(err as Error).message}`);
   }
+}
+
+/**
+ * A serial number as `openssl x509 -serial` and node's X509Certificate print it: upper-case hex,
+ * two digits per byte, leading zero bytes dropped (one 0 for zero).
+ */
+export function serialHex(serialNumber: Uint8Array): string {
+  let first = 0;
+  while (first < serialNumber.length - 1 && serialNumber[first] === 0) first++;
+  const hex = Buffer.from(serialNumber.subarray(first)).toString('hex').toUpperCase();
+  return hex === '00' ? '0' : hex;
 }

@@ -43,25 +43,32 @@ export function recordedGeneration(content: Uint8Array | undefined): number {
   }
 }
 
+/** What a generation file says of its certificate (what an issuance read of it). */
+export interface CertificateFacts {
+  serial: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
 /**
  * The generation file of the next generation: counter one above previous, facts from the
- * certificate (PEM, or already parsed: an issuance has read it once for its own checks).
+ * certificate (its PEM, or the facts an issuance read for its own checks).
  */
 export function generationFile(
   previous: number,
-  certificate: Uint8Array | X509Certificate,
+  certificate: Uint8Array | CertificateFacts,
   reason: RewriteReason,
 ): Uint8Array {
   let facts: Pick<GenerationRecord, 'serial' | 'notBefore' | 'notAfter'> | undefined;
   try {
-    const leaf =
-      certificate instanceof X509Certificate
-        ? certificate
-        : new X509Certificate(Buffer.from(certificate));
+    const read =
+      certificate instanceof Uint8Array
+        ? factsOfOpenssl(new X509Certificate(Buffer.from(certificate)))
+        : certificate;
     facts = {
-      serial: leaf.serialNumber.toUpperCase(),
-      notBefore: rfc3339(leaf.validFrom),
-      notAfter: rfc3339(leaf.validTo),
+      serial: read.serial,
+      notBefore: rfc3339(read.notBefore),
+      notAfter: rfc3339(read.notAfter),
     };
   } catch {
     // Only a trust bundle rewrite meets a certificate it cannot read (an issuance checked its
@@ -69,6 +76,15 @@ export function generationFile(
   }
   const record = { generation: previous + 1, ...facts, reason };
   return Buffer.from(`${JSON.stringify(record)}\n`);
+}
+
+/** The facts of a certificate OpenSSL read. */
+export function factsOfOpenssl(leaf: X509Certificate): CertificateFacts {
+  return {
+    serial: leaf.serialNumber.toUpperCase(),
+    notBefore: new Date(leaf.validFrom),
+    notAfter: new Date(leaf.validTo),
+  };
 }
 
 /**
@@ -81,7 +97,7 @@ export async function currentGenerationCounter(dataDir: string): Promise<number>
   );
 }
 
-// X509Certificate's dates are in the form of Date.toUTCString's cousin; seconds suffice.
-function rfc3339(text: string): string {
-  return new Date(text).toISOString().replace(/\.\d{3}Z$/, 'Z');
+// Certificates carry whole seconds.
+function rfc3339(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

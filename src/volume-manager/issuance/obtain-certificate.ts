@@ -98,7 +98,8 @@ export async function obtainCertificate(
       await removePendingKey(dataRoot, volumeId);
       throw new IssuanceError(progress.message, progress.state);
     }
-    const issued = await certificateFiles(outcome.request, key, spec, new Date(deps.clock.now()));
+    const now = new Date(deps.clock.now());
+    const issued = await certificateFiles(outcome.request, key, spec, now, signed !== undefined);
     return signed ? { ...issued, askedAt } : issued;
   } finally {
     deps.pendingKeys.delete(requestKey);

@@ -123,7 +123,7 @@ export class VolumeIssuance {
       const written = new Map(files);
       written.set(
         GENERATION_FILENAME,
-        generationFile(await currentGenerationCounter(dataDir), issued.leaf, reason),
+        generationFile(await currentGenerationCounter(dataDir), issued.facts, reason),
       );
       await writeAtomically(
         dataDir,

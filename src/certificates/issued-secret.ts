@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import {
   CERTIFICATE_NAME_ANNOTATION,
   type Certificate,
@@ -12,6 +12,7 @@ import { CA_CERT_KEY, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js
 import { goJoinCsv } from '../base/go-text.js';
 import { combinedPem } from '../pki/keystore-data.js';
 import { decodePemBlocks } from '../pki/pem.js';
+import { certificateOfPem } from './pem-decodings.js';
 import { issuedSubjectOf } from './secret-names-match.js';
 
 /** The Secret type of a new certificate Secret; an existing Secret keeps its own. */
@@ -73,7 +74,7 @@ export function issuedSecretContent(input: {
 }): IssuedSecretContent {
   const { certificate, requestIssuer, keyPem, certificatePem, caPem } = input;
   const template = certificate.spec.secretTemplate;
-  const leaf = new X509Certificate(certificatePem);
+  const leaf = certificateOfPem(certificatePem);
   const annotations: Record<string, string> = {
     ...template?.annotations,
     ...certificateDetailAnnotations(leaf),

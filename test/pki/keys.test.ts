@@ -207,6 +207,20 @@ t.test('publicKeysEqual and keyMatchesCertificate compare public halves', async 
   const { createPublicKey } = await import('node:crypto');
   t.ok(publicKeysEqual(a, createPublicKey(a)), 'private vs its public half');
   t.notOk(publicKeysEqual(a, b));
+  t.ok(publicKeysEqual(a, a), 'a key and itself');
+  t.ok(publicKeysEqual(createPublicKey(a), a), 'either order');
+  // Keys of other types or curves never equal, whatever their bytes.
+  const p384 = await generatePrivateKey({ algorithm: 'ECDSA', size: 384 });
+  const ed = await generatePrivateKey({ algorithm: 'Ed25519' });
+  const rsa = await generatePrivateKey({ algorithm: 'RSA' });
+  t.notOk(publicKeysEqual(a, p384));
+  t.notOk(publicKeysEqual(a, ed));
+  t.notOk(publicKeysEqual(rsa, a));
+  // Comparing keys of two types leaves no OpenSSL error behind to fail the next decoding.
+  t.ok(publicKeysEqual(rsa, decodePrivateKey(encodePrivateKey(rsa, 'PKCS1'))), 'RSA round trip');
+  t.notOk(publicKeysEqual(ed, generateKeyPairSync('ed448').publicKey));
+  t.ok(decodePrivateKey(encodePrivateKey(ed, 'PKCS8')), 'decodes after another type');
+  t.ok(publicKeysEqual(ed, createPublicKey(ed)), 'Ed25519');
   const cert = await createSelfSignedCa({ key: a, commonName: 'x', durationMs: HOUR });
   const other = await createSelfSignedCa({ key: b, commonName: 'y', durationMs: HOUR });
   t.ok(keyMatchesCertificate(a, cert));

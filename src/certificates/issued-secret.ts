@@ -30,11 +30,25 @@ export interface IssuedSecretContent {
   data: Record<string, Uint8Array>;
 }
 
+// The issuing controller derives them from the same leaf when it writes the Secret and on each
+// later check of it; parsed certificates are shared by text (pem-decodings.ts) and never change.
+const detailAnnotations = new WeakMap<X509Certificate, Readonly<Record<string, string>>>();
+
 /**
  * The certificate-detail annotations cert-manager derives from the leaf: common name and the
  * SAN lists always (possibly empty), the subject lists, serial number and emails only when set.
  */
 export function certificateDetailAnnotations(leaf: X509Certificate): Record<string, string> {
+  let found = detailAnnotations.get(leaf);
+  if (!found) {
+    found = readDetailAnnotations(leaf);
+    detailAnnotations.set(leaf, found);
+  }
+  // A copy: callers add to it.
+  return { ...found };
+}
+
+function readDetailAnnotations(leaf: X509Certificate): Record<string, string> {
   const { subject, names } = issuedSubjectOf(leaf);
   const annotations: Record<string, string> = {
     'cert-manager.io/common-name': subject.commonName,

@@ -194,12 +194,50 @@ export function keySpecOf(key: KeyObject): NormalizedKeySpec {
 // A KeyObject never changes: the controllers compare the same keys on many syncs.
 const spkis = new WeakMap<KeyObject, Buffer>();
 
+// An EC SubjectPublicKeyInfo up to its point, by JWK curve name: SEQUENCE { SEQUENCE {
+// id-ecPublicKey, the curve }, BIT STRING (no unused bits) }; with the coordinates' length.
+const EC_SPKI_PREFIXES: Record<string, { prefix: Buffer; coordinate: number }> = {
+  'P-256': {
+    prefix: Buffer.from('3059301306072a8648ce3d020106082a8648ce3d030107034200', 'hex'),
+    coordinate: 32,
+  },
+  'P-384': {
+    prefix: Buffer.from('3076301006072a8648ce3d020106052b81040022036200', 'hex'),
+    coordinate: 48,
+  },
+  'P-521': {
+    prefix: Buffer.from('30819b301006072a8648ce3d020106052b8104002303818600', 'hex'),
+    coordinate: 66,
+  },
+};
+const UNCOMPRESSED_POINT = Buffer.of(0x04);
+
+/**
+ * The SPKI of an EC private key, built from its JWK: OpenSSL 3's SPKI encoder takes twice as long
+ * as the JWK export (~0.14 against ~0.07 ms for a freshly generated P-256 key). The point is
+ * uncompressed, as OpenSSL writes it for keys it generates and as Go always marshals it.
+ * Undefined for any other key.
+ */
+function ecPrivateKeySpki(key: KeyObject): Buffer | undefined {
+  if (key.type !== 'private' || key.asymmetricKeyType !== 'ec') return undefined;
+  const { crv, x, y } = key.export({ format: 'jwk' });
+  const curve = crv ? EC_SPKI_PREFIXES[crv] : undefined;
+  if (!curve || x === undefined || y === undefined) return undefined;
+  const xBytes = Buffer.from(x, 'base64url');
+  const yBytes = Buffer.from(y, 'base64url');
+  if (xBytes.length !== curve.coordinate || yBytes.length !== curve.coordinate) return undefined;
+  return Buffer.concat([curve.prefix, UNCOMPRESSED_POINT, xBytes, yBytes]);
+}
+
 /** Returns the SubjectPublicKeyInfo DER of a private or public key (a copy: callers may write it). */
 export function spkiOf(key: KeyObject): Buffer {
   let spki = spkis.get(key);
   if (!spki) {
-    const pub = key.type === 'private' ? createPublicKey(key) : key;
-    spki = pub.export({ type: 'spki', format: 'der' });
+    spki = ecPrivateKeySpki(key);
+    if (!spki) {
+      const pub = key.type === 'private' ? createPublicKey(key) : key;
+      spki = pub.export({ type: 'spki', format: 'der' });
+    }
     spkis.set(key, spki);
   }
   return Buffer.from(spki);

@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import {
   CERTIFICATE_NAME_ANNOTATION,
   type Certificate,
@@ -12,6 +12,7 @@ import { CA_CERT_KEY, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js
 import { goJoinCsv } from '../base/go-text.js';
 import { combinedPem } from '../pki/keystore-data.js';
 import { decodePemBlocks } from '../pki/pem.js';
+import { certificateOfPem } from './pem-decodings.js';
 import { issuedSubjectOf } from './secret-names-match.js';
 
 /** The Secret type of a new certificate Secret; an existing Secret keeps its own. */
@@ -29,11 +30,25 @@ export interface IssuedSecretContent {
   data: Record<string, Uint8Array>;
 }
 
+// The issuing controller derives them from the same leaf when it writes the Secret and on each
+// later check of it; parsed certificates are shared by text (pem-decodings.ts) and never change.
+const detailAnnotations = new WeakMap<X509Certificate, Readonly<Record<string, string>>>();
+
 /**
  * The certificate-detail annotations cert-manager derives from the leaf: common name and the
  * SAN lists always (possibly empty), the subject lists, serial number and emails only when set.
  */
 export function certificateDetailAnnotations(leaf: X509Certificate): Record<string, string> {
+  let found = detailAnnotations.get(leaf);
+  if (!found) {
+    found = readDetailAnnotations(leaf);
+    detailAnnotations.set(leaf, found);
+  }
+  // A copy: callers add to it.
+  return { ...found };
+}
+
+function readDetailAnnotations(leaf: X509Certificate): Record<string, string> {
   const { subject, names } = issuedSubjectOf(leaf);
   const annotations: Record<string, string> = {
     'cert-manager.io/common-name': subject.commonName,
@@ -73,7 +88,7 @@ export function issuedSecretContent(input: {
 }): IssuedSecretContent {
   const { certificate, requestIssuer, keyPem, certificatePem, caPem } = input;
   const template = certificate.spec.secretTemplate;
-  const leaf = new X509Certificate(certificatePem);
+  const leaf = certificateOfPem(certificatePem);
   const annotations: Record<string, string> = {
     ...template?.annotations,
     ...certificateDetailAnnotations(leaf),

@@ -38,6 +38,7 @@ import {
   issuedStatus,
   issuingDecision,
 } from './issuing-decision.js';
+import { rememberKeyPem } from './pem-decodings.js';
 import { mergeIssuedSecret, secretNeedsContent } from './secret-merge.js';
 import { secretOwner } from './trigger-decision.js';
 
@@ -103,17 +104,20 @@ async function writeSecret(input: {
     certificatePem,
     caPem,
   });
-  Object.assign(
-    content.data,
-    await keystoreData({
-      spec: certificate.spec,
-      key,
-      certificatePem,
-      caPem,
-      passwords,
-      now,
-    }),
-  );
+  const { pkcs12, jks } = certificate.spec.keystores ?? {};
+  // keystoreData parses the chain and the CAs: only for a Certificate that asks for a keystore.
+  if (pkcs12?.create || jks?.create)
+    Object.assign(
+      content.data,
+      await keystoreData({
+        spec: certificate.spec,
+        key,
+        certificatePem,
+        caPem,
+        passwords,
+        now,
+      }),
+    );
   const target = {
     name: certificate.spec.secretName,
     namespace: certificate.metadata.namespace ?? '',
@@ -146,12 +150,17 @@ export const issuingController = defineController<CertificateControllersConfig>(
     const caches = certificateCaches(informers);
     const { watches } = caches;
 
+    // The Secret object last found to hold what a Certificate object asks: both are replaced,
+    // never mutated, and every Certificate or Secret event syncs the Certificate again.
+    const upToDate = new WeakMap<Secret, Certificate>();
+
     // Not issuing: the Secret of a key pair it owns gets back what the spec asks of it.
     const ensureSecretData = async (certificate: Certificate) => {
       const secret = caches.secretOf(certificate);
       if (!secret) return;
       if (secretOwner(caches.sharingSecret(certificate), secret) !== certificate.metadata.name)
         return;
+      if (upToDate.get(secret) === certificate) return;
       const keyPem = secretValue(secret, TLS_PRIVATE_KEY_KEY);
       const certificatePem = secretValue(secret, TLS_CERT_KEY);
       const stored = caches.storedKey(secret);
@@ -180,7 +189,10 @@ export const issuingController = defineController<CertificateControllersConfig>(
         [jks?.create && caPem, KeystoreKey.jksTrustStore],
       ] as const;
       for (const [wanted, file] of expected) if (wanted) content.data[file] = new Uint8Array();
-      if (!secretNeedsContent(secret, content)) return;
+      if (!secretNeedsContent(secret, content)) {
+        upToDate.set(secret, certificate);
+        return;
+      }
       const written = await writeSecret({
         store,
         caches,
@@ -238,6 +250,12 @@ export const issuingController = defineController<CertificateControllersConfig>(
         }
         const { request } = decision;
         if (!nextKey) return undefined;
+        const keyPem = encodeCertificatePrivateKey(
+          nextKey,
+          certificate.spec.privateKey?.encoding ?? 'PKCS1',
+        );
+        // The Secret written is read back by every controller: its key need not be decoded.
+        rememberKeyPem(keyPem, nextKey);
         const secretWritten = await writeSecret({
           store,
           caches,
@@ -245,10 +263,7 @@ export const issuingController = defineController<CertificateControllersConfig>(
           certificate,
           existing: caches.secretOf(certificate),
           key: nextKey,
-          keyPem: encodeCertificatePrivateKey(
-            nextKey,
-            certificate.spec.privateKey?.encoding ?? 'PKCS1',
-          ),
+          keyPem,
           certificatePem: decodeBytes(request.status?.certificate) ?? '',
           caPem: decodeBytes(request.status?.ca) ?? '',
           requestIssuer: request.spec.issuerRef,

@@ -1,4 +1,4 @@
-import { type KeyObject, X509Certificate } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import {
   CERTIFICATE_REVISION_ANNOTATION,
   type Certificate,
@@ -21,6 +21,7 @@ import {
 import { errorMessage } from '../base/error-message.js';
 import { publicKeysEqual } from '../pki/keys.js';
 import type { OwnedRequest } from './next-request-plan.js';
+import { certificateOfPem } from './pem-decodings.js';
 import { privateKeyMismatches } from './private-key-match.js';
 import { requestMismatches } from './request-match.js';
 import { isStaleFailure } from './stale-failure.js';
@@ -91,7 +92,7 @@ export function issuingDecision(input: {
   if (ready.reason !== CRReason.Issued) return { action: 'wait' };
   let leaf: X509Certificate;
   try {
-    leaf = new X509Certificate(decodeBytes(request.status?.certificate) ?? '');
+    leaf = certificateOfPem(decodeBytes(request.status?.certificate) ?? '');
   } catch (err) {
     return invalidCertificate(
       `Issuer returned an invalid certificate: failed to decode: ${errorMessage(err)}`,

@@ -20,6 +20,7 @@ import {
   type CertificateControllersConfig,
 } from './certificate-controllers-config.js';
 import { keyStoredEvent, nextKeyPlan } from './next-key-plan.js';
+import { rememberKeyPem } from './pem-decodings.js';
 
 /** Keys generated at once. */
 const KEY_GENERATION_WORKERS = 4;
@@ -42,6 +43,9 @@ export async function deleteSecrets(
 function nextKeySecret(certificate: Certificate, key: KeyObject): Secret {
   const { name, namespace, uid } = certificate.metadata;
   const fixed = certificate.status?.nextPrivateKeySecretName;
+  const pem = encodePrivateKey(key, 'PKCS8');
+  // The request-manager and the issuing controller read the key back from the Secret.
+  rememberKeyPem(pem, key);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -61,7 +65,7 @@ function nextKeySecret(certificate: Certificate, key: KeyObject): Secret {
       ],
     },
     data: {
-      [TLS_PRIVATE_KEY_KEY]: Buffer.from(encodePrivateKey(key, 'PKCS8')).toString('base64'),
+      [TLS_PRIVATE_KEY_KEY]: Buffer.from(pem).toString('base64'),
     },
   };
 }

@@ -1,14 +1,13 @@
-import { type KeyObject, X509Certificate } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
 import { type Secret, secretValue, TLS_CERT_KEY, TLS_PRIVATE_KEY_KEY } from '../api/secret.js';
-import { decodePrivateKey, publicKeysEqual } from '../pki/keys.js';
+import { publicKeysEqual } from '../pki/keys.js';
+import { type Decoded, decodedCertificatePem, decodedKeyPem } from './pem-decodings.js';
 
 // Every Certificate controller looks at the same Secret on each of its ~10 syncs per issuance
 // (trigger and readiness chains, readiness status, issuing): decoding its key and certificate
 // each time was a fifth of the CPU of a Certificate in bench/certificates.ts. Informer objects
-// are replaced, never mutated, so one decoding per Secret object is one per Secret version.
-
-/** A decoded value, or what decoding it threw. */
-export type Decoded<T> = { ok: true; value: T } | { ok: false; error: unknown };
+// are replaced, never mutated, so one decoding per Secret object is one per Secret version (and
+// the texts' decodings are shared with the other objects holding them: pem-decodings.ts).
 
 interface Contents {
   keyPem: string | undefined;
@@ -32,29 +31,21 @@ function contentsOf(secret: Secret): Contents {
   return found;
 }
 
-function attempt<T>(decode: () => T): Decoded<T> {
-  try {
-    return { ok: true, value: decode() };
-  } catch (error) {
-    return { ok: false, error };
-  }
-}
-
 /** The Secret's tls.key decoded, once per Secret object; undefined when it has none (or it is empty). */
 export function secretKey(secret: Secret): Decoded<KeyObject> | undefined {
   const found = contentsOf(secret);
-  if (!found.keyPem) return undefined;
   const pem = found.keyPem;
-  found.key ??= attempt(() => decodePrivateKey(pem));
+  if (!pem) return undefined;
+  found.key ??= decodedKeyPem(pem);
   return found.key;
 }
 
 /** The Secret's tls.crt decoded, once per Secret object; undefined when it has none (or it is empty). */
 export function secretCertificate(secret: Secret): Decoded<X509Certificate> | undefined {
   const found = contentsOf(secret);
-  if (!found.certificatePem) return undefined;
   const pem = found.certificatePem;
-  found.certificate ??= attempt(() => new X509Certificate(pem));
+  if (!pem) return undefined;
+  found.certificate ??= decodedCertificatePem(pem);
   return found.certificate;
 }
 

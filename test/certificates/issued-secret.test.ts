@@ -1,6 +1,9 @@
-import { createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, X509Certificate } from 'node:crypto';
 import t from 'tap';
-import { issuedSecretContent } from '../../src/certificates/issued-secret.js';
+import {
+  certificateDetailAnnotations,
+  issuedSecretContent,
+} from '../../src/certificates/issued-secret.js';
 import { signCertificate } from '../../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../../src/pki/csr.js';
 import { encodePrivateKey } from '../../src/pki/keys.js';
@@ -114,5 +117,30 @@ t.test(
       'cert-manager.io/issuer-group': '',
     });
     t.same(Object.keys(content.data).sort(), ['tls.crt', 'tls.key']);
+  },
+);
+
+t.test(
+  'the detail annotations are read once per parsed leaf, and each caller gets its own copy',
+  async (t) => {
+    const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
+    const leaf = new X509Certificate(
+      await leafFor({ key, subject: { commonName: 'web' }, dnsNames: ['web.example.com'] }),
+    );
+    const first = certificateDetailAnnotations(leaf);
+    t.equal(first['cert-manager.io/alt-names'], 'web.example.com');
+    first['cert-manager.io/alt-names'] = 'changed by a caller';
+    first.extra = 'x';
+    const again = certificateDetailAnnotations(leaf);
+    t.equal(again['cert-manager.io/alt-names'], 'web.example.com', 'a caller edits only its copy');
+    t.notOk('extra' in again);
+    const other = new X509Certificate(
+      await leafFor({ key, subject: { commonName: 'api' }, dnsNames: ['api.example.com'] }),
+    );
+    t.equal(
+      certificateDetailAnnotations(other)['cert-manager.io/common-name'],
+      'api',
+      'another leaf, its own',
+    );
   },
 );

@@ -207,6 +207,20 @@ t.test('publicKeysEqual and keyMatchesCertificate compare public halves', async 
   const { createPublicKey } = await import('node:crypto');
   t.ok(publicKeysEqual(a, createPublicKey(a)), 'private vs its public half');
   t.notOk(publicKeysEqual(a, b));
+  t.ok(publicKeysEqual(a, a), 'a key and itself');
+  t.ok(publicKeysEqual(createPublicKey(a), a), 'either order');
+  // Keys of other types or curves never equal, whatever their bytes.
+  const p384 = await generatePrivateKey({ algorithm: 'ECDSA', size: 384 });
+  const ed = await generatePrivateKey({ algorithm: 'Ed25519' });
+  const rsa = await generatePrivateKey({ algorithm: 'RSA' });
+  t.notOk(publicKeysEqual(a, p384));
+  t.notOk(publicKeysEqual(a, ed));
+  t.notOk(publicKeysEqual(rsa, a));
+  // Comparing keys of two types leaves no OpenSSL error behind to fail the next decoding.
+  t.ok(publicKeysEqual(rsa, decodePrivateKey(encodePrivateKey(rsa, 'PKCS1'))), 'RSA round trip');
+  t.notOk(publicKeysEqual(ed, generateKeyPairSync('ed448').publicKey));
+  t.ok(decodePrivateKey(encodePrivateKey(ed, 'PKCS8')), 'decodes after another type');
+  t.ok(publicKeysEqual(ed, createPublicKey(ed)), 'Ed25519');
   const cert = await createSelfSignedCa({ key: a, commonName: 'x', durationMs: HOUR });
   const other = await createSelfSignedCa({ key: b, commonName: 'y', durationMs: HOUR });
   t.ok(keyMatchesCertificate(a, cert));
@@ -286,4 +300,34 @@ t.test('toCryptoKeyPair imports keys into WebCrypto with the requested hash', as
   // An RSA key with an algorithm that has no hash falls back to SHA-256.
   const noHash = await toCryptoKeyPair(rsa, { name: 'Ed25519' });
   t.match(noHash.privateKey.algorithm, { hash: { name: 'SHA-256' } });
+});
+
+t.test('spkiOf gives the SPKI OpenSSL encodes, for every key type and curve', async (t) => {
+  const { createPublicKey } = await import('node:crypto');
+  const specs: KeySpec[] = [
+    { algorithm: 'ECDSA', size: 256 },
+    { algorithm: 'ECDSA', size: 384 },
+    { algorithm: 'ECDSA', size: 521 },
+  ];
+  // Keys are encoded from their JWK (public-key-info.ts); 1 in 128 has a coordinate with a leading
+  // zero byte, which must stay (fixed-length coordinates).
+  for (const spec of specs) {
+    let same = 0;
+    for (let i = 0; i < 300; i++) {
+      const key = await generatePrivateKey(spec);
+      const expected = createPublicKey(key).export({ type: 'spki', format: 'der' });
+      if (spkiOf(key).equals(expected)) same++;
+    }
+    t.equal(same, 300, `ECDSA ${spec.size}`);
+  }
+  for (const spec of [{ algorithm: 'RSA' }, { algorithm: 'Ed25519' }] as KeySpec[]) {
+    const key = await generatePrivateKey(spec);
+    const expected = createPublicKey(key).export({ type: 'spki', format: 'der' });
+    t.ok(spkiOf(key).equals(expected), spec.algorithm);
+    t.ok(spkiOf(createPublicKey(key)).equals(expected), `${spec.algorithm}, its public key`);
+  }
+  const ec = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const first = spkiOf(ec);
+  first.fill(0);
+  t.not(spkiOf(ec)[0], 0, 'a copy each time: writing one leaves the next intact');
 });

@@ -54,6 +54,12 @@ function spkiOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
 /** The SubjectPublicKeyInfo DER of a private or public key, byte for byte what OpenSSL writes. */
 export function encodePublicKeyInfo(key: KeyObject): Buffer {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
-  const built = spkiOfJwk(pub.export({ format: 'jwk' }));
+  let jwk: JsonWebKey | undefined;
+  try {
+    jwk = pub.export({ format: 'jwk' });
+  } catch {
+    // Kinds JWK has no form for (secp224r1, DSA): OpenSSL's encoder answers below.
+  }
+  const built = jwk === undefined ? undefined : spkiOfJwk(jwk);
   return built === undefined ? pub.export({ type: 'spki', format: 'der' }) : Buffer.from(built);
 }

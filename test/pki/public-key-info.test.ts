@@ -15,6 +15,9 @@ const keys: Array<[string, () => { privateKey: KeyObject; publicKey: KeyObject }
   // Not built by hand: OpenSSL's own encoder answers.
   ['X25519 (other kinds)', () => generateKeyPairSync('x25519')],
   ['secp256k1 (other curves)', () => generateKeyPairSync('ec', { namedCurve: 'secp256k1' })],
+  // No JWK form at all.
+  ['secp224r1 (no JWK curve)', () => generateKeyPairSync('ec', { namedCurve: 'secp224r1' })],
+  ['Ed448', () => generateKeyPairSync('ed448')],
 ];
 
 t.test('the SubjectPublicKeyInfo built from the JWK is the one OpenSSL encodes', async (t) => {

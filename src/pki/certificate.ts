@@ -27,6 +27,7 @@ import {
   encodeSubjectKeyIdentifier,
   type RawExtension,
 } from './extensions.js';
+import { rememberIssued } from './issued-here.js';
 import {
   publicKeysEqual,
   requirePrivate,
@@ -201,7 +202,9 @@ function issue(input: IssueInput): string {
     input.spkiDer,
     contextTag(3, sequence(buildExtensions(input).map(encodeExtension)), true),
   ]);
-  return encodePem('CERTIFICATE', signedStructure(tbs, input.signingKey, signingAlgorithm));
+  const der = signedStructure(tbs, input.signingKey, signingAlgorithm);
+  rememberIssued(der);
+  return encodePem('CERTIFICATE', der);
 }
 
 function signerFields(signer: SignerKeyPair): {

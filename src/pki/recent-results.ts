@@ -28,14 +28,24 @@ export class RecentResults<V> {
       return held;
     }
     const value = compute(key);
-    if (key.length <= this.maxKeyLength && this.maxEntries > 0) {
-      if (this.entries.size >= this.maxEntries) {
-        const oldest = this.entries.keys().next().value;
-        if (oldest !== undefined) this.entries.delete(oldest);
-      }
-      this.entries.set(key, value);
-    }
+    this.set(key, value);
     return value;
+  }
+
+  /** Holds value for key (unless key is too long), as get would after computing it. */
+  set(key: string, value: V): void {
+    if (key.length > this.maxKeyLength || this.maxEntries <= 0) return;
+    this.entries.delete(key);
+    if (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.set(key, value);
+  }
+
+  /** True when a result for key is held (without making it the most recently used). */
+  has(key: string): boolean {
+    return this.entries.has(key);
   }
 
   /** Forgets every result. */

@@ -71,7 +71,8 @@ function copyMembers(value: Record<string, unknown>): Record<string, unknown> {
     // Assigning it would set the copy's prototype: the whole-value path handles it.
     if (key === '__proto__') throw new Error('__proto__ member');
     const member = value[key];
-    if (isFrozenJson(member)) {
+    // Strings (a certificate's PEM, a CSR) are most of an object's bytes: taken as they are.
+    if (isFrozenJson(member) || typeof member === 'string' || typeof member === 'boolean') {
       copy[key] = member;
       continue;
     }

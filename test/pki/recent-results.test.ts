@@ -40,3 +40,18 @@ t.test('a compute that throws is not held: the next call throws again', async (t
   t.equal(results.size, 0);
   results.clear();
 });
+
+t.test('set holds a result as get would; has does not refresh it', async (t) => {
+  const results = new RecentResults<number>(2, 5);
+  results.set('a', 1);
+  results.set('b', 2);
+  t.ok(results.has('a'));
+  results.set('c', 3); // a is the oldest: has did not make it recent
+  t.notOk(results.has('a'));
+  t.equal(
+    results.get('b', () => 0),
+    2,
+  );
+  results.set('too long', 4);
+  t.notOk(results.has('too long'), 'a long key is never held');
+});

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import { createCsr, forgetParsedCsrs, parseCsr } from '../../src/pki/csr.js';
 import {
   concat,
   contextTag,
@@ -548,6 +548,10 @@ t.test('a CSR read twice is parsed and verified once: the same frozen result', a
   const first = await parseCsr(pem);
   t.equal(await parseCsr(pem), first, 'the text again: the same result');
   t.equal(await parseCsr(Buffer.from(pem, 'latin1')), first, 'the same text as bytes too');
+  forgetParsedCsrs();
+  const anew = await parseCsr(pem);
+  t.not(anew, first, 'forgotten: parsed again');
+  t.equal(await parseCsr(pem), anew);
   t.ok(Object.isFrozen(first) && Object.isFrozen(first.sans.dnsNames), 'frozen for sharing');
   t.throws(() => {
     first.sans.dnsNames.push('b.example');

@@ -34,6 +34,7 @@ interface Bench {
 
 const BENCHES: readonly Bench[] = [
   { name: 'sign', file: 'sign.ts', args: ['--requests', '200'] },
+  { name: 'csr', file: 'csr-signing.ts', args: ['--requests', '200', '--warmup', '20'] },
   {
     name: 'certificates',
     file: 'certificates.ts',

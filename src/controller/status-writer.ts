@@ -1,6 +1,6 @@
 import type { KubeObject, ResourceKind } from '../api/meta.js';
 import { isStoreError } from '../store/errors.js';
-import { jsonEqual, toJsonCopy } from '../store/json-value.js';
+import { frozenJsonCopy, jsonEqual, toJsonCopy } from '../store/json-value.js';
 import type { ResourceStore } from '../store/resource-store.js';
 
 /** An object with a status subresource. */
@@ -18,12 +18,12 @@ export async function writeStatusIfChanged<S>(
   object: WithStatus<S>,
   status: S,
 ): Promise<boolean> {
-  // Compared as they travel (undefined fields dropped), in any key order.
-  if (jsonEqual(toJsonCopy(status, 'status'), toJsonCopy(object.status ?? {}, 'status'))) {
-    return false;
-  }
+  // Compared as they travel (undefined fields dropped), in any key order. The copy is frozen
+  // so the store keeps it as it is instead of copying it again; a stored status is no copy.
+  const next = frozenJsonCopy(status, 'status');
+  if (jsonEqual(next, toJsonCopy(object.status ?? {}, 'status'))) return false;
   try {
-    await store.updateStatus(kind, { ...object, status });
+    await store.updateStatus(kind, { ...object, status: next });
   } catch (err) {
     if (isStoreError(err, 'NotFound')) return false;
     throw err;

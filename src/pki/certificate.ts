@@ -27,6 +27,7 @@ import {
   encodeSubjectKeyIdentifier,
   type RawExtension,
 } from './extensions.js';
+import { rememberIssued } from './issued-here.js';
 import {
   publicKeysEqual,
   requirePrivate,
@@ -201,7 +202,9 @@ function issue(input: IssueInput): string {
     input.spkiDer,
     contextTag(3, sequence(buildExtensions(input).map(encodeExtension)), true),
   ]);
-  return encodePem('CERTIFICATE', signedStructure(tbs, input.signingKey, signingAlgorithm));
+  const der = signedStructure(tbs, input.signingKey, signingAlgorithm);
+  rememberIssued(der);
+  return encodePem('CERTIFICATE', der);
 }
 
 function signerFields(signer: SignerKeyPair): {
@@ -248,12 +251,13 @@ export async function prepareSigner(signer: SignerKeyPair): Promise<PreparedSign
 /**
  * What a certificate takes from the request, whichever API carried it: the public key, the
  * subject and the SAN and NameConstraints extensions (as raw DER, so names we do not model
- * survive). A ParsedCsr is one.
+ * survive). A ParsedCsr is one. spkiDer, when given, must be publicKey's SubjectPublicKeyInfo
+ * as the request encoded it: it is copied as it is instead of exporting the key again.
  */
 export type CertificateSubject = Pick<
   ParsedCsr,
   'subjectDer' | 'publicKey' | 'sanExtension' | 'nameConstraints'
->;
+> & { spkiDer?: ArrayBuffer | Uint8Array };
 
 /** Signs a leaf like cert-manager's CA and SelfSigned issuers; returns the leaf PEM. */
 export async function signCertificate(
@@ -263,7 +267,8 @@ export async function signCertificate(
   now: Date = new Date(),
 ): Promise<string> {
   const subjectDer = asBytes(csr.subjectDer);
-  const spkiDer = new Uint8Array(spkiOf(csr.publicKey));
+  // Exporting the key again cost as much as the signature (bench/sign.ts profile).
+  const spkiDer = csr.spkiDer ? asBytes(csr.spkiDer) : new Uint8Array(spkiOf(csr.publicKey));
   let signing: {
     issuerDer: Uint8Array;
     authorityKeyId: Uint8Array;

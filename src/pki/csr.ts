@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { KeyObject } from 'node:crypto';
 import type { NameConstraints } from '../api/certificate.js';
 import type { ErrorKind } from '../base/error-catalogue.js';
 import {
@@ -38,6 +38,7 @@ import {
 import { requirePrivate, signingAlgorithmFor, spkiOf } from './keys.js';
 import { encodeNameConstraints } from './name-constraints.js';
 import { decodePemBlocks, encodePem, pemText } from './pem.js';
+import { RecentResults } from './recent-results.js';
 import {
   decodeSubjectAltNames,
   encodeSubjectAltNames,
@@ -47,6 +48,7 @@ import {
 } from './san.js';
 import { namedSigningAlgorithm } from './signature-algorithm.js';
 import { signedStructure } from './signing.js';
+import { publicKeyFromSpki } from './spki-import.js';
 import {
   describeSubject,
   parseLiteralSubject,
@@ -80,6 +82,8 @@ export interface ParsedCsr {
   subjectDer: ArrayBuffer;
   subject: string;
   publicKey: KeyObject;
+  /** The SubjectPublicKeyInfo as the request encodes it (what publicKey was read from). */
+  spkiDer: ArrayBuffer;
   sans: SubjectAltNames;
   sanExtension?: { critical: boolean; der: ArrayBuffer };
   basicConstraints?: { isCA: boolean };
@@ -213,13 +217,10 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
   const [sigOid, sigParams] = childrenOf(der, sigAlg, Tag.SEQUENCE, 'signature algorithm');
   if (sigOid?.tag !== Tag.OID) throw new PkiError('malformed DER: bad signature algorithm');
   const subjectDer = toArrayBuffer(rawOf(der, subject));
+  const spkiDer = toArrayBuffer(rawOf(der, spki));
   let publicKey: KeyObject;
   try {
-    publicKey = createPublicKey({
-      key: Buffer.from(rawOf(der, spki)),
-      format: 'der',
-      type: 'spki',
-    });
+    publicKey = publicKeyFromSpki(new Uint8Array(spkiDer));
   } catch (err) {
     throw new PkiError(`bad public key: ${(err as Error).message}`);
   }
@@ -239,6 +240,7 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
     subjectDer,
     subject: describeSubject(subjectDer),
     publicKey,
+    spkiDer,
     sans: san
       ? decodeSubjectAltNames(san.value)
       : { dnsNames: [], ipAddresses: [], uris: [], emailAddresses: [] },
@@ -250,16 +252,34 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
   };
 }
 
+// Admission and then the signer read the same request, and createPublicKey plus the signature
+// check are most of a parse: the second reader gets the first's result. A few hundred requests
+// of at most 16 KiB (a CSR is ~1 KiB) bound the memory; a request that fails is not held, so
+// it fails again the same way.
+const MAX_HELD_CSRS = 256;
+const MAX_HELD_CSR_LENGTH = 16 * 1024;
+const recentCsrs = new RecentResults<ParsedCsr>(MAX_HELD_CSRS, MAX_HELD_CSR_LENGTH);
+
+/** Forgets every CSR held, so the next parse of each is a first one (for benchmarks). */
+export function forgetParsedCsrs(): void {
+  recentCsrs.clear();
+}
+
 /**
  * Parses a PEM CSR and verifies its signature, synchronously; throws PkiError for non-PEM or
  * bad DER, CsrSignatureError for a signature that does not verify or an algorithm it cannot
- * check (SHA-1 and MD5 ones are refused as insecure).
+ * check (SHA-1 and MD5 ones are refused as insecure). The result is frozen and may be shared
+ * with other callers that passed the same text.
  */
 export function parseCsrSync(pem: string | Buffer): ParsedCsr {
+  return recentCsrs.get(pemText(pem), parseAndVerify);
+}
+
+function parseAndVerify(text: string): ParsedCsr {
   let der: Uint8Array;
   let parsed: ReturnType<typeof parseStructure>;
   try {
-    der = csrDer(pem);
+    der = csrDer(text);
     parsed = parseStructure(der);
   } catch (err) {
     throw new PkiError(`cannot parse certificate request: ${(err as Error).message}`);
@@ -272,7 +292,20 @@ export function parseCsrSync(pem: string | Buffer): ParsedCsr {
       problem,
     );
   if (problem) throw new CsrSignatureError('certificate request signature is invalid', problem);
-  return { pem: encodePem('CERTIFICATE REQUEST', der), ...fields };
+  return deepFreezeCsr({ pem: encodePem('CERTIFICATE REQUEST', der), ...fields });
+}
+
+// Shared between callers, so nobody may change it; ArrayBuffers cannot be frozen, and the
+// KeyObject is immutable anyway.
+function deepFreezeCsr(csr: ParsedCsr): ParsedCsr {
+  for (const value of Object.values(csr)) {
+    if (typeof value !== 'object' || value === null) continue;
+    if (value instanceof ArrayBuffer || value instanceof KeyObject) continue;
+    // The SANs' lists, the extensions' DER holders, the usages.
+    for (const inner of Object.values(value)) if (Array.isArray(inner)) Object.freeze(inner);
+    Object.freeze(value);
+  }
+  return Object.freeze(csr);
 }
 
 /** Parses a PEM CSR and verifies its signature (parseCsrSync, for callers that await). */

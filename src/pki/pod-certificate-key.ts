@@ -1,10 +1,11 @@
-import { constants, createPublicKey, type KeyObject, sign, verify } from 'node:crypto';
+import { constants, type KeyObject, sign, verify } from 'node:crypto';
 import type { ErrorKind } from '../base/error-catalogue.js';
-import { createCsr, parseCsrSync } from './csr.js';
+import { createCsr, type ParsedCsr, parseCsrSync } from './csr.js';
 import { childrenOf, rawOf, readSingle, Tag } from './der.js';
 import { PkiError } from './errors.js';
 import { keySpecOf } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
+import { publicKeyFromSpki } from './spki-import.js';
 
 /** The key types kubelet generates for a podCertificate projection (its keyType, KEP-4317). */
 export const POD_CERTIFICATE_KEY_TYPES = [
@@ -76,7 +77,7 @@ const SUPPORTED_TYPES_TEXT =
 export function verifiedPodCertificateKey(
   material: PodKeyMaterial,
   podUID: string,
-): { publicKey: KeyObject; keyType: PodCertificateKeyType } {
+): { publicKey: KeyObject; keyType: PodCertificateKeyType; spkiDer: Uint8Array } {
   const hasPkix = Boolean(material.pkixPublicKey || material.proofOfPossession);
   if (material.stubPKCS10Request && hasPkix) {
     throw new PodKeyError(
@@ -85,8 +86,8 @@ export function verifiedPodCertificateKey(
     );
   }
   if (material.stubPKCS10Request) {
-    const publicKey = stubRequestKey(material.stubPKCS10Request);
-    return { publicKey, keyType: supportedType(publicKey) };
+    const { publicKey, spkiDer } = stubRequestKey(material.stubPKCS10Request);
+    return { publicKey, keyType: supportedType(publicKey), spkiDer: new Uint8Array(spkiDer) };
   }
   if (!material.pkixPublicKey || !material.proofOfPossession) {
     throw new PodKeyError(
@@ -94,13 +95,10 @@ export function verifiedPodCertificateKey(
       'the request carries no key: stubPKCS10Request, or pkixPublicKey with proofOfPossession, is required (a request a Kubernetes 1.35 kubelet wrote has only pkixPublicKey, which certificates.k8s.io/v1 does not show: upgrade the node to 1.36 or later)',
     );
   }
+  const spkiDer = Buffer.from(material.pkixPublicKey, 'base64');
   let publicKey: KeyObject;
   try {
-    publicKey = createPublicKey({
-      key: Buffer.from(material.pkixPublicKey, 'base64'),
-      format: 'der',
-      type: 'spki',
-    });
+    publicKey = publicKeyFromSpki(spkiDer);
   } catch {
     throw new PodKeyError('missing', 'pkixPublicKey is not a DER SubjectPublicKeyInfo');
   }
@@ -112,7 +110,7 @@ export function verifiedPodCertificateKey(
       `proofOfPossession is not a ${keyType} signature of the pod UID`,
     );
   }
-  return { publicKey, keyType };
+  return { publicKey, keyType, spkiDer };
 }
 
 /**
@@ -148,13 +146,13 @@ export function requestedPublicKey(material: PodKeyMaterial): KeyObject {
 
 function spkiKey(der: Uint8Array, field: string): KeyObject {
   try {
-    return createPublicKey({ key: Buffer.from(der), format: 'der', type: 'spki' });
+    return publicKeyFromSpki(der);
   } catch {
     throw new PodKeyError('missing', `${field} does not hold a DER SubjectPublicKeyInfo`);
   }
 }
 
-function stubRequestKey(stub: string): KeyObject {
+function stubRequestKey(stub: string): ParsedCsr {
   const der = Buffer.from(stub, 'base64');
   let parsed: ReturnType<typeof parseCsrSync>;
   try {
@@ -166,7 +164,7 @@ function stubRequestKey(stub: string): KeyObject {
       `stubPKCS10Request: ${(err as Error).message}`,
     );
   }
-  return parsed.publicKey;
+  return parsed;
 }
 
 function supportedType(publicKey: KeyObject): PodCertificateKeyType {

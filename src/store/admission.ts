@@ -8,8 +8,8 @@ import type { KubeObject, ResourceKind } from '../api/meta.js';
  * or status write, and which of the three writes it is, the field errors that refuse the
  * write, in Kubernetes' field.Error form (`spec.secretName: Required value: …`); none admits
  * it. The store turns errors into one `Invalid` StoreError worded as the API server's (see
- * invalidObject). Synchronous and pure: it gets copies, and it must not wait for anything,
- * since the store decides a write in one step. Deletes are not admitted.
+ * invalidObject). Synchronous and pure: it gets deeply frozen objects (a change throws, and the
+ * write fails), and it must not wait for anything, since the store decides a write in one step. Deletes are not admitted.
  *
  * The store knows no kind's rules: the caller that opens it supplies them (the embedded mode
  * wires cert-manager's Certificate validation and Kubernetes' pod certificate rules), so this

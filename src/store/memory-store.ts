@@ -9,7 +9,7 @@ import { ChangeHistory, type ChangeRecord } from './change-history.js';
 import { CommitSequencer } from './commit-sequencer.js';
 import { isStoreError, StoreError } from './errors.js';
 import { parseFieldSelector } from './field-selector.js';
-import { jsonEqual, toJsonCopy } from './json-value.js';
+import { freezeJson, jsonEqual, toJsonCopy } from './json-value.js';
 import { parseLabelSelector } from './label-selector.js';
 import { MemoryWatch, selects, type WatchFilter } from './memory-watch.js';
 import { byNamespaceAndName } from './object-order.js';
@@ -125,7 +125,7 @@ export class MemoryStore implements ResourceStore {
     return String(this.appliedRv);
   }
 
-  /** Returns a copy of the object; NotFound when missing. */
+  /** Returns the stored object, deeply frozen (copy it to change it); NotFound when missing. */
   async get<T extends KubeObject>(
     kind: ResourceKind,
     name: string,
@@ -136,11 +136,11 @@ export class MemoryStore implements ResourceStore {
     const scope = checkNamespace(kind, namespace, true);
     const found = this.bucket(kind).get(objectKey(scope, name));
     if (!found) throw notFound(kind, scope, name);
-    return structuredClone(found) as T;
+    return found as T;
   }
 
   /**
-   * Copies of the matching objects sorted by namespace and name, and the current
+   * The matching objects (deeply frozen) sorted by namespace and name, and the current
    * resourceVersion. A field selector may name metadata.name, metadata.namespace or any
    * dotted path into the object (a missing field is ''): unlike the API server, the store
    * knows no per-kind lists of field labels, so it refuses none.
@@ -161,8 +161,7 @@ export class MemoryStore implements ResourceStore {
         (item) =>
           (scope === undefined || item.metadata.namespace === scope) && selects(filter, item),
       )
-      .sort(byNamespaceAndName)
-      .map((item) => structuredClone(item) as T);
+      .sort(byNamespaceAndName) as T[];
     return { items, resourceVersion: String(this.appliedRv) };
   }
 
@@ -353,7 +352,7 @@ export class MemoryStore implements ResourceStore {
   private async load(state: StatePersistence): Promise<void> {
     const loaded = await state.load();
     for (const { location, object } of loaded.objects) {
-      this.bucket(location).set(objectKey(location.namespace, location.name), object);
+      this.bucket(location).set(objectKey(location.namespace, location.name), freezeJson(object));
     }
     // Watch history is not persisted: resuming from before the restart is Gone.
     this.sequencer = new CommitSequencer(loaded.resourceVersion);
@@ -408,10 +407,13 @@ export class MemoryStore implements ResourceStore {
   /** A JSON copy of obj with apiVersion and kind checked against kind. */
   private prepare(kind: ResourceKind, obj: KubeObject): KubeObject & Fields {
     checkKind(kind);
-    const input = toJsonCopy(obj, `${kind.kind} object`) as KubeObject & Fields;
-    if (typeof input?.metadata !== 'object' || input.metadata === null) {
+    const copy = toJsonCopy(obj, `${kind.kind} object`) as KubeObject & Fields;
+    if (typeof copy?.metadata !== 'object' || copy.metadata === null) {
       throw new StoreError('Invalid', `${kind.kind} is invalid: metadata: Required value`);
     }
+    // The copy shares the caller's stored (frozen) fields; what is set below must be its own.
+    const input = Object.isFrozen(copy) ? { ...copy } : copy;
+    if (Object.isFrozen(input.metadata)) input.metadata = { ...input.metadata };
     const apiVersion = apiVersionOf(kind);
     // A kind served in several versions is stored in its preferred one; an object written in
     // another of them is the same object (their fields convert one to one here).
@@ -439,7 +441,10 @@ export class MemoryStore implements ResourceStore {
     return input;
   }
 
-  /** Runs the admission hook on copies; its field errors refuse the write as Invalid. */
+  /**
+   * Runs the admission hook on frozen views (the hook is pure: a mutation throws); its field
+   * errors refuse the write as Invalid.
+   */
   private admitWrite(
     kind: ResourceKind,
     object: KubeObject,
@@ -449,12 +454,7 @@ export class MemoryStore implements ResourceStore {
     if (!this.admit) return;
     let errors: readonly string[];
     try {
-      errors = this.admit(
-        kind,
-        structuredClone(object),
-        old === undefined ? undefined : structuredClone(old),
-        write,
-      );
+      errors = this.admit(kind, frozenView(object), old, write);
     } catch (err) {
       if (err instanceof StoreError) throw err;
       throw new StoreError(
@@ -497,7 +497,7 @@ export class MemoryStore implements ResourceStore {
       try {
         const location = { group: kind.group, plural: kind.plural, namespace, name };
         const change = plan(this.bucket(kind).get(objectKey(namespace, name)));
-        if (change.type === 'UNCHANGED') return Promise.resolve(structuredClone(change.object));
+        if (change.type === 'UNCHANGED') return Promise.resolve(change.object);
         return Promise.resolve(this.apply(location, change, this.sequencer.begin()));
       } catch (err) {
         return Promise.reject(err);
@@ -523,7 +523,7 @@ export class MemoryStore implements ResourceStore {
     const release = await this.mutex.lock(`${resourceNameOf(kind)}/${objectKey(namespace, name)}`);
     try {
       const change = plan(this.bucket(kind).get(objectKey(namespace, name)));
-      if (change.type === 'UNCHANGED') return structuredClone(change.object);
+      if (change.type === 'UNCHANGED') return change.object;
       const rv = this.sequencer.begin();
       change.object.metadata.resourceVersion = String(rv);
       try {
@@ -555,6 +555,9 @@ export class MemoryStore implements ResourceStore {
     rv: number,
   ): KubeObject {
     change.object.metadata.resourceVersion = String(rv);
+    // Frozen once, then the same object for every reader: get, list, each watch and the
+    // writer's own result. Nobody can change what another reader sees.
+    freezeJson(change.object);
     const bucket = this.bucket(location);
     const key = objectKey(location.namespace, location.name);
     if (change.type === 'DELETED') bucket.delete(key);
@@ -570,7 +573,7 @@ export class MemoryStore implements ResourceStore {
     this.history.append(record);
     for (const watch of this.watches.get(record.resource) ?? []) watch.offer(record);
     this.sequencer.finish(rv);
-    return structuredClone(change.object);
+    return change.object;
   }
 }
 
@@ -584,6 +587,23 @@ function checkPrecondition(
   if (given && given !== current.metadata.resourceVersion) {
     throw conflict(kind, namespace, input.metadata.name, given, current.metadata.resourceVersion);
   }
+}
+
+/**
+ * A frozen object with the fields of object, whose metadata the store sets later (its
+ * resourceVersion, at commit): the fields themselves are frozen in place, since they are the
+ * store's own copy and are frozen at commit anyway.
+ */
+function frozenView(object: KubeObject): KubeObject {
+  const view: Fields = {};
+  for (const [field, value] of Object.entries(object)) {
+    if (field !== 'metadata') view[field] = freezeJson(value);
+    else {
+      for (const entry of Object.values(object.metadata)) freezeJson(entry);
+      view[field] = Object.freeze({ ...object.metadata });
+    }
+  }
+  return Object.freeze(view) as unknown as KubeObject;
 }
 
 /** Sets to[field] to from[field], or removes it when from has none. */

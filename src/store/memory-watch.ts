@@ -2,6 +2,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { ChangeRecord } from './change-history.js';
 import { StoreError } from './errors.js';
 import type { FieldSelector } from './field-selector.js';
+import { freezeJson } from './json-value.js';
 import type { LabelSelector } from './label-selector.js';
 import type { Watch, WatchEvent, WatchHandlers } from './resource-store.js';
 
@@ -27,7 +28,8 @@ type Delivery = { event: WatchEvent<KubeObject> } | { error: Error };
  * One watch on the memory store. The store offers it every committed change in
  * resourceVersion order; it keeps the ones it selects in its own FIFO and hands them to the
  * handlers from a microtask, so handlers never run inside the store call that caused them
- * and always see changes in commit order.
+ * and always see changes in commit order. Every watch gets the store's own frozen object,
+ * the same one for all of them.
  */
 export class MemoryWatch implements Watch {
   private queue: Delivery[] = [];
@@ -72,7 +74,7 @@ export class MemoryWatch implements Watch {
       )
         continue;
       if (!selects(this.filter, object)) continue;
-      this.enqueue({ event: { type: 'ADDED', object: structuredClone(object) } });
+      this.enqueue({ event: { type: 'ADDED', object } });
     }
   }
 
@@ -102,15 +104,17 @@ export class MemoryWatch implements Watch {
         : record.previous !== undefined && selects(this.filter, record.previous);
     const after = record.type !== 'DELETED' && selects(this.filter, record.object);
     if (after) {
-      return { type: before ? 'MODIFIED' : 'ADDED', object: structuredClone(record.object) };
+      return { type: before ? 'MODIFIED' : 'ADDED', object: record.object };
     }
     if (!before) return undefined;
-    if (record.type === 'DELETED')
-      return { type: 'DELETED', object: structuredClone(record.object) };
+    if (record.type === 'DELETED') return { type: 'DELETED', object: record.object };
     // Only a MODIFIED change can leave the selection, and it always has a previous state.
-    const left = structuredClone(record.previous as KubeObject);
-    left.metadata.resourceVersion = String(record.resourceVersion);
-    return { type: 'DELETED', object: left };
+    const previous = record.previous as KubeObject;
+    const left = {
+      ...previous,
+      metadata: { ...previous.metadata, resourceVersion: String(record.resourceVersion) },
+    };
+    return { type: 'DELETED', object: freezeJson(left) };
   }
 
   private enqueue(delivery: Delivery): void {

@@ -986,6 +986,9 @@ export class FakeApiServer {
         throw new ApiStatusError(failure(422, (err as PatchApplyError).message, 'Invalid'));
       }
       const object = checkObject(patched);
+      // A merge patch keeps the members it does not touch, the store's frozen metadata among
+      // them: set the name and namespace on a copy.
+      object.metadata = { ...object.metadata };
       // A patch cannot rename or move an object; the URL says which one it is.
       object.metadata.name = name;
       if (path.namespace !== undefined) object.metadata.namespace = path.namespace;

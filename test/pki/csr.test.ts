@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createCsr, parseCsr } from '../../src/pki/csr.js';
+import { createCsr, forgetParsedCsrs, parseCsr } from '../../src/pki/csr.js';
 import {
   concat,
   contextTag,
@@ -17,6 +17,7 @@ import {
   generatePrivateKey,
   type KeySpec,
   publicKeysEqual,
+  spkiOf,
 } from '../../src/pki/keys.js';
 import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { subjectToDer } from '../../src/pki/subject.js';
@@ -539,4 +540,55 @@ t.test('a CSR is signed with each signature algorithm of the CRD enum', async (t
     },
     'no inherited property is taken for a name',
   );
+});
+
+t.test('a CSR read twice is parsed and verified once: the same frozen result', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await createCsr({ key, subject: { commonName: 'twice' }, dnsNames: ['a.example'] });
+  const first = await parseCsr(pem);
+  t.equal(await parseCsr(pem), first, 'the text again: the same result');
+  t.equal(await parseCsr(Buffer.from(pem, 'latin1')), first, 'the same text as bytes too');
+  forgetParsedCsrs();
+  const anew = await parseCsr(pem);
+  t.not(anew, first, 'forgotten: parsed again');
+  t.equal(await parseCsr(pem), anew);
+  t.ok(Object.isFrozen(first) && Object.isFrozen(first.sans.dnsNames), 'frozen for sharing');
+  t.throws(() => {
+    first.sans.dnsNames.push('b.example');
+  }, TypeError);
+  t.ok(
+    Buffer.from(first.spkiDer).equals(spkiOf(key)),
+    'spkiDer is the SubjectPublicKeyInfo the request holds',
+  );
+});
+
+t.test('a bad CSR fails the same way every time it is read', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await createCsr({ key, subject: { commonName: 'aaaa' } });
+  const der = Buffer.from(decodePemBlocks(pem)[0]?.der ?? []);
+  der[der.indexOf('aaaa')] = 'b'.charCodeAt(0);
+  const tampered = encodePem('CERTIFICATE REQUEST', der);
+  for (let i = 0; i < 3; i++) {
+    await t.rejects(parseCsr(tampered), {
+      name: 'PkiError',
+      reason: 'x509: ECDSA verification failure',
+      message: 'certificate request signature is invalid',
+    });
+    await t.rejects(parseCsr('not a csr'), {
+      message: 'cannot parse certificate request: no PEM block found',
+    });
+  }
+});
+
+t.test('the CSRs held are bounded: many distinct ones still parse, each to its own', async (t) => {
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pems: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    pems.push(await createCsr({ key, subject: { commonName: `cn-${i}` } }));
+  }
+  const first = await parseCsr(pems[0] ?? '');
+  for (const pem of pems) await parseCsr(pem);
+  const again = await parseCsr(pems[0] ?? '');
+  t.not(again, first, 'the oldest was evicted (256 held) and parsed anew');
+  t.equal(again.subject, first.subject);
 });

@@ -240,19 +240,38 @@ t.test(
   },
 );
 
-t.test('the hook gets copies, and its failures are the store’s own errors', async (t) => {
+t.test('the hook gets frozen objects, and its failures are the store’s own errors', async (t) => {
+  let scribble = false;
   const scribbler: AdmissionHook = (_kind, object, old) => {
-    object.metadata.labels = { scribbled: 'yes' };
+    if (!scribble) return [];
     if (old) old.metadata.name = 'scribbled';
+    object.metadata.labels = { scribbled: 'yes' };
     return [];
   };
   const store = new MemoryStore({ admit: scribbler });
   const created = await store.create<Widget>(WidgetKind, sized('w', 1));
-  t.equal(created.metadata.labels, undefined, 'the created object is what was sent');
-  await store.update(WidgetKind, { ...created, spec: { size: 3 } });
+  scribble = true;
+  const scribbled = await rejection(store.create(WidgetKind, sized('v', 1)));
+  t.ok(
+    isStoreError(scribbled, 'InternalError'),
+    'a hook that changes the new object fails the write',
+  );
+  t.match(
+    (scribbled as Error).message,
+    /^admission of widgets.example.cert-csi.io "v" failed: .*(read only|not extensible)/,
+  );
+  t.ok(
+    isStoreError(
+      await rejection(store.update(WidgetKind, { ...created, spec: { size: 3 } })),
+      'InternalError',
+    ),
+    'so does one that changes the stored object',
+  );
   const stored = await store.get<Widget>(WidgetKind, 'w', 'default');
   t.equal(stored.metadata.name, 'w');
   t.equal(stored.metadata.labels, undefined);
+  t.same(stored.spec, { size: 1 }, 'nothing the hook did reached the store');
+  t.same((await store.list(WidgetKind)).items.length, 1);
 
   const broken = new MemoryStore({
     admit: () => {

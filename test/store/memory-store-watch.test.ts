@@ -145,9 +145,42 @@ t.test('event contents', async (t) => {
     { ...updated, metadata: { ...updated.metadata, resourceVersion: '3' } },
     'DELETED: last state, deletion rv',
   );
-  (seen[1] as WatchEvent<Widget>).object.spec = { size: 100 };
-  t.same((await store.list<Widget>(WidgetKind)).items, [], 'event objects are copies');
+  t.throws(() => {
+    (seen[1] as WatchEvent<Widget>).object.spec = { size: 100 };
+  }, TypeError);
+  t.ok(Object.isFrozen(seen[2]?.object.metadata), 'a DELETED state is frozen too');
   watch.stop();
+});
+
+t.test('every watch gets the one frozen object of a change', async (t) => {
+  const store = new MemoryStore();
+  const first: WatchEvent<Widget>[] = [];
+  const second: WatchEvent<Widget>[] = [];
+  const handlers = (into: WatchEvent<Widget>[]) => ({
+    onEvent: (e: WatchEvent<Widget>) => into.push(e),
+    onError: t.fail,
+  });
+  const watches = [
+    store.watch<Widget>(WidgetKind, {}, handlers(first)),
+    store.watch<Widget>(WidgetKind, { namespace: 'default' }, handlers(second)),
+  ];
+  await flush();
+  const created = await store.create<Widget>(
+    WidgetKind,
+    widget('w', 'default', { spec: { size: 1 } }),
+  );
+  await flush();
+  t.equal(first[0]?.object, second[0]?.object, 'the same object, not two copies');
+  t.equal(first[0]?.object, created, 'and the one the writer got back');
+  t.throws(() => {
+    (first[0]?.object.spec as { size: number }).size = 2;
+  }, TypeError);
+  const late: WatchEvent<Widget>[] = [];
+  watches.push(store.watch<Widget>(WidgetKind, {}, handlers(late)));
+  await flush();
+  t.equal(late[0]?.object, created, 'a new watch starts from the same stored object');
+  t.same((await store.get<Widget>(WidgetKind, 'w', 'default')).spec, { size: 1 });
+  for (const watch of watches) watch.stop();
 });
 
 t.test('watch filters by namespace and kind', async (t) => {

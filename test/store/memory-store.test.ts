@@ -249,12 +249,29 @@ t.test('get and NotFound', async (t) => {
     message: 'gadgets.example.cert-csi.io "nope" not found',
   });
   await store.create(WidgetKind, widget('w', 'default', { spec: { size: 1 } }));
-  const copy = await store.get<Widget>(WidgetKind, 'w', 'default');
-  copy.spec = { size: 99 };
-  copy.metadata.labels = { hacked: 'yes' };
+  const stored = await store.get<Widget>(WidgetKind, 'w', 'default');
+  t.throws(() => {
+    stored.spec = { size: 99 };
+  }, TypeError);
+  t.throws(() => {
+    stored.metadata.labels = { hacked: 'yes' };
+  }, TypeError);
+  t.throws(
+    () => {
+      (stored.spec as { size: number }).size = 99;
+    },
+    TypeError,
+    'frozen all the way down',
+  );
   const again = await store.get<Widget>(WidgetKind, 'w', 'default');
-  t.same(again.spec, { size: 1 }, 'callers get copies');
+  t.same(again.spec, { size: 1 }, 'no caller can change what the store holds');
   t.equal(again.metadata.labels, undefined);
+  t.equal(again, stored, 'every reader gets the one frozen object');
+  t.equal((await store.list<Widget>(WidgetKind)).items[0], stored, 'list hands out the same');
+  const changed = await store.update<Widget>(WidgetKind, { ...stored, spec: { size: 2 } });
+  t.ok(Object.isFrozen(changed) && Object.isFrozen(changed.metadata), 'a write returns it too');
+  t.equal(changed, await store.get<Widget>(WidgetKind, 'w', 'default'));
+  t.same(stored.spec, { size: 1 }, 'an earlier state stays as it was');
 });
 
 t.test('update: optimistic concurrency', async (t) => {
@@ -501,8 +518,10 @@ t.test(
       message: "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
     });
     const listed = await store.list<Widget>(WidgetKind);
-    (listed.items[0] as Widget).metadata.name = 'changed';
-    t.same(names((await store.list(WidgetKind)).items)[0], 'ns-a/z', 'list returns copies');
+    t.throws(() => {
+      (listed.items[0] as Widget).metadata.name = 'changed';
+    }, TypeError);
+    t.same(names((await store.list(WidgetKind)).items)[0], 'ns-a/z', 'list items are frozen');
   },
 );
 

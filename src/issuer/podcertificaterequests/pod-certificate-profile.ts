@@ -17,11 +17,14 @@ export function spiffeIdOf(trustDomain: string, namespace: string, serviceAccoun
  */
 export function podSigningRequest(options: {
   publicKey: KeyObject;
+  /** publicKey's SubjectPublicKeyInfo as the request encoded it, copied into the certificate. */
+  spkiDer?: Uint8Array;
   spiffeId: string;
   durationMs: number;
 }): SigningRequest {
   const subject: CertificateSubject = {
     publicKey: options.publicKey,
+    ...(options.spkiDer ? { spkiDer: options.spkiDer } : {}),
     subjectDer: subjectToDer({}),
     sanExtension: { critical: true, der: encodeSubjectAltNames({ uris: [options.spiffeId] }) },
   };

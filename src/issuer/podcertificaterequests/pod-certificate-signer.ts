@@ -174,8 +174,9 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
         const namespace = request.metadata.namespace ?? '';
 
         let publicKey: KeyObject;
+        let spkiDer: Uint8Array;
         try {
-          ({ publicKey } = verifiedPodCertificateKey(spec, spec.podUID));
+          ({ publicKey, spkiDer } = verifiedPodCertificateKey(spec, spec.podUID));
         } catch (err) {
           if (!(err instanceof PodKeyError)) throw err;
           if (err.problem === 'badProof') {
@@ -242,7 +243,7 @@ export const podCertificateSigner = defineController<IssuerStackConfig>({
           issuer,
           {
             read: async () =>
-              podSigningRequest({ publicKey, spiffeId, durationMs: window.durationMs }),
+              podSigningRequest({ publicKey, spkiDer, spiffeId, durationMs: window.durationMs }),
           },
           {
             secret: (secretNamespace, name) => secrets.get(name, secretNamespace),

@@ -202,7 +202,8 @@ export class MemoryStore implements ResourceStore {
         this.admitWrite(kind, object, undefined, 'create');
         if (keepStatus && input.status !== undefined) {
           const withStatus = { ...object, status: input.status } as KubeObject & Fields;
-          this.admitWrite(kind, withStatus, object, 'status');
+          // The created object as the hook saw it: the stored one gets its resourceVersion later.
+          this.admitWrite(kind, withStatus, frozenView(object), 'status');
           object = withStatus;
         }
         if (current) throw alreadyExists(kind, scope, name);

@@ -35,7 +35,7 @@ export const SLOT_SECONDS: ReadonlyMap<string, number> = new Map([
   ['volume-manager/crash-safety-4.trial', 20],
   ['volume-manager/crash-safety-5.trial', 17],
   ['cli/single-instance.trial', 14],
-  ['volume-manager/crash-after-signing.trial', 12],
+  ['volume-manager/crash-after-signing.trial', 10],
   ['kubernetes/cluster-faults', 19],
   ['docs/runnable-blocks', 17],
   ['volume-manager/renewal-timers', 18],

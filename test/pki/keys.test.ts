@@ -309,16 +309,11 @@ t.test('spkiOf gives the SPKI OpenSSL encodes, for every key type and curve', as
     { algorithm: 'ECDSA', size: 384 },
     { algorithm: 'ECDSA', size: 521 },
   ];
-  // Keys are encoded from their JWK (public-key-info.ts); 1 in 128 has a coordinate with a leading
-  // zero byte, which must stay (fixed-length coordinates).
+  // The encoder itself (leading zero bytes, every key kind) is tested in public-key-info.test.ts.
   for (const spec of specs) {
-    let same = 0;
-    for (let i = 0; i < 300; i++) {
-      const key = await generatePrivateKey(spec);
-      const expected = createPublicKey(key).export({ type: 'spki', format: 'der' });
-      if (spkiOf(key).equals(expected)) same++;
-    }
-    t.equal(same, 300, `ECDSA ${spec.size}`);
+    const key = await generatePrivateKey(spec);
+    const expected = createPublicKey(key).export({ type: 'spki', format: 'der' });
+    t.ok(spkiOf(key).equals(expected), `ECDSA ${spec.size}`);
   }
   for (const spec of [{ algorithm: 'RSA' }, { algorithm: 'Ed25519' }] as KeySpec[]) {
     const key = await generatePrivateKey(spec);

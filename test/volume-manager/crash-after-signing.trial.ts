@@ -19,7 +19,7 @@ import { tempDir, tmpfsBase } from '../support/temp-dir.js';
 // retry then finds: every volume issued with a key matching its certificate, and one request
 // per volume (the orphan of the killed attempt deleted, none resumed without its key).
 
-const ROUNDS = 5;
+const ROUNDS = 4;
 const VOLUMES_PER_ROUND = 4;
 const NAMESPACE = 'signed';
 

@@ -1,6 +1,6 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
 import { decodePrivateKey } from '../pki/keys.js';
-import { RecentMemo } from './recent-memo.js';
+import { RecentResults } from '../pki/recent-results.js';
 
 // One issuance handles the same texts in several objects: the key-manager encodes the next key
 // and the request-manager, issuing controller and policy chains read it back from the
@@ -15,9 +15,11 @@ export type Decoded<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /** Enough for every Certificate in flight to find its texts again while it is issued. */
 const CAPACITY = 1024;
+/** A key or a chain far larger than any this stack makes (RSA-8192 PKCS#8 is ~6.4 KB) is not held. */
+const MAX_TEXT_LENGTH = 64 * 1024;
 
-const keys = new RecentMemo<string, Decoded<KeyObject>>(CAPACITY);
-const certificates = new RecentMemo<string, Decoded<X509Certificate>>(CAPACITY);
+const keys = new RecentResults<Decoded<KeyObject>>(CAPACITY, MAX_TEXT_LENGTH);
+const certificates = new RecentResults<Decoded<X509Certificate>>(CAPACITY, MAX_TEXT_LENGTH);
 
 function attempt<T>(decode: () => T): Decoded<T> {
   try {

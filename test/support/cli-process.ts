@@ -101,10 +101,11 @@ export function startCommand(
     child.once('exit', (code) => resolve(code)),
   );
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${args[0]} did not start:\n${output}`)),
-      60_000,
-    );
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test (holding its data root and socket).
+      child.kill('SIGKILL');
+      reject(new Error(`${args[0]} did not start:\n${output}`));
+    }, 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes(ready)) {

@@ -79,6 +79,8 @@ export async function createRequest(
   // request is deleted or made.
   if (fresh && deps.localIssuer && metadata.pendingRequest) {
     await removePendingKey(dataRoot, volumeId);
+    // Written with the next metadata.json write; the issuance then dates from now, not from it.
+    delete metadata.pendingRequest;
   }
   const requestKey = `${namespace}/${name}`;
   // Before the request exists: an in-process SelfSigned signer may sign it at once.

@@ -7,33 +7,26 @@ import {
   sequence,
   Tag,
 } from './der.js';
+import { EC_SPKI_FORMS } from './ec-spki-forms.js';
 
 // SubjectPublicKeyInfo DER built from a key's JWK. OpenSSL 3's DER encoder for public keys costs
 // ~100 µs per call here (a provider lookup each time), its JWK export ~10 µs: on a publish's path
 // that is a tenth of the whole raw issuance, twice (the CSR and the certificate).
 
-const EC_PUBLIC_KEY = '1.2.840.10045.2.1';
 const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
 const ED25519 = '1.3.101.112';
-const CURVE_OIDS: Record<string, string> = {
-  'P-256': '1.2.840.10045.3.1.7',
-  'P-384': '1.3.132.0.34',
-  'P-521': '1.3.132.0.35',
-};
 
 const fromBase64Url = (text: string | undefined): Buffer => Buffer.from(text ?? '', 'base64url');
 
 // The SPKI DER of a public JWK of the kinds the product uses; undefined for any other kind.
 function spkiOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
   if (jwk.kty === 'EC') {
-    const curve = CURVE_OIDS[jwk.crv ?? ''];
-    if (curve === undefined) return undefined;
+    const form = EC_SPKI_FORMS.find((f) => f.crv === jwk.crv);
+    const x = fromBase64Url(jwk.x);
+    const y = fromBase64Url(jwk.y);
     // RFC 7518 6.2.1.2: x and y are always the full field length, as the uncompressed point needs.
-    const point = Buffer.concat([Buffer.of(4), fromBase64Url(jwk.x), fromBase64Url(jwk.y)]);
-    return sequence([
-      sequence([encodeOid(EC_PUBLIC_KEY), encodeOid(curve)]),
-      encodeBitString(point),
-    ]);
+    if (!form || x.length !== form.coordinate || y.length !== form.coordinate) return undefined;
+    return Buffer.concat([form.prefix, x, y]);
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
     return sequence([sequence([encodeOid(ED25519)]), encodeBitString(fromBase64Url(jwk.x))]);

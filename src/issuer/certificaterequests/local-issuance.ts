@@ -10,8 +10,7 @@ import type { Logger } from '../../api/logger.js';
 import { type Secret, SecretKind } from '../../api/secret.js';
 import type { SharedInformers } from '../../controller/shared-informers.js';
 import type { MemoryStore } from '../../store/memory-store.js';
-import type { IssuerLookup } from '../issuer-lookup.js';
-import { resourceNamespaceOf } from '../issuer-lookup.js';
+import { type IssuerLookup, resourceNamespaceOf } from '../issuer-lookup.js';
 import type { IssuerStackConfig } from '../stack-config.js';
 import {
   type ApprovalDecision,

@@ -23,7 +23,9 @@ async function deepestExisting(path: string): Promise<{ path: string; stats: Sta
   const ops = fileOpsFor(path);
   for (let current = path; ; current = dirname(current)) {
     try {
-      return { path: current, stats: await ops.lstat(current) };
+      // A missing path is the usual case at a first publish: looked up without a thrown ENOENT.
+      const stats = await ops.lstatIfExists(current);
+      if (stats) return { path: current, stats };
     } catch (err) {
       // Missing, under a file, or a symlink loop on the way: look at the parent (`/` exists).
       if (!['ENOENT', 'ENOTDIR', 'ELOOP'].includes(errnoCode(err) ?? '')) {
@@ -41,9 +43,10 @@ async function deepestExisting(path: string): Promise<{ path: string; stats: Sta
 /**
  * Refuses (TargetPathError) a target path that is a symlink or lies under one: the part of it
  * that exists must resolve to itself, so a mount or a write lands where the path says and
- * nowhere else. Also refuses a path under something that is not a directory.
+ * nowhere else. Also refuses a path under something that is not a directory. Returns the
+ * target's lstat, undefined when it does not exist.
  */
-export async function refuseSymlinks(targetPath: string): Promise<void> {
+export async function refuseSymlinks(targetPath: string): Promise<Stats | undefined> {
   const lexical = resolve(targetPath);
   const existing = await deepestExisting(lexical);
   const refuse = (where: string): never => {
@@ -68,14 +71,14 @@ export async function refuseSymlinks(targetPath: string): Promise<void> {
       `target path ${shownPath(lexical)} lies under ${shownPath(existing.path)}, which is not a directory`,
     );
   }
+  return existing.path === lexical ? existing.stats : undefined;
 }
 
 /** lstat of a target path; undefined when it does not exist, VolumeError naming it otherwise. */
 export async function statTarget(targetPath: string): Promise<Stats | undefined> {
   try {
-    return await fileOpsFor(targetPath).lstat(targetPath);
+    return await fileOpsFor(targetPath).lstatIfExists(targetPath);
   } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return undefined;
     throw new VolumeError(
       `cannot stat target path ${shownPath(targetPath)}: ${errorMessage(err)}`,
       {
@@ -96,10 +99,9 @@ export async function checkTarget(
   targetPath: string,
   options: { recorded: boolean; mountAt?: (target: string) => Promise<TargetMount> },
 ): Promise<void> {
-  await refuseSymlinks(targetPath);
-  const target = resolve(targetPath);
-  const stats = await statTarget(target);
+  const stats = await refuseSymlinks(targetPath);
   if (!stats) return;
+  const target = resolve(targetPath);
   if (!stats.isDirectory()) {
     throw new TargetPathError(`target path ${shownPath(target)} exists and is not a directory`);
   }

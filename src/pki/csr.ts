@@ -1,4 +1,4 @@
-import { KeyObject } from 'node:crypto';
+import { createPublicKey, KeyObject } from 'node:crypto';
 import type { NameConstraints } from '../api/certificate.js';
 import type { ErrorKind } from '../base/error-catalogue.js';
 import {
@@ -171,7 +171,9 @@ export function createCsrSync(req: CsrRequest): string {
     spkiOf(req.key),
     contextTag(0, concat(attributes), true),
   ]);
-  return encodePem('CERTIFICATE REQUEST', signedStructure(info, req.key, signingAlgorithm));
+  const pem = encodePem('CERTIFICATE REQUEST', signedStructure(info, req.key, signingAlgorithm));
+  madeHere.set(pem, createPublicKey(req.key));
+  return pem;
 }
 
 function requestedExtensions(
@@ -203,7 +205,11 @@ function csrDer(pem: string | Buffer): Uint8Array {
   return block.der;
 }
 
-function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
+function parseStructure(
+  der: Uint8Array,
+  /** The request's key when known (a request made here): not imported again from the DER. */
+  knownKey?: KeyObject,
+): Omit<ParsedCsr, 'pem'> & {
   signed: Omit<SignedRequest, 'publicKey'>;
 } {
   const [info, sigAlg, signature, extra] = childrenOf(der, readSingle(der), Tag.SEQUENCE, 'CSR');
@@ -220,7 +226,7 @@ function parseStructure(der: Uint8Array): Omit<ParsedCsr, 'pem'> & {
   const spkiDer = toArrayBuffer(rawOf(der, spki));
   let publicKey: KeyObject;
   try {
-    publicKey = publicKeyFromSpki(new Uint8Array(spkiDer));
+    publicKey = knownKey ?? publicKeyFromSpki(new Uint8Array(spkiDer));
   } catch (err) {
     throw new PkiError(`bad public key: ${(err as Error).message}`);
   }
@@ -260,9 +266,17 @@ const MAX_HELD_CSRS = 256;
 const MAX_HELD_CSR_LENGTH = 16 * 1024;
 const recentCsrs = new RecentResults<ParsedCsr>(MAX_HELD_CSRS, MAX_HELD_CSR_LENGTH);
 
+// The requests createCsr signed in this process, by their exact PEM text, with their public
+// key: a signature this process just made with that key verifies, so the signer of a request
+// made here (the local issuance, the Certificate controllers) parses it without the check and
+// without importing the key from the DER again (together more than the signing itself). Any
+// other text, even one byte off, is verified as before.
+const madeHere = new RecentResults<KeyObject>(MAX_HELD_CSRS, MAX_HELD_CSR_LENGTH);
+
 /** Forgets every CSR held, so the next parse of each is a first one (for benchmarks). */
 export function forgetParsedCsrs(): void {
   recentCsrs.clear();
+  madeHere.clear();
 }
 
 /**
@@ -278,14 +292,17 @@ export function parseCsrSync(pem: string | Buffer): ParsedCsr {
 function parseAndVerify(text: string): ParsedCsr {
   let der: Uint8Array;
   let parsed: ReturnType<typeof parseStructure>;
+  const ownKey = madeHere.peek(text);
   try {
     der = csrDer(text);
-    parsed = parseStructure(der);
+    parsed = parseStructure(der, ownKey);
   } catch (err) {
     throw new PkiError(`cannot parse certificate request: ${(err as Error).message}`);
   }
   const { signed, ...fields } = parsed;
-  const problem = csrSignatureProblem({ ...signed, publicKey: fields.publicKey });
+  const problem = ownKey
+    ? undefined
+    : csrSignatureProblem({ ...signed, publicKey: fields.publicKey });
   if (problem === UNSUPPORTED_SIGNATURE_ALGORITHM)
     throw new CsrSignatureError(
       `certificate request signature is invalid: unsupported algorithm ${signed.signatureOid}`,

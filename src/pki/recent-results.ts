@@ -38,6 +38,11 @@ export class RecentResults<V extends {}> {
     this.entries?.set(key, value);
   }
 
+  /** The result held for key, if any (without computing one). */
+  peek(key: string): V | undefined {
+    return this.entries?.get(key);
+  }
+
   /** True when a result for key is held (without making it the most recently used). */
   has(key: string): boolean {
     return this.entries?.has(key) ?? false;

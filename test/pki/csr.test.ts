@@ -22,6 +22,7 @@ import {
 import { decodePemBlocks, encodePem } from '../../src/pki/pem.js';
 import { subjectToDer } from '../../src/pki/subject.js';
 import { KeyUsageFlag } from '../../src/pki/usages.js';
+import { importedUrl, moduleFileUrl } from '../support/project-files.js';
 import { toCryptoKeyPair, x509 } from '../support/x509-provider.js';
 import { openssl } from './fixtures/openssl.js';
 
@@ -591,4 +592,42 @@ t.test('the CSRs held are bounded: many distinct ones still parse, each to its o
   const again = await parseCsr(pems[0] ?? '');
   t.not(again, first, 'the oldest was evicted (256 held) and parsed anew');
   t.equal(again.subject, first.subject);
+});
+
+t.test('a CSR made here is read without checking its signature again', async (t) => {
+  let checks = 0;
+  const real = await import('../../src/pki/csr-signature.js');
+  const mocked = await t.mockImport<typeof import('../../src/pki/csr.js')>(
+    moduleFileUrl('src/pki/csr.ts'),
+    {
+      [importedUrl('src/pki/csr-signature.ts')]: {
+        ...real,
+        csrSignatureProblem: (request: Parameters<typeof real.csrSignatureProblem>[0]) => {
+          checks++;
+          return real.csrSignatureProblem(request);
+        },
+      },
+    },
+  );
+  const key = await generatePrivateKey({ algorithm: 'ECDSA' });
+  const pem = await mocked.createCsr({ key, subject: { commonName: 'here' }, dnsNames: ['h.x'] });
+  const made = await mocked.parseCsr(pem);
+  t.equal(checks, 0, 'signed by this process a moment ago: not checked');
+  mocked.forgetParsedCsrs();
+  const checked = await mocked.parseCsr(pem);
+  t.equal(checks, 1, 'forgotten, as a CSR from elsewhere: checked');
+  t.not(checked, made);
+  t.same(
+    { ...checked, publicKey: checked.publicKey.export({ format: 'jwk' }) },
+    { ...made, publicKey: made.publicKey.export({ format: 'jwk' }) },
+    'the same fields and key either way',
+  );
+  // One byte off what was made here is checked, and refused.
+  const again = await mocked.createCsr({ key, subject: { commonName: 'aaaa' } });
+  const der = Buffer.from(decodePemBlocks(again)[0]?.der ?? []);
+  der[der.indexOf('aaaa')] = 'b'.charCodeAt(0);
+  await t.rejects(mocked.parseCsr(encodePem('CERTIFICATE REQUEST', der)), {
+    message: 'certificate request signature is invalid',
+  });
+  t.equal(checks, 2);
 });

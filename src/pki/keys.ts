@@ -8,7 +8,8 @@ import {
 } from 'node:crypto';
 import { promisify } from 'node:util';
 import { PkiError } from './errors.js';
-import { decodePemBlocks, pemText } from './pem.js';
+import { decodePemBlocks, encodePem, pemText } from './pem.js';
+import { encodePrivateKeyInfo } from './private-key-info.js';
 import { encodePublicKeyInfo } from './public-key-info.js';
 
 /** Key algorithms, spelled as cert-manager's `privateKey.algorithm`. */
@@ -121,7 +122,7 @@ export function encodePrivateKey(key: KeyObject, encoding: KeyEncoding): string 
     }
     return String(key.export({ type: 'pkcs1', format: 'pem' }));
   }
-  if (encoding === 'PKCS8') return String(key.export({ type: 'pkcs8', format: 'pem' }));
+  if (encoding === 'PKCS8') return encodePem('PRIVATE KEY', encodePrivateKeyInfo(key));
   throw new PkiError(`unsupported private key encoding "${String(encoding)}"`);
 }
 

@@ -187,9 +187,21 @@ async function syncUserLinks(
   let changed = false;
   for (const name of names) {
     const path = join(dir, name);
-    if (await exists(ops, path)) continue;
-    await ops.symlink(join(DATA_LINK, name), path);
-    changed = true;
+    if (previous.includes(name)) {
+      // Linked with the previous generation: only a crash before its links left none.
+      if (await exists(ops, path)) continue;
+      await ops.symlink(join(DATA_LINK, name), path);
+      changed = true;
+      continue;
+    }
+    // A name new to this generation has no link yet (the usual case, one call instead of two);
+    // whatever already holds the name is left alone, as the lookup above leaves it.
+    try {
+      await ops.symlink(join(DATA_LINK, name), path);
+      changed = true;
+    } catch (err) {
+      if (errnoCode(err) !== 'EEXIST') throw err;
+    }
   }
   for (const name of previous) {
     if (names.includes(name)) continue;

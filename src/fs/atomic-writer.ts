@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, FsError } from './errors.js';
+import { dropHandoff, holdForMirror, takeHandoff } from './mirror-handoff.js';
 import { byteSizeText } from './regular-file.js';
 import { uniqueSuffix } from './unique-suffix.js';
 import { type FileOps, fileOpsFor, unflushedFileOps } from './volatile-fs.js';
@@ -30,6 +31,11 @@ export interface AtomicWriteOptions {
    * may leave it torn until then, where the default leaves the old set or the new one.
    */
   syncOnce?: boolean;
+  /**
+   * The files are about to be copied elsewhere (a direct-mode target): held in memory for the
+   * next readAtomically of dir with `handedOff`, which then reads nothing back (mirror-handoff.ts).
+   */
+  handOff?: boolean;
 }
 
 /** Files to write: name (one path segment) to content. */
@@ -267,6 +273,7 @@ export async function writeAtomically(
     const removed = await removeOldGenerations(ops, dir, generation);
     if (linksChanged || removed) await ops.syncDir(dir);
     await flushOnce();
+    if (options.handOff) holdForMirror(dir, generation, entries);
     return { written: true };
   } catch (err) {
     throw new FsError(`cannot write files into ${dir}: ${errorMessage(err)}`, {
@@ -279,6 +286,7 @@ export async function writeAtomically(
 /** Removes everything writeAtomically put into dir (links, `..data`, generations); other entries stay. */
 export async function removeAtomicFiles(dir: string): Promise<void> {
   const ops = fileOpsFor(dir);
+  dropHandoff(dir);
   try {
     const current = await currentGeneration(ops, dir);
     const names = current === undefined ? [] : await namesIn(ops, join(dir, current));
@@ -340,14 +348,20 @@ export async function readCurrentFile(
 /**
  * Reads the current generation of dir as one consistent set (resolving `..data` once, the way
  * readers should); undefined when nothing was written yet. Retries when a swap removed the
- * generation mid-read.
+ * generation mid-read. `handedOff`: for the copy a write with `handOff` announced, the bytes
+ * that write held when `..data` still names its generation, instead of reading them back.
  */
-export async function readAtomically(dir: string): Promise<Map<string, Buffer> | undefined> {
+export async function readAtomically(
+  dir: string,
+  options: { handedOff?: boolean } = {},
+): Promise<Map<string, Buffer> | undefined> {
   const ops = fileOpsFor(dir);
   for (let attempt = 1; ; attempt++) {
     try {
       const generation = await currentGeneration(ops, dir);
       if (generation === undefined) return undefined;
+      const handedOff = options.handedOff ? takeHandoff(dir, generation) : undefined;
+      if (handedOff) return handedOff;
       const files = new Map<string, Buffer>();
       for (const name of await namesIn(ops, join(dir, generation))) {
         files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));

@@ -167,6 +167,7 @@ export function wireVolumeManager(options: VolumeManagerOptions): VolumeManagerW
     requestCreator: options.requestCreator ?? (() => store),
     telemetry,
     localIssuer: options.localIssuer,
+    copiedToTarget: mounter.mode === 'direct',
   });
   const renew = (volumeId: string, reason: string) => renewVolume(renewal, volumeId, reason);
   const scheduler = new RenewalScheduler(clock, settings.renewalJitterMs, (volumeId, reason) => {

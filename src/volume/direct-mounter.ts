@@ -83,7 +83,8 @@ export class DirectMounter implements Mounter {
     if (!stats) return;
     await refuseSymlinks(targetPath);
     if (!stats.isDirectory()) return;
-    const files = await readAtomically(dataDir);
+    // What the issuance just wrote, when it still is the data dir's current generation.
+    const files = await readAtomically(dataDir, { handedOff: true });
     if (files === undefined) return;
     await applyDataPermissions(targetPath, gid);
     // A mirror: made again from the data dir at every publish and refresh, so one fsync will do.

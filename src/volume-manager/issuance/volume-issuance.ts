@@ -43,6 +43,11 @@ export interface VolumeIssuanceDeps {
   telemetry: VolumeTelemetry;
   /** Signs a new request as it is created when its issuer is this process's own (embedded mode). */
   localIssuer?: LocalIssuer | undefined;
+  /**
+   * Each new generation is copied to the target right after it is written (direct mode): its
+   * files are handed to that copy (writeAtomically's handOff) instead of read back.
+   */
+  copiedToTarget?: boolean;
 }
 
 /**
@@ -125,11 +130,10 @@ export class VolumeIssuance {
         GENERATION_FILENAME,
         generationFile(await currentGenerationCounter(dataDir), issued.facts, reason),
       );
-      await writeAtomically(
-        dataDir,
-        written,
-        spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {},
-      );
+      await writeAtomically(dataDir, written, {
+        handOff: this.deps.copiedToTarget === true,
+        ...(spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {}),
+      });
       metadata.nextIssuanceTime = issued.nextIssuanceTime.toISOString();
       metadata.notAfter = issued.notAfter.toISOString();
       // The pending record of an asynchronous request; one signed as it was created has none.

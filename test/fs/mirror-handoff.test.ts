@@ -1,0 +1,80 @@
+import { chmod, readlink, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import {
+  DATA_LINK,
+  readAtomically,
+  removeAtomicFiles,
+  writeAtomically,
+} from '../../src/fs/atomic-writer.js';
+import { tempDir, tmpfsBase } from '../support/temp-dir.js';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const texts = (files: Map<string, Buffer> | undefined) =>
+  [...(files ?? [])].map(([name, content]) => [name, content.toString()]);
+
+// What lies in the generation after the write is changed behind the writer's back, so a read
+// from disk is told apart from the bytes handed over.
+async function changeBehindTheWriter(dir: string, name: string, content: string) {
+  const generation = await readlink(join(dir, DATA_LINK));
+  await chmod(join(dir, generation), 0o700);
+  await unlink(join(dir, generation, name));
+  await writeFile(join(dir, generation, name), content, { mode: 0o440 });
+}
+
+t.test('a write with handOff gives its bytes to the next handed-off read, once', async (t) => {
+  for (const base of [undefined, await tmpfsBase()]) {
+    const where = base ?? 'the OS temp dir';
+    const dir = await tempDir(t, 'cert-csi-handoff-', base);
+    const source = new Map([
+      ['tls.crt', bytes('c1')],
+      ['tls.key', bytes('k1')],
+    ]);
+    await writeAtomically(dir, source, { handOff: true });
+    // The writer's buffers are its own: changing them changes nothing handed over.
+    source.get('tls.key')?.fill(0x78);
+    await changeBehindTheWriter(dir, 'tls.crt', 'on disk');
+    t.same(
+      await readAtomically(dir),
+      new Map([
+        ['tls.crt', Buffer.from('on disk')],
+        ['tls.key', Buffer.from('k1')],
+      ]),
+      `${where}: a plain read reads the disk`,
+    );
+    t.same(
+      texts(await readAtomically(dir, { handedOff: true })),
+      [
+        ['tls.crt', 'c1'],
+        ['tls.key', 'k1'],
+      ],
+      `${where}: the copy gets what was written`,
+    );
+    t.same(
+      texts(await readAtomically(dir, { handedOff: true })),
+      [
+        ['tls.crt', 'on disk'],
+        ['tls.key', 'k1'],
+      ],
+      `${where}: taken once; the next copy reads the disk`,
+    );
+  }
+});
+
+t.test('nothing is handed over for a generation that is no longer current', async (t) => {
+  const dir = await tempDir(t, 'cert-csi-handoff-');
+  await writeAtomically(dir, { 'tls.crt': bytes('old') }, { handOff: true });
+  await writeAtomically(dir, { 'tls.crt': bytes('new') });
+  t.same(texts(await readAtomically(dir, { handedOff: true })), [['tls.crt', 'new']]);
+});
+
+t.test('a write without handOff, or files removed, leave nothing to hand over', async (t) => {
+  const dir = await tempDir(t, 'cert-csi-handoff-');
+  await writeAtomically(dir, { 'tls.crt': bytes('c') });
+  await changeBehindTheWriter(dir, 'tls.crt', 'on disk');
+  t.same(texts(await readAtomically(dir, { handedOff: true })), [['tls.crt', 'on disk']]);
+
+  await writeAtomically(dir, { 'tls.crt': bytes('c2') }, { handOff: true });
+  await removeAtomicFiles(dir);
+  t.equal(await readAtomically(dir, { handedOff: true }), undefined, 'removed: nothing');
+});

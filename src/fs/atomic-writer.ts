@@ -93,6 +93,8 @@ function generationPrefix(now: Date): string {
  * dangling or points elsewhere (never ours to read or remove: the next swap replaces it).
  */
 async function currentGeneration(ops: FileOps, dir: string): Promise<string | undefined> {
+  // A dir never written (a first publish) has no link: looked up without a thrown ENOENT.
+  if ((await ops.lstatIfExists(join(dir, DATA_LINK))) === undefined) return undefined;
   let target: string;
   try {
     target = await ops.readlink(join(dir, DATA_LINK));

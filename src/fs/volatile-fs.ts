@@ -74,6 +74,8 @@ export interface FileOps {
   /** lstat, or undefined when path does not exist. */
   lstatIfExists(path: string): Promise<Stats | undefined>;
   stat(path: string): Promise<Stats>;
+  /** stat, or undefined when path does not exist. */
+  statIfExists(path: string): Promise<Stats | undefined>;
   /** mkdir(2); with recursive, resolves the top-most dir it created (undefined when none). */
   mkdir(path: string, options: { mode: number; recursive?: boolean }): Promise<string | undefined>;
   chmod(path: string, mode: number): Promise<void>;
@@ -152,6 +154,7 @@ export const volatileFileOps: FileOps = {
   // A thrown ENOENT costs more than the call itself (~13 µs to build the error, ~3 µs not to).
   lstatIfExists: (path) => sync(() => lstatSync(path, { throwIfNoEntry: false })),
   stat: (path) => sync(() => statSync(path)),
+  statIfExists: (path) => sync(() => statSync(path, { throwIfNoEntry: false })),
   mkdir: (path, options) => sync(() => mkdirSync(path, options)),
   chmod: (path, mode) => sync(() => chmodSync(path, mode)),
   chown: (path, uid, gid) => sync(() => chownSync(path, uid, gid)),
@@ -209,6 +212,11 @@ export const durableFileOps: FileOps = {
       throw err;
     }),
   stat: (path) => stat(path),
+  statIfExists: (path) =>
+    stat(path).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }),
   mkdir: (path, options) => mkdir(path, options),
   chmod: (path, mode) => chmod(path, mode),
   chown: (path, uid, gid) => chown(path, uid, gid),

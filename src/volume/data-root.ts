@@ -128,9 +128,9 @@ export class DataRoot {
   async hasVolume(id: string): Promise<boolean> {
     const dir = this.volumeDir(id);
     try {
-      return (await fileOpsFor(this.root).stat(dir)).isDirectory();
+      // Missing is the usual answer at a first publish: no thrown ENOENT for it.
+      return (await fileOpsFor(this.root).statIfExists(dir))?.isDirectory() === true;
     } catch (err) {
-      if (errnoCode(err) === 'ENOENT') return false;
       throw new VolumeError(`cannot stat volume dir ${dir}: ${errorMessage(err)}`, {
         volumeId: id,
         cause: err,

@@ -90,6 +90,8 @@ async function exercise(ops: FileOps, dir: string): Promise<unknown[]> {
   seen.push((await ops.lstatIfExists(join(dir, 'link')))?.isSymbolicLink());
   seen.push(await ops.lstatIfExists(join(dir, 'missing')));
   seen.push((await ops.stat(join(dir, 'link'))).isFile());
+  seen.push((await ops.statIfExists(join(dir, 'link')))?.isFile());
+  seen.push(await ops.statIfExists(join(dir, 'missing')));
   return seen;
 }
 
@@ -210,6 +212,8 @@ t.test('both flavours produce identical files, modes and groups', needsShm, asyn
     true,
     undefined,
     true,
+    true,
+    undefined,
   ]);
   for (const [name, tree, seen] of rest) {
     t.same(tree, first[1], `${name}: same tree as ${first[0]}`);

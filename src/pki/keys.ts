@@ -94,18 +94,28 @@ export function normalizeKeySpec(spec: KeySpec): NormalizedKeySpec {
  */
 export async function generatePrivateKey(spec: KeySpec): Promise<KeyObject> {
   const normalized = normalizeKeySpec(spec);
-  if (normalized.algorithm === 'RSA') {
+  const key = await generateWith(normalized);
+  generatedSpecs.set(key, Object.freeze(normalized));
+  return key;
+}
+
+async function generateWith(spec: NormalizedKeySpec): Promise<KeyObject> {
+  if (spec.algorithm === 'RSA') {
     const pair = await generateKeyPairAsync('rsa', {
-      modulusLength: normalized.size,
+      modulusLength: spec.size,
       publicExponent: 0x10001,
     });
     return pair.privateKey;
   }
-  if (normalized.algorithm === 'ECDSA') {
-    return generateKeyPairSync('ec', { namedCurve: CURVES[normalized.size].node }).privateKey;
+  if (spec.algorithm === 'ECDSA') {
+    return generateKeyPairSync('ec', { namedCurve: CURVES[spec.size].node }).privateKey;
   }
   return generateKeyPairSync('ed25519').privateKey;
 }
+
+// The spec each key generated here was made with: reading a new key's asymmetricKeyDetails costs
+// OpenSSL ~70 µs on its first call (more than generating an EC key), and every CSR asks it.
+const generatedSpecs = new WeakMap<KeyObject, NormalizedKeySpec>();
 
 /** Throws PkiError unless key is a private key. */
 export function requirePrivate(key: KeyObject): void {
@@ -177,6 +187,8 @@ export function decodePrivateKey(pem: string | Buffer): KeyObject {
 
 /** Returns the algorithm and size of a private or public key; throws PkiError for unsupported keys. */
 export function keySpecOf(key: KeyObject): NormalizedKeySpec {
+  const generated = generatedSpecs.get(key);
+  if (generated) return generated;
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {
     case 'rsa':

@@ -42,6 +42,8 @@ export const VOLUME_MOUNT_GROUP_KEY = 'volume_mount_group';
 
 // cert-manager's DefaultCertificateDuration: 90 days.
 const DEFAULT_DURATION_MS = 90 * 24 * 60 * 60 * 1000;
+// Formatted once: Go's duration text is BigInt arithmetic, and every publish without a duration asked.
+const DEFAULT_DURATION_TEXT = formatGoDuration(DEFAULT_DURATION_MS);
 // Kubernetes UIDs are 36-character UUIDs (static pods: 32 hex digits); the cap keeps
 // a forged one from bloating the CertificateRequest's owner reference.
 const POD_UID_MAX_CHARACTERS = 128;
@@ -99,7 +101,7 @@ export function parseVolumeAttributes(
     dnsNames: identity.dnsNames,
     ipAddresses: identity.ipAddresses,
     uris: identity.uris,
-    duration: durationText ?? formatGoDuration(DEFAULT_DURATION_MS),
+    duration: durationText ?? DEFAULT_DURATION_TEXT,
     durationMs: readDuration(attrs, 'duration', durationText) ?? DEFAULT_DURATION_MS,
     isCA: readBoolean(attrs, 'is-ca'),
     usages: readUsages(attrs),

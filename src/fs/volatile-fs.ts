@@ -278,14 +278,26 @@ async function writeNewFileThreaded(
   }
 }
 
+// True when nothing is at path; any error (ENOTDIR, ELOOP) is left for statfs to answer.
+function isMissing(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 // f_type of the filesystem holding path, or while it does not exist of its nearest existing
 // parent (where it would be created); undefined when that cannot be found out.
 function filesystemType(path: string): number | undefined {
+  const parent = dirname(path);
+  // A missing path (a target before its first publish) is passed over without a thrown ENOENT,
+  // which costs several times the lookup.
+  if (parent !== path && isMissing(path)) return filesystemType(parent);
   try {
     return statfsSync(path).type;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const parent = dirname(path);
     if ((code === 'ENOENT' || code === 'ENOTDIR') && parent !== path) return filesystemType(parent);
     return undefined;
   }

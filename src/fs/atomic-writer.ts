@@ -36,6 +36,11 @@ export interface AtomicWriteOptions {
    * next readAtomically of dir with `handedOff`, which then reads nothing back (mirror-handoff.ts).
    */
   handOff?: boolean;
+  /**
+   * The caller knows these bytes differ from the current generation's (a new certificate): no
+   * comparison with it, the write always happens.
+   */
+  knownNew?: boolean;
 }
 
 /** Files to write: name (one path segment) to content. */
@@ -260,6 +265,7 @@ export async function writeAtomically(
     const names = entries.map(([name]) => name);
     if (
       current !== undefined &&
+      !options.knownNew &&
       (await isUpToDate(ops, join(dir, current), previous, entries, fileMode, gid))
     ) {
       // Repairs what a crash between the swap and the links may have left.

@@ -92,6 +92,18 @@ t.test('first write: a generation, ..data and user-visible links', async (t) => 
   t.equal(await readFile(join(dir, 'tls.key'), 'utf8'), 'key');
 });
 
+t.test('knownNew: written without a comparison, even the same bytes', async (t) => {
+  const dir = await tempDir(t);
+  const files = { 'tls.crt': bytes('cert') };
+  t.same(await writeAtomically(dir, files), { written: true });
+  const [first] = await generations(dir);
+  t.same(await writeAtomically(dir, files, { knownNew: true }), { written: true });
+  const [second, ...rest] = await generations(dir);
+  t.same(rest, [], 'the old generation dropped');
+  t.not(second, first, 'a new generation');
+  t.equal(await readFile(join(dir, 'tls.crt'), 'utf8'), 'cert');
+});
+
 t.test(
   'identical content is skipped; changes make a new generation and drop the old',
   async (t) => {

@@ -130,7 +130,9 @@ export class VolumeIssuance {
         GENERATION_FILENAME,
         generationFile(await currentGenerationCounter(dataDir), issued.facts, reason),
       );
+      // A new certificate: never what the current generation holds.
       await writeAtomically(dataDir, written, {
+        knownNew: true,
         handOff: this.deps.copiedToTarget === true,
         ...(spec.fsGroup !== undefined ? { gid: spec.fsGroup } : {}),
       });

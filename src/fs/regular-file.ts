@@ -23,6 +23,12 @@ export interface RegularFileOptions {
   followSymlinks?: boolean;
 }
 
+/** A file's content with the fstat of the descriptor it was read through. */
+export interface StatedContent {
+  content: Buffer;
+  stats: Stats;
+}
+
 /** A file refused by readRegularFile: not a regular file, or larger than the cap. */
 export class RefusedFileError extends FsError {
   override readonly name: string = 'RefusedFileError';
@@ -56,6 +62,14 @@ export function byteSizeText(n: number): string {
  * errors (ENOENT, EACCES) are open(2)'s own.
  */
 export async function readRegularFile(path: string, options: RegularFileOptions): Promise<Buffer> {
+  return (await readRegularFileWithStats(path, options)).content;
+}
+
+/** readRegularFile with the fstat of the file read (mode, owner, size): no lstat needed beside it. */
+export async function readRegularFileWithStats(
+  path: string,
+  options: RegularFileOptions,
+): Promise<StatedContent> {
   let handle: FileHandle;
   try {
     handle = await open(path, openFlags(options));
@@ -63,11 +77,12 @@ export async function readRegularFile(path: string, options: RegularFileOptions)
     throw openRefusal(path, err, options);
   }
   try {
-    const reader = new CappedRead(path, options.maxBytes, await handle.stat());
+    const stats = await handle.stat();
+    const reader = new CappedRead(path, options.maxBytes, stats);
     for (let buffer = reader.next(); buffer; buffer = reader.next()) {
       reader.took(buffer, (await handle.read(buffer, 0, buffer.length, null)).bytesRead);
     }
-    return reader.content();
+    return { content: reader.content(), stats };
   } finally {
     await handle.close();
   }
@@ -75,6 +90,14 @@ export async function readRegularFile(path: string, options: RegularFileOptions)
 
 /** readRegularFile with synchronous calls: for tmpfs (see volatile-fs.ts), never blocking either. */
 export function readRegularFileSync(path: string, options: RegularFileOptions): Buffer {
+  return readRegularFileWithStatsSync(path, options).content;
+}
+
+/** readRegularFileWithStats with synchronous calls. */
+export function readRegularFileWithStatsSync(
+  path: string,
+  options: RegularFileOptions,
+): StatedContent {
   let fd: number;
   try {
     fd = openSync(path, openFlags(options));
@@ -82,11 +105,12 @@ export function readRegularFileSync(path: string, options: RegularFileOptions): 
     throw openRefusal(path, err, options);
   }
   try {
-    const reader = new CappedRead(path, options.maxBytes, fstatSync(fd));
+    const stats = fstatSync(fd);
+    const reader = new CappedRead(path, options.maxBytes, stats);
     for (let buffer = reader.next(); buffer; buffer = reader.next()) {
       reader.took(buffer, readSync(fd, buffer, 0, buffer.length, null));
     }
-    return reader.content();
+    return { content: reader.content(), stats };
   } finally {
     closeSync(fd);
   }

@@ -1,5 +1,5 @@
 import { errorMessage } from '../base/error-message.js';
-import { fileOpsFor } from '../fs/volatile-fs.js';
+import { type FileOps, fileOpsFor } from '../fs/volatile-fs.js';
 import { VolumeError } from './errors.js';
 
 /**
@@ -16,8 +16,8 @@ export async function applyDataPermissions(
   dir: string,
   gid?: number,
   mode: number = dataDirMode(),
+  ops: FileOps = fileOpsFor(dir),
 ): Promise<void> {
-  const ops = fileOpsFor(dir);
   try {
     if (gid !== undefined) await ops.chown(dir, -1, gid);
     await ops.chmod(dir, mode);

@@ -10,6 +10,8 @@ import {
   type RegularFileOptions,
   readRegularFile,
   readRegularFileSync,
+  readRegularFileWithStats,
+  readRegularFileWithStatsSync,
 } from '../../src/fs/regular-file.js';
 import { rejection } from '../support/eventually.js';
 import { ODD_KINDS, type OddKind, oddFileMaker } from '../support/odd-files.js';
@@ -146,6 +148,36 @@ for (const [form, read] of readers) {
     });
   });
 }
+
+t.test(
+  'the stated forms give the fstat of the file read, and refuse what the others refuse',
+  async (t) => {
+    const dir = await tempDir(t);
+    const path = join(dir, 'data');
+    await writeFile(path, 'x'.repeat(10), { mode: 0o640 });
+    const forms = [
+      ['async', readRegularFileWithStats],
+      ['sync', async (p: string, o: RegularFileOptions) => readRegularFileWithStatsSync(p, o)],
+    ] as const;
+    for (const [form, read] of forms) {
+      const { content, stats } = await read(path, { maxBytes: 10 });
+      const seen = await stat(path);
+      t.equal(content.toString(), 'x'.repeat(10), form);
+      t.same([stats.ino, stats.size, stats.mode, stats.gid], [seen.ino, 10, seen.mode, seen.gid]);
+      await t.rejects(
+        read(path, { maxBytes: 9 }),
+        { name: 'RefusedFileError' },
+        `${form}: the cap`,
+      );
+      await symlink(path, join(dir, `link-${form}`));
+      await t.rejects(
+        read(join(dir, `link-${form}`), { maxBytes: 10 }),
+        { name: 'RefusedFileError', message: /a symbolic link/ },
+        `${form}: a link`,
+      );
+    }
+  },
+);
 
 t.test('a long path is shortened to its tail, the file name kept', async (t) => {
   const dir = await tempDir(t);

@@ -151,9 +151,11 @@ async function sync<T>(call: () => T): Promise<T> {
  */
 export const volatileFileOps: FileOps = {
   volatile: true,
-  readFile: (path, maxBytes) => sync(() => readRegularFileSync(path, { maxBytes })),
+  // A short read on tmpfs is the end of the file: one read per file, not two.
+  readFile: (path, maxBytes) =>
+    sync(() => readRegularFileSync(path, { maxBytes, shortReadEnds: true })),
   readFileWithStats: (path, maxBytes) =>
-    sync(() => readRegularFileWithStatsSync(path, { maxBytes })),
+    sync(() => readRegularFileWithStatsSync(path, { maxBytes, shortReadEnds: true })),
   readdir: (path) => sync(() => readdirSync(path)),
   readlink: (path) => sync(() => readlinkSync(path)),
   // realpath(3), as fs/promises' realpath of the durable flavour: Node's JavaScript realpathSync

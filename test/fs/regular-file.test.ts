@@ -179,6 +179,32 @@ t.test(
   },
 );
 
+t.test('shortReadEnds: the same content in one read less, and never a cut file', async (t) => {
+  const dir = await tempDir(t);
+  for (const size of [0, 1, 100, 64 * 1024, 300 * 1024]) {
+    const path = join(dir, `file-${size}`);
+    const content = Buffer.alloc(size, 5);
+    await writeFile(path, content);
+    for (const options of [{ maxBytes: size }, { maxBytes: size + 10 }]) {
+      const read = readRegularFileSync(path, { ...options, shortReadEnds: true });
+      t.ok(read.equals(content), `${size} bytes, cap ${options.maxBytes}`);
+    }
+    if (size > 0) {
+      t.throws(
+        () => readRegularFileSync(path, { maxBytes: size - 1, shortReadEnds: true }),
+        { name: 'RefusedFileError' },
+        'the cap still applies',
+      );
+    }
+  }
+  // A file whose size fstat does not give (as one that grows after it) is read to its end.
+  const status = readRegularFileSync('/proc/self/status', {
+    maxBytes: 1 << 20,
+    shortReadEnds: true,
+  });
+  t.match(status.toString(), /^Name:[\s\S]*\nnonvoluntary_ctxt_switches:\s+\d+\n$/, 'read whole');
+});
+
 t.test('a long path is shortened to its tail, the file name kept', async (t) => {
   const dir = await tempDir(t);
   const name = `${'n'.repeat(150)}.request`;

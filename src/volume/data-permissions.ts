@@ -11,6 +11,18 @@ export function dataDirMode(uid: number | undefined = process.getuid?.()): numbe
   return uid === 0 ? 0o550 : 0o750;
 }
 
+/**
+ * True when a dir's lstat already shows what applyDataPermissions would set: the mode exactly,
+ * and the group when one is asked for. A caller that has the stats skips the chmod then.
+ */
+export function hasDataPermissions(
+  stats: { mode: number; gid: number },
+  gid: number | undefined,
+  mode: number = dataDirMode(),
+): boolean {
+  return (stats.mode & 0o7777) === mode && (gid === undefined || stats.gid === gid);
+}
+
 /** Sets dir's mode (dataDirMode() unless given) and, when gid is set, its group (chown -1:gid). */
 export async function applyDataPermissions(
   dir: string,

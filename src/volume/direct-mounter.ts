@@ -4,7 +4,7 @@ import { errorMessage } from '../base/error-message.js';
 import { KeyedMutex } from '../base/keyed-mutex.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
-import { applyDataPermissions } from './data-permissions.js';
+import { applyDataPermissions, hasDataPermissions } from './data-permissions.js';
 import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { checkTarget, refuseSymlinks, statTarget } from './target/target-checks.js';
@@ -90,7 +90,9 @@ export class DirectMounter implements Mounter {
     if (!stats.isDirectory()) return;
     const files = await readAtomically(dataDir);
     if (files === undefined) return;
-    await applyDataPermissions(targetPath, gid, undefined, ops);
+    // The lstat above shows them already at every start and at most refreshes: no chmod then.
+    if (!hasDataPermissions(stats, gid))
+      await applyDataPermissions(targetPath, gid, undefined, ops);
     // A mirror: made again from the data dir at every publish and refresh, so one fsync will do.
     const { written } = await writeAtomically(targetPath, files, {
       syncOnce: true,

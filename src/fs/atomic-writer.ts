@@ -3,7 +3,7 @@ import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, FsError } from './errors.js';
 import { dropHandoff, holdForMirror, takeHandoff } from './mirror-handoff.js';
-import { byteSizeText } from './regular-file.js';
+import { byteSizeText, RefusedFileError, type StatedContent } from './regular-file.js';
 import { uniqueSuffix } from './unique-suffix.js';
 import { type FileOps, fileOpsFor, unflushedFileOps } from './volatile-fs.js';
 
@@ -41,6 +41,8 @@ export interface AtomicWriteOptions {
    * comparison with it, the write always happens.
    */
   knownNew?: boolean;
+  /** dir's file operations when the caller has settled them (fileOpsFor(dir) otherwise). */
+  fileOps?: FileOps;
 }
 
 /** Files to write: name (one path segment) to content. */
@@ -133,12 +135,22 @@ async function isUpToDate(
   if (existing.length !== entries.length) return false;
   for (const [i, [name, content]] of entries.entries()) {
     if (existing[i] !== name) return false;
-    const path = join(generationDir, name);
-    // lstat: anything but the regular file this writer makes is replaced, never read.
-    const info = await ops.lstat(path);
-    if (!info.isFile() || info.size !== content.byteLength) return false;
-    if ((info.mode & 0o7777) !== fileMode || (gid !== undefined && info.gid !== gid)) return false;
-    if (!Buffer.from(content).equals(await ops.readFile(path, content.byteLength))) return false;
+    let found: StatedContent;
+    try {
+      // Mode, group and size from the fstat of the descriptor read, not from an lstat beside it:
+      // anything but the regular file this writer makes (a link, a FIFO, a larger file) is
+      // refused unread and replaced.
+      found = await ops.readFileWithStats(join(generationDir, name), content.byteLength);
+    } catch (err) {
+      // EACCES: a file whose mode someone took away (the lstat this replaced saw the wrong mode).
+      if (err instanceof RefusedFileError || errnoCode(err) === 'EACCES') return false;
+      throw err;
+    }
+    const { stats } = found;
+    if (stats.size !== content.byteLength) return false;
+    if ((stats.mode & 0o7777) !== fileMode || (gid !== undefined && stats.gid !== gid))
+      return false;
+    if (!found.content.equals(content)) return false;
   }
   return true;
 }
@@ -255,7 +267,7 @@ export async function writeAtomically(
   const entries = toEntries(files);
   const fileMode = options.fileMode ?? 0o440;
   const { gid } = options;
-  const found = fileOpsFor(dir);
+  const found = options.fileOps ?? fileOpsFor(dir);
   const ops = options.syncOnce && !found.volatile ? unflushedFileOps : found;
   // The one fsync of a syncOnce write, once anything changed.
   const flushOnce = () => (ops === found ? Promise.resolve() : found.syncDir(dir));

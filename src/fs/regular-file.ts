@@ -21,6 +21,19 @@ export interface RegularFileOptions {
    * a link is refused by default.
    */
   followSymlinks?: boolean;
+  /**
+   * A first read that returns exactly the size fstat gave, less than it was asked for, is the
+   * end of the file: no read of one more byte to see the end. True only where a short read of a
+   * regular file means its end (tmpfs, read from the page cache); a network filesystem may
+   * return less before the end.
+   */
+  shortReadEnds?: boolean;
+}
+
+/** A file's content with the fstat of the descriptor it was read through. */
+export interface StatedContent {
+  content: Buffer;
+  stats: Stats;
 }
 
 /** A file refused by readRegularFile: not a regular file, or larger than the cap. */
@@ -56,6 +69,14 @@ export function byteSizeText(n: number): string {
  * errors (ENOENT, EACCES) are open(2)'s own.
  */
 export async function readRegularFile(path: string, options: RegularFileOptions): Promise<Buffer> {
+  return (await readRegularFileWithStats(path, options)).content;
+}
+
+/** readRegularFile with the fstat of the file read (mode, owner, size): no lstat needed beside it. */
+export async function readRegularFileWithStats(
+  path: string,
+  options: RegularFileOptions,
+): Promise<StatedContent> {
   let handle: FileHandle;
   try {
     handle = await open(path, openFlags(options));
@@ -63,11 +84,12 @@ export async function readRegularFile(path: string, options: RegularFileOptions)
     throw openRefusal(path, err, options);
   }
   try {
-    const reader = new CappedRead(path, options.maxBytes, await handle.stat());
+    const stats = await handle.stat();
+    const reader = new CappedRead(path, options, stats);
     for (let buffer = reader.next(); buffer; buffer = reader.next()) {
       reader.took(buffer, (await handle.read(buffer, 0, buffer.length, null)).bytesRead);
     }
-    return reader.content();
+    return { content: reader.content(), stats };
   } finally {
     await handle.close();
   }
@@ -75,6 +97,14 @@ export async function readRegularFile(path: string, options: RegularFileOptions)
 
 /** readRegularFile with synchronous calls: for tmpfs (see volatile-fs.ts), never blocking either. */
 export function readRegularFileSync(path: string, options: RegularFileOptions): Buffer {
+  return readRegularFileWithStatsSync(path, options).content;
+}
+
+/** readRegularFileWithStats with synchronous calls. */
+export function readRegularFileWithStatsSync(
+  path: string,
+  options: RegularFileOptions,
+): StatedContent {
   let fd: number;
   try {
     fd = openSync(path, openFlags(options));
@@ -82,11 +112,12 @@ export function readRegularFileSync(path: string, options: RegularFileOptions): 
     throw openRefusal(path, err, options);
   }
   try {
-    const reader = new CappedRead(path, options.maxBytes, fstatSync(fd));
+    const stats = fstatSync(fd);
+    const reader = new CappedRead(path, options, stats);
     for (let buffer = reader.next(); buffer; buffer = reader.next()) {
       reader.took(buffer, readSync(fd, buffer, 0, buffer.length, null));
     }
-    return reader.content();
+    return { content: reader.content(), stats };
   } finally {
     closeSync(fd);
   }
@@ -132,14 +163,19 @@ class CappedRead {
   private total = 0;
   private ended = false;
   private nextLength: number;
+  private readonly maxBytes: number;
+  // The size to take a short first read of as the end (shortReadEnds); -1: none.
+  private readonly endAt: number;
 
   constructor(
     private readonly path: string,
-    private readonly maxBytes: number,
+    options: RegularFileOptions,
     stats: Stats,
   ) {
+    this.maxBytes = options.maxBytes;
     if (!stats.isFile()) throw notRegular(path, kindOf(stats));
-    if (stats.size > maxBytes) throw this.tooLarge();
+    if (stats.size > this.maxBytes) throw this.tooLarge();
+    this.endAt = options.shortReadEnds ? stats.size : -1;
     // One byte more than the file has: a file that grew since fstat shows in the first read.
     this.nextLength = stats.size + 1;
   }
@@ -159,6 +195,10 @@ class CappedRead {
     this.chunks.push(buffer.subarray(0, bytesRead));
     this.total += bytesRead;
     if (this.total > this.maxBytes) throw this.tooLarge();
+    if (this.total === this.endAt && bytesRead < buffer.length) {
+      this.ended = true;
+      return;
+    }
     // A short read is the end of a file that did not grow: one byte is enough to see that,
     // where a 64 KiB buffer for it cost an allocation per file read.
     this.nextLength = bytesRead < buffer.length ? 1 : 64 * 1024;

@@ -39,7 +39,13 @@ import {
 } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { readRegularFile, readRegularFileSync } from './regular-file.js';
+import {
+  readRegularFile,
+  readRegularFileSync,
+  readRegularFileWithStats,
+  readRegularFileWithStatsSync,
+  type StatedContent,
+} from './regular-file.js';
 
 /** statfs(2) f_type of tmpfs (TMPFS_MAGIC in linux/magic.h). */
 export const TMPFS_MAGIC = 0x01021994;
@@ -66,6 +72,8 @@ export interface FileOps {
    * on a FIFO or device (RefusedFileError, see regular-file.ts).
    */
   readFile(path: string, maxBytes: number): Promise<Buffer>;
+  /** readFile with the fstat of the file read: its mode and owner without an lstat beside it. */
+  readFileWithStats(path: string, maxBytes: number): Promise<StatedContent>;
   readdir(path: string): Promise<string[]>;
   readlink(path: string): Promise<string>;
   /** realpath(3): path with every symlink resolved. */
@@ -145,10 +153,15 @@ async function sync<T>(call: () => T): Promise<T> {
  */
 export const volatileFileOps: FileOps = {
   volatile: true,
-  readFile: (path, maxBytes) => sync(() => readRegularFileSync(path, { maxBytes })),
+  // A short read on tmpfs is the end of the file: one read per file, not two.
+  readFile: (path, maxBytes) =>
+    sync(() => readRegularFileSync(path, { maxBytes, shortReadEnds: true })),
+  readFileWithStats: (path, maxBytes) =>
+    sync(() => readRegularFileWithStatsSync(path, { maxBytes, shortReadEnds: true })),
   readdir: (path) => sync(() => readdirSync(path)),
   readlink: (path) => sync(() => readlinkSync(path)),
-  // realpath(3) itself: one call in C, not an lstat (and a Stats object) per component in JS.
+  // realpath(3), as fs/promises' realpath of the durable flavour: Node's JavaScript realpathSync
+  // makes an lstat call per path component (nine for a kubelet target path).
   realpath: (path) => sync(() => realpathSync.native(path)),
   lstat: (path) => sync(() => lstatSync(path)),
   // A thrown ENOENT costs more than the call itself (~13 µs to build the error, ~3 µs not to).
@@ -202,6 +215,7 @@ export const volatileFileOps: FileOps = {
 export const durableFileOps: FileOps = {
   volatile: false,
   readFile: (path, maxBytes) => readRegularFile(path, { maxBytes }),
+  readFileWithStats: (path, maxBytes) => readRegularFileWithStats(path, { maxBytes }),
   readdir: (path) => readdir(path),
   readlink: (path) => readlink(path),
   realpath: (path) => realpath(path),

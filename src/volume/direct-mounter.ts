@@ -4,7 +4,7 @@ import { errorMessage } from '../base/error-message.js';
 import { KeyedMutex } from '../base/keyed-mutex.js';
 import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
-import { applyDataPermissions } from './data-permissions.js';
+import { applyDataPermissions, hasDataPermissions } from './data-permissions.js';
 import { VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
 import { checkTarget, refuseSymlinks, statTarget } from './target/target-checks.js';
@@ -79,17 +79,25 @@ export class DirectMounter implements Mounter {
   }
 
   private async mirror(dataDir: string, targetPath: string, gid?: number): Promise<void> {
-    const stats = await statTarget(targetPath);
+    // One statfs for the whole mirror, not one per step (five, as a step's answer is kept for
+    // one event-loop turn only). A mount made over the target meanwhile can only turn tmpfs
+    // calls into durable ones, always safe, or leave one mirror unflushed on a disk: it is made
+    // again at the next refresh, and at every start.
+    const ops = fileOpsFor(targetPath);
+    const stats = await statTarget(targetPath, ops);
     if (!stats) return;
-    await refuseSymlinks(targetPath);
+    await refuseSymlinks(targetPath, ops, stats);
     if (!stats.isDirectory()) return;
     // What the issuance just wrote, when it still is the data dir's current generation.
     const files = await readAtomically(dataDir, { handedOff: true });
     if (files === undefined) return;
-    await applyDataPermissions(targetPath, gid);
+    // The lstat above shows them already at every start and at most refreshes: no chmod then.
+    if (!hasDataPermissions(stats, gid))
+      await applyDataPermissions(targetPath, gid, undefined, ops);
     // A mirror: made again from the data dir at every publish and refresh, so one fsync will do.
     const { written } = await writeAtomically(targetPath, files, {
       syncOnce: true,
+      fileOps: ops,
       ...(gid === undefined ? {} : { gid }),
     });
     if (written) this.logger.debug({ targetPath }, 'mirrored volume files to target path');

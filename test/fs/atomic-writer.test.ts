@@ -1,6 +1,7 @@
 import {
   appendFile,
   chmod,
+  chown,
   lstat,
   mkdir,
   readdir,
@@ -346,6 +347,47 @@ t.test(
           ],
           `${kind}: a new generation of regular files`,
         );
+      }
+    }
+  },
+);
+
+t.test(
+  'a generation file changed in place (bytes, size, mode, group) is found out and replaced',
+  async (t) => {
+    // The check reads each file once and takes its mode, group and size from that read's fstat.
+    for (const base of [undefined, await tmpfsBase()]) {
+      const files = { 'tls.crt': bytes('cert'), 'tls.key': bytes('key') };
+      const gid = isRoot ? 2000 : undefined;
+      const changes: Array<[string, (path: string) => Promise<void>]> = [
+        ['same size, other bytes', (path) => writeFile(path, 'KEY')],
+        ['larger', (path) => appendFile(path, '!')],
+        ['smaller', (path) => writeFile(path, 'ke')],
+        ['another mode', (path) => chmod(path, 0o444)],
+        // Unreadable to a writer without root: rewritten, as when the mode alone differs.
+        ['no permissions at all', (path) => chmod(path, 0o000)],
+      ];
+      for (const [what, change] of changes) {
+        const dir = await tempDir(t, 'cert-csi-changed-', base);
+        await writeAtomically(dir, files, gid === undefined ? {} : { gid });
+        const generation = await readlink(join(dir, DATA_LINK));
+        await chmod(join(dir, generation), 0o700);
+        await change(join(dir, generation, 'tls.key'));
+        t.same(
+          await writeAtomically(dir, files, gid === undefined ? {} : { gid }),
+          { written: true },
+          `${what} in ${base ?? 'the OS temp dir'}`,
+        );
+        t.equal(await readFile(join(dir, 'tls.key'), 'utf8'), 'key');
+        t.equal(await mode(join(dir, 'tls.key')), 0o440);
+      }
+      if (gid !== undefined) {
+        const dir = await tempDir(t, 'cert-csi-changed-', base);
+        await writeAtomically(dir, files, { gid });
+        const generation = await readlink(join(dir, DATA_LINK));
+        await chown(join(dir, generation, 'tls.key'), 0, 2001);
+        t.same(await writeAtomically(dir, files, { gid }), { written: true }, 'another group');
+        t.equal((await stat(join(dir, 'tls.key'))).gid, gid);
       }
     }
   },

@@ -10,6 +10,8 @@ import {
   type RegularFileOptions,
   readRegularFile,
   readRegularFileSync,
+  readRegularFileWithStats,
+  readRegularFileWithStatsSync,
 } from '../../src/fs/regular-file.js';
 import { rejection } from '../support/eventually.js';
 import { ODD_KINDS, type OddKind, oddFileMaker } from '../support/odd-files.js';
@@ -146,6 +148,62 @@ for (const [form, read] of readers) {
     });
   });
 }
+
+t.test(
+  'the stated forms give the fstat of the file read, and refuse what the others refuse',
+  async (t) => {
+    const dir = await tempDir(t);
+    const path = join(dir, 'data');
+    await writeFile(path, 'x'.repeat(10), { mode: 0o640 });
+    const forms = [
+      ['async', readRegularFileWithStats],
+      ['sync', async (p: string, o: RegularFileOptions) => readRegularFileWithStatsSync(p, o)],
+    ] as const;
+    for (const [form, read] of forms) {
+      const { content, stats } = await read(path, { maxBytes: 10 });
+      const seen = await stat(path);
+      t.equal(content.toString(), 'x'.repeat(10), form);
+      t.same([stats.ino, stats.size, stats.mode, stats.gid], [seen.ino, 10, seen.mode, seen.gid]);
+      await t.rejects(
+        read(path, { maxBytes: 9 }),
+        { name: 'RefusedFileError' },
+        `${form}: the cap`,
+      );
+      await symlink(path, join(dir, `link-${form}`));
+      await t.rejects(
+        read(join(dir, `link-${form}`), { maxBytes: 10 }),
+        { name: 'RefusedFileError', message: /a symbolic link/ },
+        `${form}: a link`,
+      );
+    }
+  },
+);
+
+t.test('shortReadEnds: the same content in one read less, and never a cut file', async (t) => {
+  const dir = await tempDir(t);
+  for (const size of [0, 1, 100, 64 * 1024, 300 * 1024]) {
+    const path = join(dir, `file-${size}`);
+    const content = Buffer.alloc(size, 5);
+    await writeFile(path, content);
+    for (const options of [{ maxBytes: size }, { maxBytes: size + 10 }]) {
+      const read = readRegularFileSync(path, { ...options, shortReadEnds: true });
+      t.ok(read.equals(content), `${size} bytes, cap ${options.maxBytes}`);
+    }
+    if (size > 0) {
+      t.throws(
+        () => readRegularFileSync(path, { maxBytes: size - 1, shortReadEnds: true }),
+        { name: 'RefusedFileError' },
+        'the cap still applies',
+      );
+    }
+  }
+  // A file whose size fstat does not give (as one that grows after it) is read to its end.
+  const status = readRegularFileSync('/proc/self/status', {
+    maxBytes: 1 << 20,
+    shortReadEnds: true,
+  });
+  t.match(status.toString(), /^Name:[\s\S]*\nnonvoluntary_ctxt_switches:\s+\d+\n$/, 'read whole');
+});
 
 t.test('a long path is shortened to its tail, the file name kept', async (t) => {
   const dir = await tempDir(t);

@@ -13,6 +13,7 @@ import {
   writeFileAtomic,
 } from '../../fs/atomic-file.js';
 import { byteSizeText, RefusedFileError, readRegularFile } from '../../fs/regular-file.js';
+import { type FileOps, fileOpsFor } from '../../fs/volatile-fs.js';
 import { StoreError } from '../errors.js';
 import { parseResourceVersion } from '../resource-version.js';
 import type {
@@ -78,9 +79,12 @@ export class StateDirectory implements StatePersistence {
         for (const namespaceDir of await subdirectories(join(this.root, groupDir, plural))) {
           const namespace = namespaceDir === CLUSTER_SCOPE_DIR ? undefined : namespaceDir;
           const dir = join(this.root, groupDir, plural, namespaceDir);
+          // On tmpfs synchronous calls: a thread-pool round trip per open, fstat, read and close
+          // of thousands of small files cost more than the reads themselves (see volatile-fs.ts).
+          const ops = fileOpsFor(dir);
           const loaded = await Promise.all(
-            (await readdir(dir)).map((file) =>
-              this.loadObject(dir, file, group, plural, namespace),
+            (await ops.readdir(dir)).map((file) =>
+              this.loadObject(ops, dir, file, group, plural, namespace),
             ),
           );
           for (const stored of loaded) {
@@ -251,6 +255,7 @@ export class StateDirectory implements StatePersistence {
   }
 
   private async loadObject(
+    ops: FileOps,
     dir: string,
     file: string,
     group: string,
@@ -267,7 +272,9 @@ export class StateDirectory implements StatePersistence {
     let object: KubeObject;
     try {
       // A FIFO or a link here is refused without blocking and set aside like a corrupt file.
-      object = parseStoredObject(await readObjectFile(path));
+      object = parseStoredObject(
+        (await ops.readFile(path, STATE_OBJECT_MAX_BYTES)).toString('utf8'),
+      );
       if (fileNameOf(object.metadata.name) !== file) {
         throw new Error(`metadata.name "${object.metadata.name}" does not match the file name`);
       }

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { errorMessage } from '../../base/error-message.js';
 import { holdsOnlyWriterFiles } from '../../fs/atomic-writer.js';
 import { errnoCode } from '../../fs/errors.js';
-import { fileOpsFor } from '../../fs/volatile-fs.js';
+import { type FileOps, fileOpsFor } from '../../fs/volatile-fs.js';
 import { TargetPathError, VolumeError } from '../errors.js';
 
 // Paths in messages are cut to this many characters: kubelet's are ~150, an attacker's unbounded.
@@ -19,8 +19,12 @@ export function shownPath(path: string): string {
 export type TargetMount = { kind: 'none' } | { kind: 'ours' } | { kind: 'foreign'; what: string };
 
 // The path itself or its deepest ancestor that exists, with its lstat.
-async function deepestExisting(path: string): Promise<{ path: string; stats: Stats }> {
-  const ops = fileOpsFor(path);
+async function deepestExisting(
+  path: string,
+  ops: FileOps,
+  known: Stats | undefined,
+): Promise<{ path: string; stats: Stats }> {
+  if (known) return { path, stats: known };
   for (let current = path; ; current = dirname(current)) {
     try {
       // A missing path is the usual case at a first publish: looked up without a thrown ENOENT.
@@ -43,12 +47,19 @@ async function deepestExisting(path: string): Promise<{ path: string; stats: Sta
 /**
  * Refuses (TargetPathError) a target path that is a symlink or lies under one: the part of it
  * that exists must resolve to itself, so a mount or a write lands where the path says and
- * nowhere else. Also refuses a path under something that is not a directory. Returns the
- * target's lstat, undefined when it does not exist.
+ * nowhere else. Also refuses a path under something that is not a directory. A caller that
+ * settled the path's file operations or has just lstat'ed it (statTarget) passes them on.
+ * Returns the target's lstat, undefined when it does not exist.
  */
-export async function refuseSymlinks(targetPath: string): Promise<Stats | undefined> {
+export async function refuseSymlinks(
+  targetPath: string,
+  ops: FileOps = fileOpsFor(resolve(targetPath)),
+  lstatOfTarget?: Stats,
+): Promise<Stats | undefined> {
   const lexical = resolve(targetPath);
-  const existing = await deepestExisting(lexical);
+  // Only an lstat of the lexical path itself: one of `a/../b` went through `a`.
+  const known = lexical === targetPath ? lstatOfTarget : undefined;
+  const existing = await deepestExisting(lexical, ops, known);
   const refuse = (where: string): never => {
     throw new TargetPathError(
       `target path ${shownPath(lexical)} ${where}; symlinks are not followed`,
@@ -56,9 +67,7 @@ export async function refuseSymlinks(targetPath: string): Promise<Stats | undefi
   };
   if (existing.path === lexical && existing.stats.isSymbolicLink()) refuse('is a symlink');
   // A dangling or looping symlink on the way does not resolve at all: not followed either.
-  const real = await fileOpsFor(lexical)
-    .realpath(existing.path)
-    .catch(() => undefined);
+  const real = await ops.realpath(existing.path).catch(() => undefined);
   if (real !== existing.path) {
     refuse(
       real === undefined
@@ -75,9 +84,12 @@ export async function refuseSymlinks(targetPath: string): Promise<Stats | undefi
 }
 
 /** lstat of a target path; undefined when it does not exist, VolumeError naming it otherwise. */
-export async function statTarget(targetPath: string): Promise<Stats | undefined> {
+export async function statTarget(
+  targetPath: string,
+  ops: FileOps = fileOpsFor(targetPath),
+): Promise<Stats | undefined> {
   try {
-    return await fileOpsFor(targetPath).lstatIfExists(targetPath);
+    return await ops.lstatIfExists(targetPath);
   } catch (err) {
     throw new VolumeError(
       `cannot stat target path ${shownPath(targetPath)}: ${errorMessage(err)}`,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs, { statfsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -332,3 +333,43 @@ t.test('callers of tmpfs calls at the same time take turns call by call', async 
   t.ok(Math.abs(a - b) <= 1, `calls alternate: ${a} and ${b}`);
   t.ok(a > 30, 'many calls each');
 });
+
+t.test(
+  'removeTree removes a whole tree and follows no symlink, in both flavours',
+  needsShm,
+  async (t) => {
+    for (const [ops, flavour] of [
+      [durableFileOps, 'durable'],
+      [volatileFileOps, 'volatile'],
+    ] as const) {
+      const dir = await tempDir(t, 'cert-csi-vfs-rm-', SHM);
+      // What the links point at, outside the trees removed: it must stay whole.
+      await mkdir(join(dir, 'outside', 'inner'), { recursive: true });
+      await writeFile(join(dir, 'outside', 'inner', 'keep'), 'k');
+      await mkdir(join(dir, 'tree', 'a', 'b'), { recursive: true });
+      await writeFile(join(dir, 'tree', 'a', 'b', 'f'), 'x');
+      await writeFile(join(dir, 'tree', 'g'), 'y');
+      await symlink(join(dir, 'outside'), join(dir, 'tree', 'a', 'to-dir'));
+      await symlink(join(dir, 'outside', 'inner', 'keep'), join(dir, 'tree', 'to-file'));
+      await symlink('nowhere', join(dir, 'tree', 'dangling'));
+      // Node has no mkfifo.
+      execFileSync('mkfifo', [join(dir, 'tree', 'fifo')]);
+      await ops.removeTree(join(dir, 'tree'));
+      t.same(await readdir(dir), ['outside'], `${flavour}: the tree is gone`);
+
+      await symlink(join(dir, 'outside'), join(dir, 'link-to-dir'));
+      await ops.removeTree(join(dir, 'link-to-dir'));
+      t.same(await readdir(dir), ['outside'], `${flavour}: a link at the path is unlinked`);
+      t.equal(
+        await readFile(join(dir, 'outside', 'inner', 'keep'), 'utf8'),
+        'k',
+        `${flavour}: nothing followed`,
+      );
+
+      await writeFile(join(dir, 'file'), 'z');
+      await ops.removeTree(join(dir, 'file'));
+      await ops.removeTree(join(dir, 'missing'));
+      t.same(await readdir(dir), ['outside'], `${flavour}: a file, and nothing for a missing path`);
+    }
+  },
+);

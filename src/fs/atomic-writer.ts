@@ -208,13 +208,15 @@ async function syncUserLinks(
   dir: string,
   names: readonly string[],
   previous: readonly string[],
+  /** dir's entries, when just listed: looked up there instead of one lstat per name. */
+  listing?: ReadonlySet<string>,
 ): Promise<boolean> {
   let changed = false;
   for (const name of names) {
     const path = join(dir, name);
     if (previous.includes(name)) {
       // Linked with the previous generation: only a crash before its links left none.
-      if (await exists(ops, path)) continue;
+      if (listing ? listing.has(name) : await exists(ops, path)) continue;
       await ops.symlink(join(DATA_LINK, name), path);
       changed = true;
       continue;
@@ -240,9 +242,14 @@ async function syncUserLinks(
 
 // Removes every generation except the current one: the one just replaced, and any a crash left
 // behind before its swap.
-async function removeOldGenerations(ops: FileOps, dir: string, keep: string): Promise<boolean> {
+async function removeOldGenerations(
+  ops: FileOps,
+  dir: string,
+  keep: string,
+  listing: Iterable<string>,
+): Promise<boolean> {
   let removed = false;
-  for (const name of await namesIn(ops, dir)) {
+  for (const name of listing) {
     if (name === keep || !isGenerationName(name)) continue;
     await ops.removeTree(join(dir, name));
     removed = true;
@@ -289,8 +296,10 @@ export async function writeAtomically(
     }
     const generation = await writeGeneration(ops, dir, entries, fileMode, gid);
     await swapDataLink(ops, dir, generation);
-    const linksChanged = await syncUserLinks(ops, dir, names, previous);
-    const removed = await removeOldGenerations(ops, dir, generation);
+    // One listing after the swap serves both: which links exist, which generations to remove.
+    const listing = new Set(await namesIn(ops, dir));
+    const linksChanged = await syncUserLinks(ops, dir, names, previous, listing);
+    const removed = await removeOldGenerations(ops, dir, generation, listing);
     if (linksChanged || removed) await ops.syncDir(dir);
     await flushOnce();
     if (options.handOff) holdForMirror(dir, generation, entries);

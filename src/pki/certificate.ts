@@ -1,4 +1,4 @@
-import { createHash, type KeyObject, randomBytes } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { readCertificateFields } from './certificate-fields.js';
 import type { ParsedCsr } from './csr.js';
 import {
@@ -36,6 +36,7 @@ import {
   spkiOf,
 } from './keys.js';
 import { decodePemBlocks, encodePem } from './pem.js';
+import { pooledRandomBytes } from './random-pool.js';
 import { algorithmIdentifierOf, signedStructure } from './signing.js';
 import { isEmptyName, nameProblem, subjectToDer } from './subject.js';
 import { usagesToExtensions } from './usages.js';
@@ -93,7 +94,7 @@ export function subjectKeyIdOf(spkiDer: Uint8Array): Uint8Array {
 }
 
 /** A random positive serial like Go's x509.CreateCertificate: 20 bytes with the top bit cleared, never zero. */
-export function randomSerialNumber(random: (size: number) => Buffer = randomBytes): string {
+export function randomSerialNumber(random: (size: number) => Buffer = pooledRandomBytes): string {
   for (;;) {
     const bytes = random(20);
     bytes.writeUInt8(bytes.readUInt8(0) & 0x7f, 0);

@@ -1,4 +1,5 @@
 import { StoreError } from './errors.js';
+import { NEEDS_JSON, plainJsonCopy } from './plain-json-copy.js';
 
 // Values frozen by freezeJson: exactly what a JSON round trip of them gives, and immutable, so
 // a copy of them is themselves. Only the value and its direct members are remembered: writes
@@ -74,6 +75,11 @@ function copyMembers(value: Record<string, unknown>): Record<string, unknown> {
     // Strings (a certificate's PEM, a CSR) are most of an object's bytes: taken as they are.
     if (isFrozenJson(member) || typeof member === 'string' || typeof member === 'boolean') {
       copy[key] = member;
+      continue;
+    }
+    const plain = plainJsonCopy(member, isFrozenJson);
+    if (plain !== NEEDS_JSON) {
+      if (plain !== undefined) copy[key] = plain;
       continue;
     }
     // As JSON.stringify does for a member: called with its key, dropped when it has no form.

@@ -35,6 +35,10 @@ t.test('TLV lengths: short, long, and the errors DER forbids', async (t) => {
   t.equal(hex(encodeTlv(0x04, new Uint8Array(300)).subarray(0, 4)), '0482012c');
   const long = encodeTlv(0x04, new Uint8Array(300));
   t.same(readSingle(long), { tag: 4, start: 0, contentStart: 4, end: 304 });
+  const longer = sequence([new Uint8Array(70_000), new Uint8Array(16_777_216 - 70_000)]);
+  t.equal(hex(longer.subarray(0, 5)), '3084010000', 'a four-byte length');
+  t.same(readSingle(longer), { tag: 0x30, start: 0, contentStart: 6, end: 16_777_222 });
+  t.equal(hex(encodeTlv(0x04, new Uint8Array(70_000)).subarray(0, 5)), '0483011170');
   const errors: Array<[string, RegExp]> = [
     ['04', /truncated element/],
     ['0480', /indefinite length/],
@@ -63,6 +67,11 @@ t.test('object identifiers', async (t) => {
     ['0.9.2342.19200300.100.1.25', '060a0992268993f22c640119'],
     ['2.999.3', '0603883703'],
     ['1.3.6.1.4.1.311.10.3.3', '060a2b0601040182370a0303'],
+    // Arcs of 7 bytes (2^49 - 1) and 8 bytes (2^49, 2^64): read as numbers, then as BigInts.
+    ['1.2.562949953421311', '06082affffffffffff7f'],
+    ['1.2.562949953421312', '06092a8180808080808000'],
+    ['1.2.18446744073709551616', '060b2a82808080808080808000'],
+    ['2.18446744073709551696', '060a82808080808080808120'],
   ];
   for (const [dotted, der] of cases) {
     t.equal(hex(encodeOid(dotted)), der, dotted);
@@ -81,6 +90,10 @@ t.test('object identifiers', async (t) => {
   }
   t.throws(() => decodeOid(bytes('8001')), { message: /non-minimal object identifier/ });
   t.throws(() => decodeOid(bytes('2a86')), { message: /truncated object identifier/ });
+  t.throws(() => decodeOid(bytes('2a8180808080808080')), {
+    message: /truncated object identifier/,
+  });
+  t.throws(() => decodeOid(bytes('2a81808080808080800080')), { message: /non-minimal/ });
   t.throws(() => decodeOid(new Uint8Array()), { message: /truncated object identifier/ });
 });
 

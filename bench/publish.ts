@@ -3,11 +3,9 @@
  * in-process floor (key generation + CSR + signing) measured in the same run.
  *
  *   npm run bench:publish [-- --count 40 --ed25519-count 40 --rsa-count 30 --disk-count 50]
- *   npm run bench:publish -- --client in-process
  *
- * The calls come from a worker thread of their own, as kubelet's come from another process
- * (`--client in-process`: from the plugin's own thread, its gRPC client work then counted
- * against the plugin, as before 2026-11-29). The data root and the
+ * Plugin and client share this process (the client's share of the work is small and
+ * counted against the plugin, so figures are conservative). The data root and the
  * targets are on tmpfs (/dev/shm) as the data root is in production; files reach the
  * target in direct mode (a copy instead of a bind mount). Last, the disk layout: the
  * state dir and the targets on a disk, with the fsyncs of each publish counted.
@@ -20,20 +18,16 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/api/logger.js';
 import { startEmbeddedPlugin } from '../src/cli/node/embedded-plugin.js';
-import type { Endpoint } from '../src/driver/endpoint.js';
+import { CsiClient } from '../src/driver/csi-client.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
 import { createMounter } from '../src/volume/create-mounter.js';
 import { volumeManagerSettings } from '../src/volume-manager/settings.js';
 import { makeCA } from '../test/support/issuer-fixtures.js';
+import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 import { spyOnFsync } from '../test/volume/fixtures/fsync-spy.js';
 import { type Figure, recordFigures } from './support/figures.js';
-import {
-  clientsInProcess,
-  clientsInThread,
-  type PublishClients,
-} from './support/publish-clients.js';
 import type { RawKeyType } from './support/raw-floor.js';
 
 const { values } = parseArgs({
@@ -43,7 +37,6 @@ const { values } = parseArgs({
     'rsa-count': { type: 'string', default: '100' },
     'rsa4096-count': { type: 'string', default: '4' },
     'disk-count': { type: 'string', default: '100' },
-    client: { type: 'string', default: 'thread' },
   },
 });
 
@@ -94,21 +87,46 @@ async function startPlugin(dir: string, stateDir?: string) {
   return { endpoint, stop: () => plugin.stop() };
 }
 
-if (values.client !== 'thread' && values.client !== 'in-process') {
-  throw new Error(`--client: thread or in-process, not ${String(values.client).slice(0, 40)}`);
+let volumeCounter = 0;
+function publishRequest(targets: string, algorithm: Record<string, string>) {
+  const id = `csi-bench-${volumeCounter++}`;
+  return inlineVolumeCall(id, join(targets, 'pods', id), {
+    ...podInfo({ name: id, namespace: 'bench', uid: '00000000-0000-4000-8000-000000000000' }),
+    'csi.cert-manager.io/issuer-name': 'embedded-ca',
+    'csi.cert-manager.io/issuer-kind': 'ClusterIssuer',
+    'csi.cert-manager.io/dns-names': `${id}.bench.svc`,
+    ...algorithm,
+  });
 }
-let clientSets = 0;
-// Each set of clients names its volumes apart, so none publishes another's volume again.
-function startClients(endpoint: Endpoint, targets: string): PublishClients {
-  const setup = { endpoint, targets, prefix: `csi-bench-${clientSets++}` };
-  return values.client === 'thread' ? clientsInThread(setup) : clientsInProcess(setup);
+
+async function measure(
+  client: CsiClient,
+  dir: string,
+  algorithm: Record<string, string>,
+  total: number,
+  clients: number,
+): Promise<{ samples: number[]; perSecond: number }> {
+  const samples: number[] = [];
+  let issued = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (issued < total) {
+        issued++;
+        const begin = performance.now();
+        await client.nodeCall('NodePublishVolume', publishRequest(dir, algorithm));
+        samples.push(performance.now() - begin);
+      }
+    }),
+  );
+  return { samples, perSecond: (samples.length / (performance.now() - start)) * 1000 };
 }
 
 // Production keeps the data root on tmpfs; /dev/shm is one where it exists.
 const base = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 const dir = await mkdtemp(join(base, 'cert-csi-bench-'));
 const plugin = await startPlugin(dir);
-const client = startClients(plugin.endpoint, dir);
+const client = new CsiClient(plugin.endpoint);
 const ecdsa = { 'csi.cert-manager.io/key-algorithm': 'ECDSA' };
 const rsa = { 'csi.cert-manager.io/key-algorithm': 'RSA', 'csi.cert-manager.io/key-size': '2048' };
 const count = Number(values.count);
@@ -116,7 +134,7 @@ const rsaCount = Number(values['rsa-count']);
 const ed25519 = { 'csi.cert-manager.io/key-algorithm': 'Ed25519' };
 
 const CHUNK = 10;
-await client.measure(ecdsa, 20, 1); // warm-up
+await measure(client, dir, ecdsa, 20, 1); // warm-up
 const rows: string[] = [];
 const figures: Figure[] = [];
 for (const [label, attributes, spec, n, rawKey] of [
@@ -134,7 +152,7 @@ for (const [label, attributes, spec, n, rawKey] of [
     const size = Math.min(CHUNK, n - done);
     floorSamples.push(...(await floor(spec, size)));
     const started = performance.now();
-    single.push(...(await client.measure(attributes, size, 1)).samples);
+    single.push(...(await measure(client, dir, attributes, size, 1)).samples);
     singleMs += performance.now() - started;
   }
   const floorP50 = percentile(floorSamples, 50);
@@ -142,7 +160,7 @@ for (const [label, attributes, spec, n, rawKey] of [
     const { samples, perSecond } =
       clients === 1
         ? { samples: single, perSecond: (single.length / singleMs) * 1000 }
-        : await client.measure(attributes, n, clients);
+        : await measure(client, dir, attributes, n, clients);
     const p50 = percentile(samples, 50);
     rows.push(
       `${label.padEnd(11)} | ${String(clients).padStart(7)} | ${p50.toFixed(1).padStart(8)} | ${percentile(samples, 99).toFixed(1).padStart(8)} | ${perSecond.toFixed(1).padStart(8)} | ${floorP50.toFixed(1).padStart(9)} | ${(p50 / floorP50).toFixed(2)}`,
@@ -159,7 +177,9 @@ for (const [label, attributes, spec, n, rawKey] of [
 // Event-loop stalls while RSA-4096 volumes are published (key generation is the risk).
 const histogram = monitorEventLoopDelay({ resolution: 5 });
 histogram.enable();
-await client.measure(
+await measure(
+  client,
+  dir,
   { ...rsa, 'csi.cert-manager.io/key-size': '4096' },
   Number(values['rsa4096-count']),
   2,
@@ -167,7 +187,7 @@ await client.measure(
 histogram.disable();
 
 console.log(
-  `bench/publish: node ${process.version}, client ${values.client === 'thread' ? 'in its own thread' : 'in the plugin thread'}, direct mode`,
+  `bench/publish: node ${process.version}, plugin and client in one process, direct mode`,
 );
 console.log('key         | clients | p50 ms   | p99 ms   | per s    | floor p50 | p50 / floor');
 for (const row of rows) console.log(row);
@@ -179,7 +199,7 @@ figures.push({
   value: histogram.max / 1e6,
   unit: 'ms',
 });
-await client.close();
+client.close();
 await plugin.stop();
 await rm(dir, { recursive: true, force: true });
 
@@ -192,10 +212,10 @@ if (diskCount > 0) {
   const shmDir = await mkdtemp(join(base, 'cert-csi-bench-'));
   const diskDir = await mkdtemp(join(tmpdir(), 'cert-csi-bench-disk-'));
   const diskPlugin = await startPlugin(shmDir, join(diskDir, 'state'));
-  const diskClient = startClients(diskPlugin.endpoint, diskDir);
-  await diskClient.measure(ecdsa, 10, 1); // warm-up
+  const diskClient = new CsiClient(diskPlugin.endpoint);
+  await measure(diskClient, diskDir, ecdsa, 10, 1); // warm-up
   const before = fsyncs.count;
-  const { samples, perSecond } = await diskClient.measure(ecdsa, diskCount, 1);
+  const { samples, perSecond } = await measure(diskClient, diskDir, ecdsa, diskCount, 1);
   const perPublish = (fsyncs.count - before) / samples.length;
   const p50 = percentile(samples, 50);
   const p95 = percentile(samples, 95);
@@ -218,7 +238,7 @@ if (diskCount > 0) {
       unit: 'fsyncs',
     },
   );
-  await diskClient.close();
+  diskClient.close();
   await diskPlugin.stop();
   await rm(shmDir, { recursive: true, force: true });
   await rm(diskDir, { recursive: true, force: true });

@@ -187,8 +187,14 @@ async function writeGeneration(
 // Points `..data` at the new generation with one rename(2): a reader resolves either link.
 async function swapDataLink(ops: FileOps, dir: string, generation: string): Promise<void> {
   const tmp = join(dir, DATA_TMP_LINK);
-  await ops.unlinkIfExists(tmp);
-  await ops.symlink(generation, tmp);
+  try {
+    await ops.symlink(generation, tmp);
+  } catch (err) {
+    // Left by a crash between its creation and the rename: replaced (the usual case needs no lookup).
+    if (errnoCode(err) !== 'EEXIST') throw err;
+    await ops.unlinkIfExists(tmp);
+    await ops.symlink(generation, tmp);
+  }
   await ops.rename(tmp, join(dir, DATA_LINK));
   await ops.syncDir(dir);
 }

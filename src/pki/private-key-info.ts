@@ -6,24 +6,19 @@ import {
   encodeSmallInteger,
   sequence,
 } from './der.js';
-import { EC_SPKI_FORMS } from './ec-spki-forms.js';
+import { ED25519_ALGORITHM, ecPointOfJwk, jwkBytes } from './jwk-key-parts.js';
 
 // PKCS#8 PrivateKeyInfo DER built from a key's JWK. OpenSSL 3's PKCS#8 encoder costs ~50 µs per
 // key here (a provider lookup each time), its JWK export ~5 µs; every issuance writes one key.
 
-const ED25519_ALGORITHM = Buffer.from('300506032b6570', 'hex');
-
-const fromBase64Url = (text: string | undefined): Buffer => Buffer.from(text ?? '', 'base64url');
-
 // The PrivateKeyInfo of a private JWK of the EC and Ed25519 kinds; undefined for any other.
 function privateKeyInfoOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
   if (jwk.kty === 'EC') {
-    const form = EC_SPKI_FORMS.find((f) => f.crv === jwk.crv);
-    const d = fromBase64Url(jwk.d);
-    const x = fromBase64Url(jwk.x);
-    const y = fromBase64Url(jwk.y);
-    // RFC 7518 6.2: d, x and y always have the curve's full length.
-    if (!form || [d, x, y].some((part) => part.length !== form.coordinate)) return undefined;
+    const point = ecPointOfJwk(jwk);
+    const d = jwkBytes(jwk.d);
+    // RFC 7518 6.2.2.1: d has the curve's full length too.
+    if (!point || d.length !== point.form.coordinate) return undefined;
+    const { form, x, y } = point;
     // RFC 5915 ECPrivateKey, as OpenSSL writes it inside PKCS#8: version 1, the scalar and the
     // public point, the curve left to the outer AlgorithmIdentifier.
     const ecPrivateKey = sequence([
@@ -34,7 +29,7 @@ function privateKeyInfoOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
     return sequence([encodeSmallInteger(0), form.algorithm, encodeOctetString(ecPrivateKey)]);
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
-    const seed = fromBase64Url(jwk.d);
+    const seed = jwkBytes(jwk.d);
     if (seed.length !== 32) return undefined;
     // RFC 8410: the CurvePrivateKey (an OCTET STRING) inside the privateKey OCTET STRING.
     return sequence([

@@ -7,34 +7,27 @@ import {
   sequence,
   Tag,
 } from './der.js';
-import { EC_SPKI_FORMS } from './ec-spki-forms.js';
+import { ED25519_ALGORITHM, ecPointOfJwk, jwkBytes } from './jwk-key-parts.js';
 
 // SubjectPublicKeyInfo DER built from a key's JWK. OpenSSL 3's DER encoder for public keys costs
 // ~100 µs per call here (a provider lookup each time), its JWK export ~10 µs: on a publish's path
 // that is a tenth of the whole raw issuance, twice (the CSR and the certificate).
 
 const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
-const ED25519 = '1.3.101.112';
-
-const fromBase64Url = (text: string | undefined): Buffer => Buffer.from(text ?? '', 'base64url');
 
 // The SPKI DER of a public JWK of the kinds the product uses; undefined for any other kind.
 function spkiOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
   if (jwk.kty === 'EC') {
-    const form = EC_SPKI_FORMS.find((f) => f.crv === jwk.crv);
-    const x = fromBase64Url(jwk.x);
-    const y = fromBase64Url(jwk.y);
-    // RFC 7518 6.2.1.2: x and y are always the full field length, as the uncompressed point needs.
-    if (!form || x.length !== form.coordinate || y.length !== form.coordinate) return undefined;
-    return Buffer.concat([form.prefix, x, y]);
+    const point = ecPointOfJwk(jwk);
+    return point && Buffer.concat([point.form.prefix, point.x, point.y]);
   }
   if (jwk.kty === 'OKP' && jwk.crv === 'Ed25519') {
-    return sequence([sequence([encodeOid(ED25519)]), encodeBitString(fromBase64Url(jwk.x))]);
+    return sequence([ED25519_ALGORITHM, encodeBitString(jwkBytes(jwk.x))]);
   }
   if (jwk.kty === 'RSA') {
     const rsaKey = sequence([
-      encodeUnsignedInteger(fromBase64Url(jwk.n)),
-      encodeUnsignedInteger(fromBase64Url(jwk.e)),
+      encodeUnsignedInteger(jwkBytes(jwk.n)),
+      encodeUnsignedInteger(jwkBytes(jwk.e)),
     ]);
     return sequence([
       sequence([encodeOid(RSA_ENCRYPTION), encodeTlv(Tag.NULL, new Uint8Array(0))]),

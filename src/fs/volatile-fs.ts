@@ -160,9 +160,8 @@ function removeTreeSync(path: string): void {
 function removeDirSync(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const child = join(dir, entry.name);
-    const known = entry.isDirectory() || entry.isFile() || entry.isSymbolicLink();
     if (entry.isDirectory()) removeDirSync(child);
-    else if (known) unlinkIfPresent(child);
+    else if (entry.isFile() || entry.isSymbolicLink()) unlinkIfPresent(child);
     else removeTreeSync(child);
   }
   try {

@@ -33,12 +33,12 @@ interface Bench {
 }
 
 const BENCHES: readonly Bench[] = [
-  { name: 'sign', file: 'sign.ts', args: ['--requests', '200'] },
+  { name: 'sign', file: 'sign.ts', args: ['--requests', '500', '--warmup', '3000'] },
   { name: 'csr', file: 'csr-signing.ts', args: ['--requests', '200', '--warmup', '20'] },
   {
     name: 'certificates',
     file: 'certificates.ts',
-    args: ['--certificates', '50', '--rsa-certificates', '5', '--warmup', '10'],
+    args: ['--certificates', '200', '--rsa-certificates', '5', '--warmup', '500'],
   },
   {
     name: 'publish',
@@ -54,6 +54,8 @@ const BENCHES: readonly Bench[] = [
       '2',
       '--disk-count',
       '30',
+      '--warmup',
+      '500',
     ],
   },
   {

@@ -5,7 +5,7 @@
  * cost of what a Certificate adds (key generation + CSR + signing). Also counts the store
  * writes, controller syncs and events per Certificate.
  *
- *   npm run bench:certificates [-- --certificates 200 --rsa-certificates 50 --workers 4]
+ *   npm run bench:certificates [-- --certificates 200 --rsa-certificates 50 --workers 4 --warmup 500]
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
@@ -59,7 +59,7 @@ const { values } = parseArgs({
     certificates: { type: 'string', default: '200' },
     'rsa-certificates': { type: 'string', default: '50' },
     workers: { type: 'string', default: '4' },
-    warmup: { type: 'string', default: '20' },
+    warmup: { type: 'string', default: '500' },
   },
 });
 const ecdsaCount = Number(values.certificates);
@@ -415,7 +415,8 @@ function printWritesBy(store: CountingStore, n: number) {
 console.log(
   `bench/certificates: ${ecdsaCount} ECDSA P-256 and ${rsaCount} RSA-2048 Certificates, ECDSA P-256 CA, ${workers} signing workers, node ${process.version}`,
 );
-// Warm-up: every path once, small, so the first measured figure is not the JIT's.
+// Warm-up: every path once, long enough that the figures are the steady rates and not V8's
+// first second (20 warm-up Certificates gave about two thirds of the warm rate).
 await rawFloor(ECDSA_P256, warmup, workers);
 await requestsThroughStore(ECDSA_P256, warmup);
 await certificatesThroughStore(ECDSA_P256, warmup);

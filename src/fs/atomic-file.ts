@@ -1,6 +1,6 @@
 import { basename, dirname, join } from 'node:path';
 import { uniqueSuffix } from './unique-suffix.js';
-import { fileOpsFor } from './volatile-fs.js';
+import { type FileOps, fileOpsFor } from './volatile-fs.js';
 
 /** Marks the temporary files writeFileAtomic leaves behind if the process dies mid-write. */
 export const ATOMIC_TEMP_MARKER = '.tmp-';
@@ -14,15 +14,16 @@ export function isAtomicTempFile(name: string): boolean {
  * Replaces path with data so that a reader, or the next start after a crash, sees either the
  * old content or the new, never a mix: temp file in the same directory, fsync, rename, fsync
  * of the directory. Resolves once the new content is durable. On tmpfs the same steps run as
- * synchronous calls without the fsyncs (see volatile-fs.ts).
+ * synchronous calls without the fsyncs (see volatile-fs.ts). ops is the flavour of path's dir,
+ * for a caller that settled it once; asked of the dir otherwise.
  */
 export async function writeFileAtomic(
   path: string,
   data: string | Uint8Array,
   mode = 0o600,
+  ops: FileOps = fileOpsFor(dirname(path)),
 ): Promise<void> {
   const dir = dirname(path);
-  const ops = fileOpsFor(dir);
   const temp = join(dir, `.${basename(path)}${ATOMIC_TEMP_MARKER}${uniqueSuffix()}`);
   await ops.writeNewFile(temp, data, { openMode: mode });
   try {
@@ -34,10 +35,12 @@ export async function writeFileAtomic(
   await ops.syncDir(dir);
 }
 
-/** Removes path durably; resolves false when it did not exist. */
-export async function removeFileDurably(path: string): Promise<boolean> {
+/** Removes path durably; resolves false when it did not exist. ops as for writeFileAtomic. */
+export async function removeFileDurably(
+  path: string,
+  ops: FileOps = fileOpsFor(dirname(path)),
+): Promise<boolean> {
   const dir = dirname(path);
-  const ops = fileOpsFor(dir);
   if (!(await ops.unlinkIfExists(path))) return false;
   await ops.syncDir(dir);
   return true;

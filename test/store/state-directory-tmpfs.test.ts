@@ -11,6 +11,7 @@ import { ODD_KINDS, oddFileMaker } from '../support/odd-files.js';
 import { flush, WidgetKind, widget } from '../support/store-fixtures.js';
 import { tempDir } from '../support/temp-dir.js';
 import { countFsRequests } from '../volume/fixtures/fs-request-counter.js';
+import { spyOnFsync } from '../volume/fixtures/fsync-spy.js';
 
 const OBJECTS = 200;
 
@@ -77,5 +78,43 @@ t.test(
     );
     await fromTmpfs.close();
     await fromDisk.close();
+  },
+);
+
+t.test(
+  "a loaded state dir keeps its filesystem's durability for every write: fsyncs on disk, none on tmpfs",
+  async (t) => {
+    const disk = t.testdir();
+    if (isOnTmpfs(disk)) {
+      t.pass('the repo is on tmpfs here', { skip: true });
+      return;
+    }
+    const shm = await tempDir(t, 'cert-csi-state-', '/dev/shm').catch(() => undefined);
+    const roots: Array<[string, string]> = [[join(disk, 'state'), 'disk']];
+    if (shm !== undefined && isOnTmpfs(shm)) roots.push([join(shm, 'state'), 'tmpfs']);
+    else t.pass('needs /dev/shm on tmpfs for the tmpfs half', { skip: true });
+    const syncs = await spyOnFsync(t);
+    for (const [root, medium] of roots) {
+      const store = await MemoryStore.open({ persistence: new StateDirectory(root) });
+      // The first write of a kind creates its dirs; count the writes after it.
+      await store.create(WidgetKind, widget('first'));
+      await flush();
+      const before = syncs.count;
+      await store.create(WidgetKind, widget('second'));
+      await store.delete(WidgetKind, 'second', 'default');
+      await flush();
+      const counted = syncs.count - before;
+      // The create: the object's file and its dir. The delete: the dir of the removed file, and
+      // the counter's file and dir (no object file carries a deletion's resourceVersion).
+      t.equal(counted, medium === 'disk' ? 5 : 0, `${medium}: fsyncs of a create and a delete`);
+      await store.close();
+      const reopened = await MemoryStore.open({ persistence: new StateDirectory(root) });
+      t.same(
+        (await reopened.list(WidgetKind)).items.map((w) => w.metadata.name),
+        ['first'],
+        `${medium}: what was written is what loads`,
+      );
+      await reopened.close();
+    }
   },
 );

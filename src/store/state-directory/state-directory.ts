@@ -51,6 +51,9 @@ export class StateDirectory implements StatePersistence {
   private counterTarget = 0;
   private counterWritten = 0;
   private counterWrite: Promise<void> | undefined;
+  // The flavour of the whole tree, settled by load(): nothing is mounted below the root, and
+  // asking it of every write (an lstat and a statfs) was 3 % of a renewal storm's work.
+  private settledOps: FileOps | undefined;
 
   private readonly clock: Clock;
   private readonly onCorrupt: CorruptFileHandler | undefined;
@@ -71,6 +74,7 @@ export class StateDirectory implements StatePersistence {
   /** Reads every object and the counter; unreadable files are moved aside and reported. */
   async load(): Promise<LoadedState> {
     await ensureDirDurably(this.root);
+    this.settledOps = fileOpsFor(this.root);
     const objects: StoredObject[] = [];
     let resourceVersion = await this.loadCounter();
     for (const groupDir of await subdirectories(this.root)) {
@@ -194,12 +198,18 @@ export class StateDirectory implements StatePersistence {
       await ensureDirDurably(dir);
       this.knownDirs.add(dir);
     }
-    await writeFileAtomic(this.objectPath(location), text);
+    await writeFileAtomic(this.objectPath(location), text, undefined, this.opsFor(dir));
   }
 
   /** Removes the object's file durably (a missing file is fine). */
   async removeObject(location: ObjectLocation): Promise<void> {
-    await removeFileDurably(this.objectPath(location));
+    const path = this.objectPath(location);
+    await removeFileDurably(path, this.opsFor(dirname(path)));
+  }
+
+  // Before load() (a reader of another process's dir) each dir is asked as before.
+  private opsFor(dir: string): FileOps {
+    return this.settledOps ?? fileOpsFor(dir);
   }
 
   /**
@@ -217,7 +227,12 @@ export class StateDirectory implements StatePersistence {
   private async writeCounter(): Promise<void> {
     const value = this.counterTarget;
     try {
-      await writeFileAtomic(join(this.root, COUNTER_FILE), `${value}\n`);
+      await writeFileAtomic(
+        join(this.root, COUNTER_FILE),
+        `${value}\n`,
+        undefined,
+        this.opsFor(this.root),
+      );
       this.counterWritten = Math.max(this.counterWritten, value);
     } finally {
       this.counterWrite = undefined;

@@ -416,7 +416,7 @@ console.log(
   `bench/certificates: ${ecdsaCount} ECDSA P-256 and ${rsaCount} RSA-2048 Certificates, ECDSA P-256 CA, ${workers} signing workers, node ${process.version}`,
 );
 // Warm-up: every path once, long enough that the figures are the steady rates and not V8's
-// first second (20 warm-up Certificates gave about two thirds of the warm rate).
+// first second (after 20 warm-up Certificates the rate was about three fifths of the warm one).
 await rawFloor(ECDSA_P256, warmup, workers);
 await requestsThroughStore(ECDSA_P256, warmup);
 await certificatesThroughStore(ECDSA_P256, warmup);

@@ -52,7 +52,7 @@ export class StateDirectory implements StatePersistence {
   private counterWritten = 0;
   private counterWrite: Promise<void> | undefined;
   // The flavour of the whole tree, settled by load(): nothing is mounted below the root, and
-  // asking it of every write (an lstat and a statfs) was 3 % of a renewal storm's work.
+  // asking it of every write (an lstat and a statfs) was about 2 % of a renewal storm's work.
   private settledOps: FileOps | undefined;
 
   private readonly clock: Clock;

@@ -6,6 +6,7 @@ import {
   encodeSmallInteger,
   sequence,
 } from './der.js';
+import { safeJwkOf } from './jwk-export.js';
 import { ED25519_ALGORITHM, ecPointOfJwk, jwkBytes } from './jwk-key-parts.js';
 
 // PKCS#8 PrivateKeyInfo DER built from a key's JWK. OpenSSL 3's PKCS#8 encoder costs ~50 µs per
@@ -45,12 +46,7 @@ function privateKeyInfoOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
 export function encodePrivateKeyInfo(key: KeyObject): Buffer {
   const kind = key.asymmetricKeyType;
   // RSA keys are rare and slow to make anyway; JWK has no form for some kinds (secp224r1).
-  let jwk: JsonWebKey | undefined;
-  if (kind === 'ec' || kind === 'ed25519') {
-    try {
-      jwk = key.export({ format: 'jwk' });
-    } catch {}
-  }
+  const jwk = kind === 'ec' || kind === 'ed25519' ? safeJwkOf(key) : undefined;
   const built = jwk === undefined ? undefined : privateKeyInfoOfJwk(jwk);
   return built === undefined
     ? (key.export({ type: 'pkcs8', format: 'der' }) as Buffer)

@@ -7,6 +7,7 @@ import {
   sequence,
   Tag,
 } from './der.js';
+import { safeJwkOf } from './jwk-export.js';
 import { ED25519_ALGORITHM, ecPointOfJwk, jwkBytes } from './jwk-key-parts.js';
 
 // SubjectPublicKeyInfo DER built from a key's JWK. OpenSSL 3's DER encoder for public keys costs
@@ -40,12 +41,9 @@ function spkiOfJwk(jwk: JsonWebKey): Uint8Array | undefined {
 /** The SubjectPublicKeyInfo DER of a private or public key, byte for byte what OpenSSL writes. */
 export function encodePublicKeyInfo(key: KeyObject): Buffer {
   const pub = key.type === 'private' ? createPublicKey(key) : key;
-  let jwk: JsonWebKey | undefined;
-  try {
-    jwk = pub.export({ format: 'jwk' });
-  } catch {
-    // Kinds JWK has no form for (secp224r1, DSA): OpenSSL's encoder answers below.
-  }
+  // Kinds JWK has no form for (secp224r1, DSA), and keys not safe to export as JWK (see
+  // jwk-export.ts): OpenSSL's encoder answers below.
+  const jwk = safeJwkOf(pub, key);
   const built = jwk === undefined ? undefined : spkiOfJwk(jwk);
   return built === undefined ? pub.export({ type: 'spki', format: 'der' }) : Buffer.from(built);
 }

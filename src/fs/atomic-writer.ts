@@ -247,20 +247,41 @@ async function syncUserLinks(
 }
 
 // Removes every generation except the current one: the one just replaced, and any a crash left
-// behind before its swap.
+// behind before its swap. The replaced one's names were listed before the write: its files are
+// unlinked by name and the dir removed, without a walk's lstat and listing; anything in the way
+// (an entry added since, one that is not a file) leaves the rest to the walk.
 async function removeOldGenerations(
   ops: FileOps,
   dir: string,
   keep: string,
   listing: Iterable<string>,
+  replaced: { name: string; names: readonly string[] } | undefined,
 ): Promise<boolean> {
   let removed = false;
   for (const name of listing) {
     if (name === keep || !isGenerationName(name)) continue;
-    await ops.removeTree(join(dir, name));
+    const path = join(dir, name);
+    if (name !== replaced?.name || !(await removeListedDir(ops, path, replaced.names))) {
+      await ops.removeTree(path);
+    }
     removed = true;
   }
   return removed;
+}
+
+// Unlinks names in path and removes path; false when a step failed (the caller walks the rest).
+async function removeListedDir(
+  ops: FileOps,
+  path: string,
+  names: readonly string[],
+): Promise<boolean> {
+  try {
+    for (const name of names) await ops.unlink(join(path, name));
+    await ops.rmdir(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -305,7 +326,8 @@ export async function writeAtomically(
     // One listing after the swap serves both: which links exist, which generations to remove.
     const listing = new Set(await namesIn(ops, dir));
     const linksChanged = await syncUserLinks(ops, dir, names, previous, listing);
-    const removed = await removeOldGenerations(ops, dir, generation, listing);
+    const replaced = current === undefined ? undefined : { name: current, names: previous };
+    const removed = await removeOldGenerations(ops, dir, generation, listing, replaced);
     if (linksChanged || removed) await ops.syncDir(dir);
     await flushOnce();
     if (options.handOff) holdForMirror(dir, generation, entries);
@@ -390,19 +412,39 @@ export async function readAtomically(
   dir: string,
   options: { handedOff?: boolean } = {},
 ): Promise<Map<string, Buffer> | undefined> {
+  return (await readCurrentGeneration(dir, options.handedOff === true))?.files;
+}
+
+/**
+ * readAtomically with `handedOff`, for the copy a write with `handOff` announced, telling also
+ * whether the files were handed off: the bytes of a generation written a moment ago, which no
+ * copy has held yet (so the copy need not compare them with its own).
+ */
+export function readToMirror(
+  dir: string,
+): Promise<{ files: Map<string, Buffer>; handedOff: boolean } | undefined> {
+  return readCurrentGeneration(dir, true);
+}
+
+async function readCurrentGeneration(
+  dir: string,
+  takeHeld: boolean,
+): Promise<{ files: Map<string, Buffer>; handedOff: boolean } | undefined> {
   const ops = fileOpsFor(dir);
   for (let attempt = 1; ; attempt++) {
     try {
       const generation = await currentGeneration(ops, dir);
       if (generation === undefined) return undefined;
-      const handedOff = options.handedOff ? takeHandoff(dir, generation) : undefined;
-      if (handedOff) return handedOff;
+      const held = takeHeld ? takeHandoff(dir, generation) : undefined;
+      if (held) return { files: held, handedOff: true };
       const files = new Map<string, Buffer>();
       for (const name of await namesIn(ops, join(dir, generation))) {
         files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));
       }
       // An empty listing may be a generation removed between readlink and readdir.
-      if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;
+      if (files.size > 0 || (await exists(ops, join(dir, generation)))) {
+        return { files, handedOff: false };
+      }
     } catch (err) {
       if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
         throw new FsError(`cannot read files from ${dir}: ${errorMessage(err)}`, {

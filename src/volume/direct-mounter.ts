@@ -2,7 +2,7 @@ import { chmod, mkdir } from 'node:fs/promises';
 import type { Logger } from '../api/logger.js';
 import { errorMessage } from '../base/error-message.js';
 import { KeyedMutex } from '../base/keyed-mutex.js';
-import { readAtomically, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
+import { readToMirror, removeAtomicFiles, writeAtomically } from '../fs/atomic-writer.js';
 import { fileOpsFor } from '../fs/volatile-fs.js';
 import { applyDataPermissions, hasDataPermissions } from './data-permissions.js';
 import { VolumeError } from './errors.js';
@@ -89,14 +89,17 @@ export class DirectMounter implements Mounter {
     await refuseSymlinks(targetPath, ops, stats);
     if (!stats.isDirectory()) return;
     // What the issuance just wrote, when it still is the data dir's current generation.
-    const files = await readAtomically(dataDir, { handedOff: true });
-    if (files === undefined) return;
+    const read = await readToMirror(dataDir);
+    if (read === undefined) return;
     // The lstat above shows them already at every start and at most refreshes: no chmod then.
     if (!hasDataPermissions(stats, gid))
       await applyDataPermissions(targetPath, gid, undefined, ops);
     // A mirror: made again from the data dir at every publish and refresh, so one fsync will do.
-    const { written } = await writeAtomically(targetPath, files, {
+    // Handed-off files are a generation no mirror has copied yet: not compared with the target's
+    // (a renewal's differs anyway; at worst a race repeats one copy, never loses one).
+    const { written } = await writeAtomically(targetPath, read.files, {
       syncOnce: true,
+      knownNew: read.handedOff,
       fileOps: ops,
       ...(gid === undefined ? {} : { gid }),
     });

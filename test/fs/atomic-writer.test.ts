@@ -244,6 +244,35 @@ t.test('crash leftovers are cleaned up by the next write', async (t) => {
   t.equal(await readFile(join(dir, 'tls.crt'), 'utf8'), 'c2');
 });
 
+t.test(
+  'the replaced generation goes whole, also with entries added to it after its write',
+  async (t) => {
+    for (const base of [undefined, await tmpfsBase()]) {
+      const where = base ?? 'the OS temp dir';
+      const dir = await tempDir(t, 'cert-csi-replaced-', base);
+      const plant = { file: 'extra.txt', dir: 'sub', link: 'tls.crt' };
+      for (const [kind, name] of Object.entries(plant)) {
+        await writeAtomically(dir, { 'ca.crt': bytes('ca'), 'tls.crt': bytes(`c-${kind}`) });
+        const [old] = await generations(dir);
+        const oldDir = join(dir, old ?? '');
+        await chmod(oldDir, 0o700);
+        // Beside the names the writer listed, or in place of one of them.
+        if (kind === 'file') await writeFile(join(oldDir, name), 'x');
+        if (kind === 'dir') await mkdir(join(oldDir, name, 'deeper'), { recursive: true });
+        if (kind === 'link') {
+          await unlink(join(oldDir, name));
+          await mkdir(join(oldDir, name));
+        }
+        await writeAtomically(dir, { 'ca.crt': bytes('ca'), 'tls.crt': bytes(`n-${kind}`) });
+        const after = await generations(dir);
+        t.equal(after.length, 1, `${where}, ${kind}: one generation left`);
+        t.not(after[0], old, `${where}, ${kind}: the replaced one is gone`);
+        t.equal(await readFile(join(dir, 'tls.crt'), 'utf8'), `n-${kind}`);
+      }
+    }
+  },
+);
+
 t.test('a dangling or foreign ..data is replaced, never followed or removed', async (t) => {
   const dir = await tempDir(t);
   const outside = await tempDir(t);

@@ -4,6 +4,7 @@ import t from 'tap';
 import {
   DATA_LINK,
   readAtomically,
+  readToMirror,
   removeAtomicFiles,
   writeAtomically,
 } from '../../src/fs/atomic-writer.js';
@@ -77,4 +78,16 @@ t.test('a write without handOff, or files removed, leave nothing to hand over', 
   await writeAtomically(dir, { 'tls.crt': bytes('c2') }, { handOff: true });
   await removeAtomicFiles(dir);
   t.equal(await readAtomically(dir, { handedOff: true }), undefined, 'removed: nothing');
+});
+
+t.test('readToMirror says whether the files were handed off or read back', async (t) => {
+  const dir = await tempDir(t, 'cert-csi-handoff-');
+  t.equal(await readToMirror(dir), undefined, 'nothing written: nothing');
+  await writeAtomically(dir, { 'tls.crt': bytes('c1') }, { handOff: true });
+  const first = await readToMirror(dir);
+  t.equal(first?.handedOff, true, 'the first copy after a handOff write is handed the bytes');
+  t.same(texts(first?.files), [['tls.crt', 'c1']]);
+  const second = await readToMirror(dir);
+  t.equal(second?.handedOff, false, 'the next one reads them back');
+  t.same(texts(second?.files), [['tls.crt', 'c1']]);
 });

@@ -250,7 +250,7 @@ t.test(
     for (const base of [undefined, await tmpfsBase()]) {
       const where = base ?? 'the OS temp dir';
       const dir = await tempDir(t, 'cert-csi-replaced-', base);
-      const plant = { file: 'extra.txt', dir: 'sub', link: 'tls.crt' };
+      const plant = { file: 'extra.txt', dir: 'sub', 'dir-for-file': 'tls.crt' };
       for (const [kind, name] of Object.entries(plant)) {
         await writeAtomically(dir, { 'ca.crt': bytes('ca'), 'tls.crt': bytes(`c-${kind}`) });
         const [old] = await generations(dir);
@@ -259,7 +259,7 @@ t.test(
         // Beside the names the writer listed, or in place of one of them.
         if (kind === 'file') await writeFile(join(oldDir, name), 'x');
         if (kind === 'dir') await mkdir(join(oldDir, name, 'deeper'), { recursive: true });
-        if (kind === 'link') {
+        if (kind === 'dir-for-file') {
           await unlink(join(oldDir, name));
           await mkdir(join(oldDir, name));
         }

@@ -28,6 +28,7 @@ import { makeCA } from '../test/support/issuer-fixtures.js';
 import { inlineVolumeCall, podInfo } from '../test/support/publish-call.js';
 import { spyOnFsync } from '../test/volume/fixtures/fsync-spy.js';
 import { type Figure, recordFigures } from './support/figures.js';
+import { countFsCalls } from './support/fs-call-counter.js';
 import type { RawKeyType } from './support/raw-floor.js';
 
 const { values } = parseArgs({
@@ -135,6 +136,10 @@ const rsaCount = Number(values['rsa-count']);
 const ed25519 = { 'csi.cert-manager.io/key-algorithm': 'Ed25519' };
 
 const CHUNK = 10;
+// Data root and targets are on tmpfs: every file call of a publish is a synchronous one, counted
+// over the one-client publishes of each key type (a figure that does not move with the machine).
+const fsCalls = countFsCalls();
+const fsCallsPerPublish: string[] = [];
 // Warm-up: enough ECDSA publishes that the figures are the plugin's steady ones, not V8's first
 // second (with 20, p50 was about a fifth higher).
 await measure(client, dir, ecdsa, Number(values.warmup), 1);
@@ -155,9 +160,20 @@ for (const [label, attributes, spec, n, rawKey] of [
     const size = Math.min(CHUNK, n - done);
     floorSamples.push(...(await floor(spec, size)));
     const started = performance.now();
+    fsCalls.on = true;
     single.push(...(await measure(client, dir, attributes, size, 1)).samples);
+    fsCalls.on = false;
     singleMs += performance.now() - started;
   }
+  fsCallsPerPublish.push(`${label} ${(fsCalls.total() / single.length).toFixed(1)}`);
+  if (label === 'ECDSA P-256') {
+    figures.push({
+      name: 'publish ECDSA P-256, 1 client: file-system calls per publish',
+      value: fsCalls.total() / single.length,
+      unit: 'calls',
+    });
+  }
+  fsCalls.counts.clear();
   const floorP50 = percentile(floorSamples, 50);
   for (const clients of [1, 16]) {
     const { samples, perSecond } =
@@ -194,6 +210,7 @@ console.log(
 );
 console.log('key         | clients | p50 ms   | p99 ms   | per s    | floor p50 | p50 / floor');
 for (const row of rows) console.log(row);
+console.log(`file-system calls per publish, 1 client: ${fsCallsPerPublish.join(', ')}`);
 console.log(
   `RSA-4096 publishes: longest event-loop stall ${(histogram.max / 1e6).toFixed(1)} ms (target < 50 ms)`,
 );

@@ -33,7 +33,7 @@ export interface AtomicWriteOptions {
   syncOnce?: boolean;
   /**
    * The files are about to be copied elsewhere (a direct-mode target): held in memory for the
-   * next readAtomically of dir with `handedOff`, which then reads nothing back (mirror-handoff.ts).
+   * next readToMirror of dir, which then reads nothing back (mirror-handoff.ts).
    */
   handOff?: boolean;
   /**
@@ -405,20 +405,17 @@ export async function readCurrentFile(
 /**
  * Reads the current generation of dir as one consistent set (resolving `..data` once, the way
  * readers should); undefined when nothing was written yet. Retries when a swap removed the
- * generation mid-read. `handedOff`: for the copy a write with `handOff` announced, the bytes
- * that write held when `..data` still names its generation, instead of reading them back.
+ * generation mid-read.
  */
-export async function readAtomically(
-  dir: string,
-  options: { handedOff?: boolean } = {},
-): Promise<Map<string, Buffer> | undefined> {
-  return (await readCurrentGeneration(dir, options.handedOff === true))?.files;
+export async function readAtomically(dir: string): Promise<Map<string, Buffer> | undefined> {
+  return (await readCurrentGeneration(dir, false))?.files;
 }
 
 /**
- * readAtomically with `handedOff`, for the copy a write with `handOff` announced, telling also
- * whether the files were handed off: the bytes of a generation written a moment ago, which no
- * copy has held yet (so the copy need not compare them with its own).
+ * readAtomically for the copy a write with `handOff` announced: the bytes that write held, when
+ * `..data` still names its generation, instead of reading them back, and whether they were
+ * handed off (the bytes of a generation written a moment ago, which no copy has held yet, so the
+ * copy need not compare them with its own) or read back.
  */
 export function readToMirror(
   dir: string,

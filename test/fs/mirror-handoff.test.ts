@@ -44,7 +44,7 @@ t.test('a write with handOff gives its bytes to the next handed-off read, once',
       `${where}: a plain read reads the disk`,
     );
     t.same(
-      texts(await readAtomically(dir, { handedOff: true })),
+      texts((await readToMirror(dir))?.files),
       [
         ['tls.crt', 'c1'],
         ['tls.key', 'k1'],
@@ -52,7 +52,7 @@ t.test('a write with handOff gives its bytes to the next handed-off read, once',
       `${where}: the copy gets what was written`,
     );
     t.same(
-      texts(await readAtomically(dir, { handedOff: true })),
+      texts((await readToMirror(dir))?.files),
       [
         ['tls.crt', 'on disk'],
         ['tls.key', 'k1'],
@@ -66,18 +66,18 @@ t.test('nothing is handed over for a generation that is no longer current', asyn
   const dir = await tempDir(t, 'cert-csi-handoff-');
   await writeAtomically(dir, { 'tls.crt': bytes('old') }, { handOff: true });
   await writeAtomically(dir, { 'tls.crt': bytes('new') });
-  t.same(texts(await readAtomically(dir, { handedOff: true })), [['tls.crt', 'new']]);
+  t.same(texts((await readToMirror(dir))?.files), [['tls.crt', 'new']]);
 });
 
 t.test('a write without handOff, or files removed, leave nothing to hand over', async (t) => {
   const dir = await tempDir(t, 'cert-csi-handoff-');
   await writeAtomically(dir, { 'tls.crt': bytes('c') });
   await changeBehindTheWriter(dir, 'tls.crt', 'on disk');
-  t.same(texts(await readAtomically(dir, { handedOff: true })), [['tls.crt', 'on disk']]);
+  t.same(texts((await readToMirror(dir))?.files), [['tls.crt', 'on disk']]);
 
   await writeAtomically(dir, { 'tls.crt': bytes('c2') }, { handOff: true });
   await removeAtomicFiles(dir);
-  t.equal(await readAtomically(dir, { handedOff: true }), undefined, 'removed: nothing');
+  t.equal(await readToMirror(dir), undefined, 'removed: nothing');
 });
 
 t.test('readToMirror says whether the files were handed off or read back', async (t) => {

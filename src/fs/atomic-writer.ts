@@ -167,7 +167,8 @@ async function writeGeneration(
   await ops.mkdir(path, { mode: 0o700 });
   try {
     for (const [file, content] of entries) {
-      // Explicit mode on the open file: the open mode is filtered by the umask.
+      // Exact mode whatever the umask; a file may have it while written, as the dir is 0700 until
+      // every file is done.
       await ops.writeNewFile(join(path, file), content, {
         openMode: 0o600,
         mode: fileMode,

@@ -38,6 +38,7 @@ import {
 } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { processUmask, umaskKeeps } from './process-umask.js';
 import {
   readRegularFile,
   readRegularFileSync,
@@ -55,8 +56,21 @@ export interface NewFileOptions {
   openMode: number;
   /** Group set on the open file (fchown -1:gid) when given. */
   gid?: number;
-  /** Exact mode set on the open file (fchmod, not filtered by the umask) when given. */
+  /**
+   * Exact mode of the file when given, whatever the umask: passed to open(2) instead of openMode
+   * when the umask keeps all of it (one call fewer per file), set on the open file (fchmod)
+   * otherwise. The file may then have that mode while it is written: a caller that needs it
+   * private until then creates it in a dir only the writer can enter.
+   */
   mode?: number;
+}
+
+// The mode a new file is opened with, and the one still to set on it (fchmod) if any.
+function creationMode(options: NewFileOptions): { openMode: number; chmodTo?: number } {
+  const { mode } = options;
+  if (mode === undefined) return { openMode: options.openMode };
+  if (umaskKeeps(mode, processUmask())) return { openMode: mode };
+  return { openMode: options.openMode, chmodTo: mode };
 }
 
 /**
@@ -227,12 +241,13 @@ export const volatileFileOps: FileOps = {
   removeTree: (path) => sync(() => removeTreeSync(path)),
   writeNewFile: (path, data, options) =>
     sync(() => {
-      const fd = openSync(path, 'wx', options.openMode);
+      const { openMode, chmodTo } = creationMode(options);
+      const fd = openSync(path, 'wx', openMode);
       try {
         try {
           writeFileSync(fd, data);
           if (options.gid !== undefined) fchownSync(fd, -1, options.gid);
-          if (options.mode !== undefined) fchmodSync(fd, options.mode);
+          if (chmodTo !== undefined) fchmodSync(fd, chmodTo);
         } finally {
           closeSync(fd);
         }
@@ -312,12 +327,13 @@ async function writeNewFileThreaded(
   options: NewFileOptions,
   flush: boolean,
 ): Promise<void> {
-  const handle = await open(path, 'wx', options.openMode);
+  const { openMode, chmodTo } = creationMode(options);
+  const handle = await open(path, 'wx', openMode);
   try {
     try {
       await handle.writeFile(data);
       if (options.gid !== undefined) await handle.chown(-1, options.gid);
-      if (options.mode !== undefined) await handle.chmod(options.mode);
+      if (chmodTo !== undefined) await handle.chmod(chmodTo);
       if (flush) await handle.sync();
     } finally {
       await handle.close();

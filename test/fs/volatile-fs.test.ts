@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs, { statfsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import t from 'tap';
 import {
   durableFileOps,
@@ -221,6 +221,43 @@ t.test('both flavours produce identical files, modes and groups', needsShm, asyn
     t.same(seen, first[2], `${name}: same reads as ${first[0]}`);
   }
 });
+
+t.test(
+  'writeNewFile gives the exact mode under a umask that masks it (a process with umask 077)',
+  needsShm,
+  async (t) => {
+    const dirs = [await tempDir(t, 'cert-csi-vfs-'), await tempDir(t, 'cert-csi-vfs-', SHM)];
+    // The umask is read once per process: a child whose umask masks group and other bits.
+    const script = `process.umask(0o077);
+      const { durableFileOps, volatileFileOps } = await import(${JSON.stringify(moduleFileUrl('src/fs/volatile-fs.ts'))});
+      const { statSync } = await import('node:fs');
+      const modes = [];
+      for (const dir of ${JSON.stringify(dirs)}) {
+        for (const [flavour, ops] of [['durable', durableFileOps], ['volatile', volatileFileOps]]) {
+          for (const mode of [0o440, 0o644, 0o600]) {
+            const path = dir + '/' + flavour + '-' + mode.toString(8);
+            await ops.writeNewFile(path, 'x', { openMode: 0o600, mode });
+            modes.push([path, (statSync(path).mode & 0o7777).toString(8)]);
+          }
+          const plain = dir + '/' + flavour + '-open-mode';
+          await ops.writeNewFile(plain, 'x', { openMode: 0o644 });
+          modes.push([plain, (statSync(plain).mode & 0o7777).toString(8)]);
+        }
+      }
+      console.log(JSON.stringify(modes));`;
+    const out = execFileSync(
+      process.execPath,
+      [...process.execArgv, '--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    );
+    const modes = JSON.parse(out) as Array<[string, string]>;
+    t.equal(modes.length, 16, 'every file written');
+    for (const [path, mode] of modes) {
+      const want = path.endsWith('-open-mode') ? '600' : (path.split('-').at(-1) ?? '');
+      t.equal(mode, want, `${relative(dirname(dirname(path)), path)}`);
+    }
+  },
+);
 
 t.test('errors are the same in both flavours; a failed write leaves no file', async (t) => {
   for (const ops of [durableFileOps, volatileFileOps]) {

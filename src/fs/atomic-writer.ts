@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { compareCodeUnits } from '../base/code-unit-order.js';
 import { errorMessage } from '../base/error-message.js';
 import { errnoCode, FsError } from './errors.js';
-import { dropHandoff, holdForMirror, takeHandoff } from './mirror-handoff.js';
+import { dropHandoff, heldGeneration, holdForMirror, takeHandoff } from './mirror-handoff.js';
 import { byteSizeText, RefusedFileError, type StatedContent } from './regular-file.js';
 import { uniqueSuffix } from './unique-suffix.js';
 import { type FileOps, fileOpsFor, unflushedFileOps } from './volatile-fs.js';
@@ -424,17 +424,33 @@ export function readToMirror(
   return readCurrentGeneration(dir, true);
 }
 
+// The files held for dir when `..data` still names their generation: one readlink, without the
+// lookups currentGeneration makes before a read (nothing is read from that generation). Anything
+// else (no link, another target) lets the held files go and leaves the answer to a read.
+async function takeHandoffIfCurrent(
+  ops: FileOps,
+  dir: string,
+): Promise<Map<string, Buffer> | undefined> {
+  if (heldGeneration(dir) === undefined) return undefined;
+  const target = await ops.readlink(join(dir, DATA_LINK)).catch(() => undefined);
+  if (target !== undefined) return takeHandoff(dir, target);
+  dropHandoff(dir);
+  return undefined;
+}
+
 async function readCurrentGeneration(
   dir: string,
   takeHeld: boolean,
 ): Promise<{ files: Map<string, Buffer>; handedOff: boolean } | undefined> {
   const ops = fileOpsFor(dir);
+  if (takeHeld) {
+    const held = await takeHandoffIfCurrent(ops, dir);
+    if (held) return { files: held, handedOff: true };
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       const generation = await currentGeneration(ops, dir);
       if (generation === undefined) return undefined;
-      const held = takeHeld ? takeHandoff(dir, generation) : undefined;
-      if (held) return { files: held, handedOff: true };
       const files = new Map<string, Buffer>();
       for (const name of await namesIn(ops, join(dir, generation))) {
         files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));

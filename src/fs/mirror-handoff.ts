@@ -39,6 +39,11 @@ export function holdForMirror(
   held.set(dir, { generation, files: copies });
 }
 
+/** The generation whose files are held for dir, if any; nothing is let go. */
+export function heldGeneration(dir: string): string | undefined {
+  return held.peek(dir)?.generation;
+}
+
 /**
  * The files held for dir when they are those of generation, as Buffers; whatever was held for
  * dir is let go either way (one copy per write). A generation's name is unique to the process

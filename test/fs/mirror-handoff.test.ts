@@ -1,4 +1,4 @@
-import { chmod, readlink, unlink, writeFile } from 'node:fs/promises';
+import { chmod, readlink, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import {
@@ -90,4 +90,19 @@ t.test('readToMirror says whether the files were handed off or read back', async
   const second = await readToMirror(dir);
   t.equal(second?.handedOff, false, 'the next one reads them back');
   t.same(texts(second?.files), [['tls.crt', 'c1']]);
+});
+
+t.test('a `..data` removed behind the writer: nothing handed over, then or later', async (t) => {
+  for (const base of [undefined, await tmpfsBase()]) {
+    const where = base ?? 'the OS temp dir';
+    const dir = await tempDir(t, 'cert-csi-handoff-', base);
+    await writeAtomically(dir, { 'tls.crt': bytes('c') }, { handOff: true });
+    const generation = await readlink(join(dir, DATA_LINK));
+    await unlink(join(dir, DATA_LINK));
+    t.equal(await readToMirror(dir), undefined, `${where}: no link, nothing to copy`);
+    await symlink(generation, join(dir, DATA_LINK));
+    const again = await readToMirror(dir);
+    t.equal(again?.handedOff, false, `${where}: the held bytes were let go; read back`);
+    t.same(texts(again?.files), [['tls.crt', 'c']]);
+  }
 });

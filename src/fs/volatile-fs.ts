@@ -358,12 +358,17 @@ function isMissing(path: string): boolean {
 function filesystemType(path: string): number | undefined {
   const parent = dirname(path);
   // A missing path (a target before its first publish) is passed over without a thrown ENOENT,
-  // which costs several times the lookup.
-  if (parent !== path && isMissing(path)) return filesystemType(parent);
+  // which costs several times the lookup; its parent is asked with statfs alone, as it
+  // usually exists (kubelet made it).
+  return statfsType(parent !== path && isMissing(path) ? parent : path);
+}
+
+function statfsType(path: string): number | undefined {
   try {
     return statfsSync(path).type;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
+    const parent = dirname(path);
     if ((code === 'ENOENT' || code === 'ENOTDIR') && parent !== path) return filesystemType(parent);
     return undefined;
   }

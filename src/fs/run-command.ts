@@ -1,18 +1,36 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { errorMessage } from '../base/error-message.js';
+import { CommandHelper } from './command-helper.js';
 import { FsError } from './errors.js';
 
-const execFileAsync = promisify(execFile);
+/** How long a command may run before it is killed and reported as failed. */
+export const COMMAND_TIMEOUT_MS = 60_000;
 
-/** Runs a command without a shell; FsError naming the command line and its stderr on failure. */
-export async function runCommand(command: string, args: readonly string[]): Promise<string> {
+const helper = new CommandHelper();
+
+/**
+ * Runs a command without a shell, in the helper process (command-helper.ts); resolves its
+ * stdout. FsError naming the command line and its stderr on failure, or that it ran out of time.
+ */
+export async function runCommand(
+  command: string,
+  args: readonly string[],
+  timeoutMs = COMMAND_TIMEOUT_MS,
+): Promise<string> {
+  const line = [command, ...args].join(' ');
+  let reply: Awaited<ReturnType<CommandHelper['run']>>;
   try {
-    const { stdout } = await execFileAsync(command, args, { encoding: 'utf8' });
-    return stdout;
+    reply = await helper.run(command, args, timeoutMs);
   } catch (err) {
-    const e = err as { stderr?: unknown; code?: unknown; message: string };
-    const stderr = typeof e.stderr === 'string' ? e.stderr.trim() : '';
-    const why = stderr !== '' ? stderr : e.code === 'ENOENT' ? `${command} not found` : e.message;
-    throw new FsError(`${[command, ...args].join(' ')} failed: ${why}`, { cause: err });
+    throw new FsError(`${line} failed: ${errorMessage(err)}`, { cause: err });
   }
+  if (reply.ok) return reply.stdout;
+  const stderr = reply.stderr.trim();
+  const why = reply.killed
+    ? `no result within ${timeoutMs} ms: killed`
+    : stderr !== ''
+      ? stderr
+      : reply.code === 'ENOENT'
+        ? `${command} not found`
+        : reply.message;
+  throw new FsError(`${line} failed: ${why}`);
 }

@@ -9,7 +9,6 @@ import {
   fileOpsFor,
   isOnTmpfs,
   pinFileOps,
-  SYNC_BUDGET_MS,
   TMPFS_MAGIC,
   volatileFileOps,
 } from '../../src/fs/volatile-fs.js';
@@ -343,13 +342,19 @@ t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) =>
   setTimeout(() => {
     timerRan = true;
   }, 1);
-  // Each call settles in a microtask: only the budget lets the loop turn at all.
-  const until = performance.now() + 30 * SYNC_BUDGET_MS;
-  while (performance.now() < until) await volatileFileOps.stat(dir);
+  // Each call settles in a microtask: only the budget lets the loop turn at all. Calls go on
+  // until the loop turned a few times; without the budget it never does, and they end at the
+  // deadline instead. (Not a window of wall time: a machine that stalls the process for the
+  // whole window would leave no turn in it.)
+  const deadline = performance.now() + 20_000;
+  let calls = 0;
+  while ((turns < 3 || !timerRan) && performance.now() < deadline) {
+    await volatileFileOps.stat(dir);
+    calls++;
+  }
   running = false;
   t.ok(timerRan, 'a timer ran meanwhile');
-  // About one turn per budget; without it, none at all.
-  t.ok(turns >= 3, `${turns} event-loop turns in ${30 * SYNC_BUDGET_MS} ms of calls`);
+  t.ok(turns >= 3, `${turns} event-loop turns within ${calls} back-to-back calls`);
 });
 
 t.test('callers of tmpfs calls at the same time take turns call by call', async (t) => {
@@ -358,15 +363,26 @@ t.test('callers of tmpfs calls at the same time take turns call by call', async 
   // across the turns the budget gives the event loop (one caller must not run alone for a
   // whole budget while the other waits a turn per call).
   const counts = [0, 0];
-  const until = performance.now() + 30 * SYNC_BUDGET_MS;
+  // Until the event loop turned a few times (counted, not a window of wall time that a stalled
+  // machine could fill without one).
+  let turns = 0;
+  let running = true;
+  const tick = () => {
+    turns++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const deadline = performance.now() + 20_000;
   const loop = async (i: 0 | 1) => {
-    while (performance.now() < until) {
+    while ((turns < 4 || (counts[i] ?? 0) <= 30) && performance.now() < deadline) {
       await volatileFileOps.stat(dir);
       counts[i] = (counts[i] ?? 0) + 1;
     }
   };
   await Promise.all([loop(0), loop(1)]);
+  running = false;
   const [a = 0, b = 0] = counts;
+  t.ok(turns >= 4, `across ${turns} event-loop turns`);
   t.ok(Math.abs(a - b) <= 1, `calls alternate: ${a} and ${b}`);
   t.ok(a > 30, 'many calls each');
 });

@@ -12,7 +12,13 @@ import {
 } from './data-root-medium.js';
 import { TargetPathError, VolumeError } from './errors.js';
 import type { Mounter } from './mounter.js';
-import { findMount, type MountInfo, mountContaining, readMountInfo } from './mountinfo.js';
+import {
+  findMount,
+  type MountInfo,
+  mountContaining,
+  readMountInfo,
+  readMountsAt,
+} from './mountinfo.js';
 import {
   checkTarget,
   refuseSymlinks,
@@ -159,7 +165,7 @@ export class BindMounter implements Mounter {
     // Against a symlink swapped into the path since the check: mount only where the path says.
     await refuseSymlinks(targetPath);
     const target = resolve(targetPath);
-    const existing = findMount(await readMountInfo(), target);
+    const existing = findMount(await readMountsAt(target), target);
     if (existing) {
       // checkTarget proved it is a mount of source.
       if (existing.options.includes('ro')) return;
@@ -189,7 +195,7 @@ export class BindMounter implements Mounter {
     } catch (err) {
       failure = err;
     }
-    const mount = findMount(await readMountInfo(), target);
+    const mount = findMount(await readMountsAt(target), target);
     if (mount) return mount.options.includes('ro');
     if (failure !== undefined) {
       this.logger.debug(

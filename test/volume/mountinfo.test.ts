@@ -2,10 +2,12 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import {
+  escapeMountPath,
   findMount,
   mountContaining,
   parseMountInfo,
   readMountInfo,
+  readMountsAt,
   unescapeMountPath,
 } from '../../src/volume/mountinfo.js';
 import { tempDir } from '../support/temp-dir.js';
@@ -134,3 +136,51 @@ t.test('reads this process mount table; a missing file is an error naming it', a
   await writeFile(join(dir, 'mountinfo'), SAMPLE);
   t.equal((await readMountInfo(join(dir, 'mountinfo'))).length, 4);
 });
+
+t.test('escapeMountPath writes what unescapeMountPath reads back', async (t) => {
+  t.equal(escapeMountPath('a b\tc\nd\\e'), 'a\\040b\\011c\\012d\\134e');
+  for (const path of ['/plain', '/with space/and\ttab', '/new\nline', '/back\\slash', '/ü ✓']) {
+    t.equal(unescapeMountPath(escapeMountPath(path)), path, JSON.stringify(path));
+  }
+});
+
+t.test(
+  'readMountsAt: the mounts at exactly one mount point, as a full read finds them',
+  async (t) => {
+    const dir = await tempDir(t);
+    const table = [
+      SAMPLE.trimEnd(),
+      // The path as another line's root or source, and as a prefix of another mount point.
+      '39 22 0:40 /var/lib/kubelet/pods/p/volumes/tls\\040mount /elsewhere rw - tmpfs x rw',
+      '40 22 0:41 / /var/lib/kubelet/pods/p/volumes/tls\\040mount/sub rw - tmpfs /var/lib/kubelet/pods/p/volumes/tls\\040mount rw',
+      '',
+    ].join('\n');
+    const path = join(dir, 'mountinfo');
+    await writeFile(path, table);
+    const all = await readMountInfo(path);
+    for (const mountPoint of [
+      '/var/lib/kubelet/pods/p/volumes/tls mount',
+      '/csi-data',
+      '/',
+      '/elsewhere',
+      '/var/lib/kubelet/pods/p/volumes/tls mount/sub',
+      '/vol 1/data',
+      '/not/mounted',
+    ]) {
+      t.same(
+        await readMountsAt(mountPoint, path),
+        all.filter((m) => m.mountPoint === mountPoint),
+        mountPoint,
+      );
+    }
+    t.same(
+      (await readMountsAt('/var/lib/kubelet/pods/p/volumes/tls mount', path)).map((m) => m.id),
+      [37, 38],
+      'stacked mounts, in table order',
+    );
+    await t.rejects(readMountsAt('/', join(dir, 'none')), {
+      name: 'VolumeError',
+      message: /cannot read mount table .*none/,
+    });
+  },
+);

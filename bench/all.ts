@@ -54,6 +54,8 @@ const BENCHES: readonly Bench[] = [
       '2',
       '--disk-count',
       '30',
+      '--bind-count',
+      '30',
       '--warmup',
       '500',
     ],

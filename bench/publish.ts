@@ -7,11 +7,15 @@
  * Plugin and client share this process (the client's share of the work is small and
  * counted against the plugin, so figures are conservative). The data root and the
  * targets are on tmpfs (/dev/shm) as the data root is in production; files reach the
- * target in direct mode (a copy instead of a bind mount). Last, the disk layout: the
- * state dir and the targets on a disk, with the fsyncs of each publish counted.
+ * target in direct mode (a copy instead of a bind mount). Then the disk layout: the
+ * state dir and the targets on a disk, with the fsyncs of each publish counted. Last, as root,
+ * the bind layout of a privileged node plugin: the data root a tmpfs the plugin mounts, each
+ * target a read-only bind mount of its volume (the bench then runs in a private mount
+ * namespace of its own, `unshare --mount`, so no mount reaches the host).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -19,6 +23,7 @@ import { parseArgs } from 'node:util';
 import { silentLogger } from '../src/api/logger.js';
 import { startEmbeddedPlugin } from '../src/cli/node/embedded-plugin.js';
 import { CsiClient } from '../src/driver/csi-client.js';
+import { runCommand } from '../src/fs/run-command.js';
 import { prepareSigner, signCertificate } from '../src/pki/certificate.js';
 import { createCsr, parseCsr } from '../src/pki/csr.js';
 import { decodePrivateKey, generatePrivateKey, type KeySpec } from '../src/pki/keys.js';
@@ -38,9 +43,36 @@ const { values } = parseArgs({
     'rsa-count': { type: 'string', default: '100' },
     'rsa4096-count': { type: 'string', default: '4' },
     'disk-count': { type: 'string', default: '100' },
+    'bind-count': { type: 'string', default: '100' },
     warmup: { type: 'string', default: '500' },
   },
 });
+
+// The bind layout needs a mount namespace of the bench's own: the whole run moves into one
+// (nothing else in it mounts anything, so the other layouts run as they would outside).
+const IN_NAMESPACE = 'CERT_CSI_BENCH_MOUNT_NAMESPACE';
+const bindCount = Number(values['bind-count']);
+let bindSkipped: string | undefined;
+if (bindCount > 0 && process.env[IN_NAMESPACE] === undefined) {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+    bindSkipped = 'needs root on Linux';
+  } else {
+    const run = spawnSync(
+      'unshare',
+      [
+        '--mount',
+        '--propagation',
+        'private',
+        process.execPath,
+        ...process.execArgv,
+        ...process.argv.slice(1),
+      ],
+      { stdio: 'inherit', env: { ...process.env, [IN_NAMESPACE]: '1' } },
+    );
+    if (run.error === undefined && run.status !== null) process.exit(run.status);
+    bindSkipped = `unshare failed: ${run.error?.message ?? run.signal}`;
+  }
+}
 
 function percentile(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -72,7 +104,7 @@ async function floor(spec: KeySpec, n: number): Promise<number[]> {
   return samples;
 }
 
-async function startPlugin(dir: string, stateDir?: string) {
+async function startPlugin(dir: string, stateDir?: string, mode: 'direct' | 'bind' = 'direct') {
   const endpoint = { kind: 'unix' as const, path: join(dir, 'csi.sock') };
   const plugin = await startEmbeddedPlugin({
     ...(stateDir ? { stateDir } : {}),
@@ -82,7 +114,7 @@ async function startPlugin(dir: string, stateDir?: string) {
     driverName: 'csi.cert-manager.io',
     version: 'bench',
     dataRoot: join(dir, 'volumes'),
-    mounter: createMounter({ mode: 'direct' }),
+    mounter: createMounter({ mode, logger: silentLogger }),
     logger: silentLogger,
     clusterResourceNamespace: 'kube-system',
   });
@@ -262,5 +294,38 @@ if (diskCount > 0) {
   await diskPlugin.stop();
   await rm(shmDir, { recursive: true, force: true });
   await rm(diskDir, { recursive: true, force: true });
+}
+
+// The bind layout: a tmpfs of the bench's own holds everything (the namespace's mounts vanish
+// with it); the plugin mounts its data root's tmpfs inside and bind-mounts each target.
+if (bindCount > 0 && bindSkipped === undefined) {
+  const bindDir = await mkdtemp(join(tmpdir(), 'cert-csi-bench-bind-'));
+  await runCommand('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'cert-csi-bench', bindDir]);
+  const bindPlugin = await startPlugin(bindDir, join(bindDir, 'state'), 'bind');
+  const bindClient = new CsiClient(bindPlugin.endpoint);
+  await measure(bindClient, bindDir, ecdsa, 20, 1); // warm-up
+  const rawFloor = { of: 'issuance' as const, key: 'ecdsa-p256' as const };
+  const parts: string[] = [];
+  for (const clients of [1, 16]) {
+    const busy = performance.eventLoopUtilization();
+    const { samples, perSecond } = await measure(bindClient, bindDir, ecdsa, bindCount, clients);
+    const mainMs = performance.eventLoopUtilization(busy).active / samples.length;
+    const p50 = percentile(samples, 50);
+    const p95 = percentile(samples, 95);
+    parts.push(
+      `${clients} client${clients > 1 ? 's' : ''}: p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms, ${perSecond.toFixed(1)}/s, main thread ${mainMs.toFixed(2)} ms per publish`,
+    );
+    const name = `publish ECDSA P-256, bind layout, ${clients} client${clients > 1 ? 's' : ''}`;
+    figures.push({ name, value: perSecond, unit: '/s', p50, p95, rawFloor });
+    figures.push({ name: `${name}: main-thread time per publish`, value: mainMs, unit: 'ms' });
+  }
+  console.log(`bind layout (root, a private mount namespace): ECDSA P-256, ${parts.join('; ')}`);
+  bindClient.close();
+  await bindPlugin.stop();
+  // A lazy unmount takes the tmpfs and every mount below it at once.
+  await runCommand('umount', ['-l', bindDir]);
+  await rmdir(bindDir);
+} else if (bindCount > 0) {
+  console.log(`bind layout: skipped (${bindSkipped})`);
 }
 recordFigures('publish', figures);

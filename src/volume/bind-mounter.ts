@@ -161,11 +161,12 @@ export class BindMounter implements Mounter {
   async publish(dataDir: string, targetPath: string): Promise<void> {
     const source = await resolveDir(dataDir, 'data dir');
     await this.checkTarget(dataDir, targetPath, true);
-    await ensureTargetDir(targetPath);
+    const created = await ensureTargetDir(targetPath);
     // Against a symlink swapped into the path since the check: mount only where the path says.
     await refuseSymlinks(targetPath);
     const target = resolve(targetPath);
-    const existing = findMount(await readMountsAt(target), target);
+    // A dir made a moment ago holds no mount: one read of the mount table fewer (most publishes).
+    const existing = created ? undefined : findMount(await readMountsAt(target), target);
     if (existing) {
       // checkTarget proved it is a mount of source.
       if (existing.options.includes('ro')) return;

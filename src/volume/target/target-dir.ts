@@ -4,10 +4,14 @@ import { errnoCode } from '../../fs/errors.js';
 import { fileOpsFor } from '../../fs/volatile-fs.js';
 import { VolumeError } from '../errors.js';
 
-/** mkdir -p of a pod's target path; VolumeError naming it on failure. */
-export async function ensureTargetDir(path: string, mode = 0o750): Promise<void> {
+/**
+ * mkdir -p of a pod's target path; true when this call created it (nothing can be mounted on
+ * it yet), false when it was there. VolumeError naming it on failure.
+ */
+export async function ensureTargetDir(path: string, mode = 0o750): Promise<boolean> {
   try {
-    await fileOpsFor(path).mkdir(path, { recursive: true, mode });
+    // The top-most dir created, if any: the target is created whenever one is.
+    return (await fileOpsFor(path).mkdir(path, { recursive: true, mode })) !== undefined;
   } catch (err) {
     throw new VolumeError(`cannot create target path ${path}: ${errorMessage(err)}`, {
       cause: err,

@@ -5,16 +5,21 @@ import { ensureTargetDir, removeEmptyDir } from '../../../src/volume/target/targ
 import { recordingLogger } from '../../support/recording-logger.js';
 import { tempDir } from '../../support/temp-dir.js';
 
-t.test('ensureTargetDir creates nested dirs and names the path on failure', async (t) => {
-  const dir = await tempDir(t);
-  await ensureTargetDir(join(dir, 'a', 'b'));
-  t.ok((await stat(join(dir, 'a', 'b'))).isDirectory());
-  await writeFile(join(dir, 'f'), '');
-  await t.rejects(ensureTargetDir(join(dir, 'f', 'x')), {
-    name: 'VolumeError',
-    message: /cannot create target path .*f\/x/,
-  });
-});
+t.test(
+  'ensureTargetDir creates nested dirs, says whether it did, and names the path on failure',
+  async (t) => {
+    const dir = await tempDir(t);
+    t.equal(await ensureTargetDir(join(dir, 'a', 'b')), true, 'created, with its parent');
+    t.ok((await stat(join(dir, 'a', 'b'))).isDirectory());
+    t.equal(await ensureTargetDir(join(dir, 'a', 'b')), false, 'there already');
+    t.equal(await ensureTargetDir(join(dir, 'a', 'c')), true, 'created under an existing parent');
+    await writeFile(join(dir, 'f'), '');
+    await t.rejects(ensureTargetDir(join(dir, 'f', 'x')), {
+      name: 'VolumeError',
+      message: /cannot create target path .*f\/x/,
+    });
+  },
+);
 
 t.test(
   'removeEmptyDir: removes empty, accepts missing, leaves non-empty with a warning',

@@ -54,23 +54,22 @@ const IN_NAMESPACE = 'CERT_CSI_BENCH_MOUNT_NAMESPACE';
 const bindCount = Number(values['bind-count']);
 let bindSkipped: string | undefined;
 if (bindCount > 0 && process.env[IN_NAMESPACE] === undefined) {
-  if (process.platform !== 'linux' || process.getuid?.() !== 0) {
+  const unshare = ['--mount', '--propagation', 'private'];
+  const probe =
+    process.platform === 'linux' && process.getuid?.() === 0
+      ? spawnSync('unshare', [...unshare, 'true'], { encoding: 'utf8' })
+      : undefined;
+  if (probe === undefined) {
     bindSkipped = 'needs root on Linux';
+  } else if (probe.status !== 0) {
+    bindSkipped = `unshare failed: ${probe.error?.message ?? probe.stderr.trim()}`;
   } else {
     const run = spawnSync(
       'unshare',
-      [
-        '--mount',
-        '--propagation',
-        'private',
-        process.execPath,
-        ...process.execArgv,
-        ...process.argv.slice(1),
-      ],
+      [...unshare, process.execPath, ...process.execArgv, ...process.argv.slice(1)],
       { stdio: 'inherit', env: { ...process.env, [IN_NAMESPACE]: '1' } },
     );
-    if (run.error === undefined && run.status !== null) process.exit(run.status);
-    bindSkipped = `unshare failed: ${run.error?.message ?? run.signal}`;
+    process.exit(run.status ?? 1);
   }
 }
 

@@ -84,6 +84,8 @@ export const SLOT_SECONDS: ReadonlyMap<string, number> = new Map([
   ['kubernetes/cluster-ca-volumes', 4],
   ['kubernetes/cluster-reload-signal', 4],
   ['pki/pod-certificate-key', 4],
+  // Measured alone on 2026-11-29: it starts five helper processes and one parent of its own.
+  ['fs/command-helper', 4],
   ['fs/atomic-writer', 3],
   ['cli/webhook-command', 3],
   ['cli/embedded-ca-loss', 3],

@@ -29,8 +29,8 @@ export type CommandReply =
       killed?: boolean;
     };
 
-// How long past a command's own timeout the helper has to answer before it is taken for hung.
-const GRACE_MS = 5_000;
+/** How long past a command's own timeout the helper has to answer before it is taken for hung. */
+export const COMMAND_HELPER_GRACE_MS = 5_000;
 
 const here = fileURLToPath(import.meta.url);
 // Beside this module, in the form this process runs (emitted .js, or .ts under a loader).
@@ -54,6 +54,11 @@ export class CommandHelper {
   private child: ChildProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly graceMs: number;
+
+  constructor(options: { graceMs?: number } = {}) {
+    this.graceMs = options.graceMs ?? COMMAND_HELPER_GRACE_MS;
+  }
 
   /** Runs command with args (no shell); resolves the helper's reply, rejects when it gave none. */
   run(command: string, args: readonly string[], timeoutMs: number): Promise<CommandReply> {
@@ -68,11 +73,13 @@ export class CommandHelper {
       const id = this.nextId++;
       const timer = setTimeout(() => {
         settle();
-        reject(new Error(`the command helper gave no answer within ${timeoutMs + GRACE_MS} ms`));
+        reject(
+          new Error(`the command helper gave no answer within ${timeoutMs + this.graceMs} ms`),
+        );
         // Hung: whatever else it runs is lost with it, and the next command starts a new one.
         this.lost(child, new Error('the command helper was stopped: it stopped answering'));
         child.kill('SIGKILL');
-      }, timeoutMs + GRACE_MS);
+      }, timeoutMs + this.graceMs);
       const settle = () => {
         clearTimeout(timer);
         this.pending.delete(id);

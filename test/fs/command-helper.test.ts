@@ -76,7 +76,7 @@ t.test(
   'a helper that stops answering is given up on its deadline and replaced',
   linuxOnly,
   async (t) => {
-    const helper = new CommandHelper();
+    const helper = new CommandHelper({ graceMs: 300 });
     t.teardown(() => helper.close());
     const stuck = await ownHelper(helper);
     process.kill(stuck, 'SIGSTOP');
@@ -85,10 +85,10 @@ t.test(
         process.kill(stuck, 'SIGKILL');
       } catch {}
     });
-    // 100 ms for the command, 5 s of grace for the helper.
+    // 100 ms for the command, 300 ms of grace for the helper.
     t.equal(
       await rejectionMessage(helper.run('true', [], 100)),
-      'the command helper gave no answer within 5100 ms',
+      'the command helper gave no answer within 400 ms',
     );
     await until(() => !helpersOf(process.pid).includes(stuck), { what: 'the stuck helper to go' });
     t.not(await ownHelper(helper), stuck, 'a new helper answers');

@@ -329,8 +329,8 @@ t.test('unlinkIfExists: a file removed by someone else meanwhile counts as missi
   t.same(await readdir(dir), []);
 });
 
-t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) => {
-  const dir = t.testdir();
+// Counts the event loop's turns (one setImmediate each) until stopped.
+function turnCounter(): { readonly turns: number; stop(): void } {
   let turns = 0;
   let running = true;
   const tick = () => {
@@ -338,6 +338,19 @@ t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) =>
     if (running) setImmediate(tick);
   };
   setImmediate(tick);
+  return {
+    get turns() {
+      return turns;
+    },
+    stop: () => {
+      running = false;
+    },
+  };
+}
+
+t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) => {
+  const dir = t.testdir();
+  const loop = turnCounter();
   let timerRan = false;
   setTimeout(() => {
     timerRan = true;
@@ -348,13 +361,13 @@ t.test('back-to-back tmpfs calls still give the event loop a turn', async (t) =>
   // whole window would leave no turn in it.)
   const deadline = performance.now() + 20_000;
   let calls = 0;
-  while ((turns < 3 || !timerRan) && performance.now() < deadline) {
+  while ((loop.turns < 3 || !timerRan) && performance.now() < deadline) {
     await volatileFileOps.stat(dir);
     calls++;
   }
-  running = false;
+  loop.stop();
   t.ok(timerRan, 'a timer ran meanwhile');
-  t.ok(turns >= 3, `${turns} event-loop turns within ${calls} back-to-back calls`);
+  t.ok(loop.turns >= 3, `${loop.turns} event-loop turns within ${calls} back-to-back calls`);
 });
 
 t.test('callers of tmpfs calls at the same time take turns call by call', async (t) => {
@@ -365,24 +378,18 @@ t.test('callers of tmpfs calls at the same time take turns call by call', async 
   const counts = [0, 0];
   // Until the event loop turned a few times (counted, not a window of wall time that a stalled
   // machine could fill without one).
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    turns++;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
+  const loop = turnCounter();
   const deadline = performance.now() + 20_000;
-  const loop = async (i: 0 | 1) => {
-    while ((turns < 4 || (counts[i] ?? 0) <= 30) && performance.now() < deadline) {
+  const caller = async (i: 0 | 1) => {
+    while ((loop.turns < 4 || (counts[i] ?? 0) <= 30) && performance.now() < deadline) {
       await volatileFileOps.stat(dir);
       counts[i] = (counts[i] ?? 0) + 1;
     }
   };
-  await Promise.all([loop(0), loop(1)]);
-  running = false;
+  await Promise.all([caller(0), caller(1)]);
+  loop.stop();
   const [a = 0, b = 0] = counts;
-  t.ok(turns >= 4, `across ${turns} event-loop turns`);
+  t.ok(loop.turns >= 4, `across ${loop.turns} event-loop turns`);
   t.ok(Math.abs(a - b) <= 1, `calls alternate: ${a} and ${b}`);
   t.ok(a > 30, 'many calls each');
 });

@@ -1,6 +1,7 @@
 // The helper process of command-helper.ts: runs each command it is sent, without a shell, and
-// sends back what it printed or why it failed. It imports nothing of the project, so it stays
-// small (a fork of it is cheap) and starts fast. It exits when its parent goes.
+// sends back what it printed or why it failed. It loads nothing of the project (the import below
+// is of types only), so it stays small (a fork of it is cheap) and starts fast. It exits when its
+// parent goes.
 import { execFile } from 'node:child_process';
 import type { CommandReply, CommandRequest } from './command-helper.js';
 

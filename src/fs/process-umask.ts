@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-/** The mask in the `Umask:` line of a /proc/<pid>/status text (Linux 4.7 and later); undefined without one. */
+/** The mask in the `Umask:` line of a /proc/<pid>/status text (Linux 4.7 on); undefined without. */
 export function parseStatusUmask(status: string): number | undefined {
   const match = /^Umask:\s*([0-7]{1,4})$/m.exec(status);
   return match?.[1] === undefined ? undefined : Number.parseInt(match[1], 8);

@@ -1,5 +1,5 @@
 import { errorMessage } from '../base/error-message.js';
-import { CommandHelper } from './command-helper.js';
+import { CommandHelper, type CommandReply } from './command-helper.js';
 import { FsError } from './errors.js';
 
 /** How long a command may run before it is killed and reported as failed. */
@@ -17,7 +17,7 @@ export async function runCommand(
   timeoutMs = COMMAND_TIMEOUT_MS,
 ): Promise<string> {
   const line = [command, ...args].join(' ');
-  let reply: Awaited<ReturnType<CommandHelper['run']>>;
+  let reply: CommandReply;
   try {
     reply = await helper.run(command, args, timeoutMs);
   } catch (err) {

@@ -65,7 +65,7 @@ export function parseMountInfo(text: string): MountInfo[] {
   return mounts;
 }
 
-/** Escapes a path as the kernel writes it in mountinfo: space, tab, newline and backslash in octal. */
+/** Escapes a path as mountinfo shows it: space, tab, newline and backslash as octal escapes. */
 export function escapeMountPath(path: string): string {
   return path.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 }

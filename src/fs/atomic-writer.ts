@@ -409,7 +409,26 @@ export async function readCurrentFile(
  * generation mid-read.
  */
 export async function readAtomically(dir: string): Promise<Map<string, Buffer> | undefined> {
-  return (await readCurrentGeneration(dir, false))?.files;
+  const ops = fileOpsFor(dir);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const generation = await currentGeneration(ops, dir);
+      if (generation === undefined) return undefined;
+      const files = new Map<string, Buffer>();
+      for (const name of await namesIn(ops, join(dir, generation))) {
+        files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));
+      }
+      // An empty listing may be a generation removed between readlink and readdir.
+      if (files.size > 0 || (await exists(ops, join(dir, generation)))) return files;
+    } catch (err) {
+      if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
+        throw new FsError(`cannot read files from ${dir}: ${errorMessage(err)}`, {
+          path: dir,
+          cause: err,
+        });
+      }
+    }
+  }
 }
 
 /**
@@ -418,10 +437,13 @@ export async function readAtomically(dir: string): Promise<Map<string, Buffer> |
  * handed off (the bytes of a generation written a moment ago, which no copy has held yet, so the
  * copy need not compare them with its own) or read back.
  */
-export function readToMirror(
+export async function readToMirror(
   dir: string,
 ): Promise<{ files: Map<string, Buffer>; handedOff: boolean } | undefined> {
-  return readCurrentGeneration(dir, true);
+  const held = await takeHandoffIfCurrent(fileOpsFor(dir), dir);
+  if (held) return { files: held, handedOff: true };
+  const files = await readAtomically(dir);
+  return files === undefined ? undefined : { files, handedOff: false };
 }
 
 // The files held for dir when `..data` still names their generation: one readlink, without the
@@ -436,36 +458,4 @@ async function takeHandoffIfCurrent(
   if (target !== undefined) return takeHandoff(dir, target);
   dropHandoff(dir);
   return undefined;
-}
-
-async function readCurrentGeneration(
-  dir: string,
-  takeHeld: boolean,
-): Promise<{ files: Map<string, Buffer>; handedOff: boolean } | undefined> {
-  const ops = fileOpsFor(dir);
-  if (takeHeld) {
-    const held = await takeHandoffIfCurrent(ops, dir);
-    if (held) return { files: held, handedOff: true };
-  }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const generation = await currentGeneration(ops, dir);
-      if (generation === undefined) return undefined;
-      const files = new Map<string, Buffer>();
-      for (const name of await namesIn(ops, join(dir, generation))) {
-        files.set(name, await ops.readFile(join(dir, generation, name), VOLUME_FILE_MAX_BYTES));
-      }
-      // An empty listing may be a generation removed between readlink and readdir.
-      if (files.size > 0 || (await exists(ops, join(dir, generation)))) {
-        return { files, handedOff: false };
-      }
-    } catch (err) {
-      if (errnoCode(err) !== 'ENOENT' || attempt >= 5) {
-        throw new FsError(`cannot read files from ${dir}: ${errorMessage(err)}`, {
-          path: dir,
-          cause: err,
-        });
-      }
-    }
-  }
 }
